@@ -1,0 +1,318 @@
+//! The catalog tables as Parquet: stations, parameters, characteristics. Small files, read
+//! whole at start; columns are flat (nested fields are spelled out) so any Parquet reader
+//! understands them.
+
+use crate::error::{EngineError, Result};
+use crate::ids::{CharacteristicId, ParameterId, StationId};
+use crate::layout::{UTC, writer_properties};
+use crate::model::{Characteristic, Coordinates, GaugeZero, Parameter, Period, Station};
+use bytes::Bytes;
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, Float64Array, ListArray, ListBuilder, RecordBatch, StringArray,
+    StructBuilder, TimestampMicrosecondArray, TimestampMicrosecondBuilder,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit, TimestampMicrosecondType};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::str::FromStr;
+use std::sync::Arc;
+
+fn ts_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()))
+}
+
+fn period_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("start", ts_type(), false),
+        Field::new("end", ts_type(), false),
+    ])
+}
+
+fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(it))
+}
+
+fn opt_strings<'a>(it: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
+    Arc::new(it.collect::<StringArray>())
+}
+
+fn floats(it: impl Iterator<Item = Option<f64>>) -> ArrayRef {
+    Arc::new(it.collect::<Float64Array>())
+}
+
+fn micros(it: impl Iterator<Item = Option<i64>>) -> ArrayRef {
+    Arc::new(it.collect::<TimestampMicrosecondArray>().with_timezone(UTC))
+}
+
+fn to_parquet(batch: RecordBatch) -> Result<Bytes> {
+    let mut buf = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), Some(writer_properties()))?;
+    writer.write(&batch)?;
+    writer.close()?;
+    Ok(Bytes::from(buf))
+}
+
+fn from_parquet(bytes: Bytes, what: &str) -> Result<Vec<RecordBatch>> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .and_then(|b| b.with_batch_size(64 * 1024).build())
+        .map_err(|e| EngineError::Dataset(format!("{what}: {e}")))?;
+    reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| EngineError::Dataset(format!("{what}: {e}")))
+}
+
+/// Looks a column up by name with the expected type, so a foreign file fails with a message.
+fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, what: &str) -> Result<&'a T> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| EngineError::Dataset(format!("{what}: column '{name}' missing or mistyped")))
+}
+
+fn opt_str(a: &StringArray, i: usize) -> Option<String> {
+    a.is_valid(i).then(|| a.value(i).to_owned())
+}
+
+fn opt_f64(a: &Float64Array, i: usize) -> Option<f64> {
+    a.is_valid(i).then(|| a.value(i))
+}
+
+fn parse_id<T: FromStr>(s: &str, what: &str) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    s.parse()
+        .map_err(|e: T::Err| EngineError::Dataset(format!("{what}: {e}")))
+}
+
+pub fn encode_stations(stations: &[Station]) -> Result<Bytes> {
+    let s = stations;
+    let batch = RecordBatch::try_from_iter(vec![
+        ("id", strings(s.iter().map(|x| x.id.as_str()))),
+        ("name", strings(s.iter().map(|x| x.name.as_str()))),
+        ("type", strings(s.iter().map(|x| x.kind.as_str()))),
+        ("state", strings(s.iter().map(|x| x.state.as_str()))),
+        ("operator", strings(s.iter().map(|x| x.operator.as_str()))),
+        (
+            "water_body_id",
+            strings(s.iter().map(|x| x.water_body_id.as_str())),
+        ),
+        (
+            "water_body_name",
+            strings(s.iter().map(|x| x.water_body_name.as_str())),
+        ),
+        ("lat", floats(s.iter().map(|x| Some(x.coordinates.lat)))),
+        ("lon", floats(s.iter().map(|x| Some(x.coordinates.lon)))),
+        ("river_km", floats(s.iter().map(|x| x.river_km))),
+        (
+            "gauge_zero_value",
+            floats(s.iter().map(|x| x.gauge_zero.as_ref().map(|g| g.value))),
+        ),
+        (
+            "gauge_zero_unit",
+            opt_strings(
+                s.iter()
+                    .map(|x| x.gauge_zero.as_ref().map(|g| g.unit.as_str())),
+            ),
+        ),
+        (
+            "gauge_zero_datum",
+            opt_strings(
+                s.iter()
+                    .map(|x| x.gauge_zero.as_ref().map(|g| g.datum.as_str())),
+            ),
+        ),
+        ("ground_level", floats(s.iter().map(|x| x.ground_level))),
+        ("elevation", floats(s.iter().map(|x| x.elevation))),
+    ])?;
+    to_parquet(batch)
+}
+
+pub fn decode_stations(bytes: Bytes) -> Result<Vec<Station>> {
+    const W: &str = "stations";
+    let mut out = Vec::new();
+    for b in from_parquet(bytes, W)? {
+        let id = column::<StringArray>(&b, "id", W)?;
+        let name = column::<StringArray>(&b, "name", W)?;
+        let kind = column::<StringArray>(&b, "type", W)?;
+        let state = column::<StringArray>(&b, "state", W)?;
+        let operator = column::<StringArray>(&b, "operator", W)?;
+        let wb_id = column::<StringArray>(&b, "water_body_id", W)?;
+        let wb_name = column::<StringArray>(&b, "water_body_name", W)?;
+        let lat = column::<Float64Array>(&b, "lat", W)?;
+        let lon = column::<Float64Array>(&b, "lon", W)?;
+        let river_km = column::<Float64Array>(&b, "river_km", W)?;
+        let gz_value = column::<Float64Array>(&b, "gauge_zero_value", W)?;
+        let gz_unit = column::<StringArray>(&b, "gauge_zero_unit", W)?;
+        let gz_datum = column::<StringArray>(&b, "gauge_zero_datum", W)?;
+        let ground = column::<Float64Array>(&b, "ground_level", W)?;
+        let elevation = column::<Float64Array>(&b, "elevation", W)?;
+        for i in 0..b.num_rows() {
+            out.push(Station {
+                id: parse_id(id.value(i), W)?,
+                name: name.value(i).to_owned(),
+                kind: parse_id(kind.value(i), W)?,
+                state: state.value(i).to_owned(),
+                operator: operator.value(i).to_owned(),
+                water_body_id: wb_id.value(i).to_owned(),
+                water_body_name: wb_name.value(i).to_owned(),
+                coordinates: Coordinates {
+                    lat: lat.value(i),
+                    lon: lon.value(i),
+                },
+                river_km: opt_f64(river_km, i),
+                gauge_zero: opt_f64(gz_value, i).map(|value| GaugeZero {
+                    value,
+                    unit: opt_str(gz_unit, i).unwrap_or_default(),
+                    datum: opt_str(gz_datum, i).unwrap_or_default(),
+                }),
+                ground_level: opt_f64(ground, i),
+                elevation: opt_f64(elevation, i),
+            });
+        }
+    }
+    Ok(out)
+}
+
+pub fn encode_parameters(parameters: &[Parameter]) -> Result<Bytes> {
+    let p = parameters;
+    let mut availability = ListBuilder::new(StructBuilder::from_fields(period_fields(), 0));
+    for x in p {
+        let periods = availability.values();
+        for period in &x.availability {
+            periods
+                .field_builder::<TimestampMicrosecondBuilder>(0)
+                .ok_or_else(|| EngineError::Dataset("availability builder".into()))?
+                .append_value(period.start);
+            periods
+                .field_builder::<TimestampMicrosecondBuilder>(1)
+                .ok_or_else(|| EngineError::Dataset("availability builder".into()))?
+                .append_value(period.end);
+            periods.append(true);
+        }
+        availability.append(true);
+    }
+    let availability: ListArray = availability.finish();
+    let availability = fix_list_timezones(availability)?;
+    let batch = RecordBatch::try_from_iter(vec![
+        ("station_id", strings(p.iter().map(|x| x.station.as_str()))),
+        ("id", strings(p.iter().map(|x| x.id.as_str()))),
+        ("name", strings(p.iter().map(|x| x.name.as_str()))),
+        (
+            "observed_property",
+            strings(p.iter().map(|x| x.observed_property.as_str())),
+        ),
+        ("unit", strings(p.iter().map(|x| x.unit.as_str()))),
+        ("interval", strings(p.iter().map(|x| x.interval.as_str()))),
+        ("availability", availability),
+    ])?;
+    to_parquet(batch)
+}
+
+/// The struct builder makes zone-less timestamps; give the list's fields the UTC zone.
+fn fix_list_timezones(list: ListArray) -> Result<ArrayRef> {
+    let target = DataType::List(Arc::new(Field::new(
+        "item",
+        DataType::Struct(period_fields()),
+        true,
+    )));
+    Ok(datafusion::arrow::compute::cast(&list, &target)?)
+}
+
+pub fn decode_parameters(bytes: Bytes) -> Result<Vec<Parameter>> {
+    const W: &str = "parameters";
+    let mut out = Vec::new();
+    for b in from_parquet(bytes, W)? {
+        let station = column::<StringArray>(&b, "station_id", W)?;
+        let id = column::<StringArray>(&b, "id", W)?;
+        let name = column::<StringArray>(&b, "name", W)?;
+        let observed = column::<StringArray>(&b, "observed_property", W)?;
+        let unit = column::<StringArray>(&b, "unit", W)?;
+        let interval = column::<StringArray>(&b, "interval", W)?;
+        let availability = column::<ListArray>(&b, "availability", W)?;
+        for i in 0..b.num_rows() {
+            let periods = availability.value(i);
+            let periods = periods.as_struct();
+            let starts = periods.column(0).as_primitive::<TimestampMicrosecondType>();
+            let ends = periods.column(1).as_primitive::<TimestampMicrosecondType>();
+            out.push(Parameter {
+                station: parse_id(station.value(i), W)?,
+                id: parse_id(id.value(i), W)?,
+                name: name.value(i).to_owned(),
+                observed_property: observed.value(i).to_owned(),
+                unit: unit.value(i).to_owned(),
+                interval: interval.value(i).to_owned(),
+                availability: (0..periods.len())
+                    .map(|j| Period {
+                        start: starts.value(j),
+                        end: ends.value(j),
+                    })
+                    .collect(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+pub fn encode_characteristics(items: &[Characteristic]) -> Result<Bytes> {
+    let c = items;
+    let batch = RecordBatch::try_from_iter(vec![
+        ("station_id", strings(c.iter().map(|x| x.station.as_str()))),
+        ("id", strings(c.iter().map(|x| x.id.as_str()))),
+        ("name", strings(c.iter().map(|x| x.name.as_str()))),
+        ("type", strings(c.iter().map(|x| x.kind.as_str()))),
+        (
+            "parameter_id",
+            strings(c.iter().map(|x| x.parameter.as_str())),
+        ),
+        ("value", floats(c.iter().map(|x| Some(x.value)))),
+        ("unit", strings(c.iter().map(|x| x.unit.as_str()))),
+        (
+            "period_start",
+            micros(c.iter().map(|x| x.period.map(|p| p.start))),
+        ),
+        (
+            "period_end",
+            micros(c.iter().map(|x| x.period.map(|p| p.end))),
+        ),
+        (
+            "description",
+            opt_strings(c.iter().map(|x| x.description.as_deref())),
+        ),
+    ])?;
+    to_parquet(batch)
+}
+
+pub fn decode_characteristics(bytes: Bytes) -> Result<Vec<Characteristic>> {
+    const W: &str = "characteristics";
+    let mut out = Vec::new();
+    for b in from_parquet(bytes, W)? {
+        let station = column::<StringArray>(&b, "station_id", W)?;
+        let id = column::<StringArray>(&b, "id", W)?;
+        let name = column::<StringArray>(&b, "name", W)?;
+        let kind = column::<StringArray>(&b, "type", W)?;
+        let parameter = column::<StringArray>(&b, "parameter_id", W)?;
+        let value = column::<Float64Array>(&b, "value", W)?;
+        let unit = column::<StringArray>(&b, "unit", W)?;
+        let start = column::<TimestampMicrosecondArray>(&b, "period_start", W)?;
+        let end = column::<TimestampMicrosecondArray>(&b, "period_end", W)?;
+        let description = column::<StringArray>(&b, "description", W)?;
+        for i in 0..b.num_rows() {
+            out.push(Characteristic {
+                station: parse_id::<StationId>(station.value(i), W)?,
+                id: parse_id::<CharacteristicId>(id.value(i), W)?,
+                name: name.value(i).to_owned(),
+                kind: parse_id(kind.value(i), W)?,
+                parameter: parse_id::<ParameterId>(parameter.value(i), W)?,
+                value: value.value(i),
+                unit: unit.value(i).to_owned(),
+                period: (start.is_valid(i) && end.is_valid(i)).then(|| Period {
+                    start: start.value(i),
+                    end: end.value(i),
+                }),
+                description: opt_str(description, i),
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,145 @@
+//! An opened dataset: its manifest, the catalog in memory, and what the planner needs to read
+//! value files (the store registered with DataFusion, a shared footer/page-index cache, and the
+//! value files indexed by station).
+
+use crate::catalog::Catalog;
+use crate::catalog_file;
+use crate::error::{EngineError, Result};
+use crate::ids::StationId;
+use crate::layout::MANIFEST;
+use crate::manifest::{FORMAT, Manifest, ValueFile};
+use crate::scan::Scanner;
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
+use datafusion::execution::TaskContext;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::object_store::local::LocalFileSystem;
+use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Budget for cached Parquet footers and page indexes. A value file's metadata is a few KB,
+/// so this holds the metadata of tens of thousands of station-months.
+const METADATA_CACHE_BYTES: usize = 256 * 1024 * 1024;
+
+/// The value files of one station, ascending by month.
+pub(crate) type StationFiles = Vec<ValueFile>;
+
+pub struct Dataset {
+    pub manifest: Manifest,
+    pub catalog: Catalog,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) ctx: SessionContext,
+    pub(crate) scanner: Scanner,
+    pub(crate) files: HashMap<StationId, StationFiles>,
+}
+
+/// Opens a local directory as an object store rooted there.
+pub fn local_store(dir: &std::path::Path) -> Result<Arc<dyn ObjectStore>> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| EngineError::Storage(format!("cannot create {}: {e}", dir.display())))?;
+    Ok(Arc::new(LocalFileSystem::new_with_prefix(dir)?))
+}
+
+/// `DIR` or `file:///DIR` → a local directory. Other schemes are not built into this binary.
+pub fn store_for(location: &str) -> Result<Arc<dyn ObjectStore>> {
+    let path = match location.split_once("://") {
+        None => PathBuf::from(location),
+        Some(("file", rest)) => PathBuf::from(rest),
+        Some((scheme, _)) => {
+            return Err(EngineError::Dataset(format!(
+                "storage scheme '{scheme}' is not supported by this build (use a directory)"
+            )));
+        }
+    };
+    local_store(&path)
+}
+
+pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> {
+    let bytes = match store.get(&Path::from(MANIFEST)).await {
+        Ok(r) => r.bytes().await?,
+        Err(datafusion::object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let manifest: Manifest = serde_json::from_slice(&bytes)
+        .map_err(|e| EngineError::Dataset(format!("manifest.json: {e}")))?;
+    if manifest.format != FORMAT {
+        return Err(EngineError::Dataset(format!(
+            "manifest.json: format {} is not supported (expected {FORMAT})",
+            manifest.format
+        )));
+    }
+    Ok(Some(manifest))
+}
+
+impl Dataset {
+    pub async fn open(location: &str) -> Result<Self> {
+        Self::open_store(store_for(location)?).await
+    }
+
+    pub async fn open_store(store: Arc<dyn ObjectStore>) -> Result<Self> {
+        let manifest = read_manifest(store.as_ref())
+            .await?
+            .ok_or_else(|| EngineError::Dataset("no manifest.json: not a dataset".into()))?;
+        let get = |path: String| {
+            let store = Arc::clone(&store);
+            async move { Ok::<_, EngineError>(store.get(&Path::from(path)).await?.bytes().await?) }
+        };
+        let stations =
+            catalog_file::decode_stations(get(manifest.catalog.stations.clone()).await?)?;
+        let parameters =
+            catalog_file::decode_parameters(get(manifest.catalog.parameters.clone()).await?)?;
+        let characteristics = catalog_file::decode_characteristics(
+            get(manifest.catalog.characteristics.clone()).await?,
+        )?;
+        let catalog = Catalog::new(stations, parameters, characteristics);
+
+        let mut files: HashMap<StationId, StationFiles> = HashMap::new();
+        for f in &manifest.files {
+            let station: StationId = f
+                .station
+                .parse()
+                .map_err(|e| EngineError::Dataset(format!("manifest.json: {e}")))?;
+            files.entry(station).or_default().push(f.clone());
+        }
+        files
+            .values_mut()
+            .for_each(|v| v.sort_by(|a, b| a.month.cmp(&b.month)));
+
+        let store_url = ObjectStoreUrl::parse("hydro://dataset")?;
+        let runtime = RuntimeEnvBuilder::new()
+            .with_metadata_cache_limit(METADATA_CACHE_BYTES)
+            .build_arc()?;
+        runtime.register_object_store(store_url.as_ref(), Arc::clone(&store));
+        let ctx = SessionContext::new_with_config_rt(SessionConfig::new(), runtime);
+        let reader_factory = Arc::new(CachedParquetFileReaderFactory::new(
+            Arc::clone(&store),
+            ctx.runtime_env().cache_manager.get_file_metadata_cache(),
+        ));
+        let scanner = Scanner {
+            store_url,
+            reader_factory,
+        };
+        Ok(Self {
+            manifest,
+            catalog,
+            store,
+            ctx,
+            scanner,
+            files,
+        })
+    }
+
+    pub(crate) fn task_ctx(&self) -> Arc<TaskContext> {
+        self.ctx.task_ctx()
+    }
+
+    /// Whether the store still answers: a HEAD of the manifest.
+    pub async fn check_storage(&self) -> Result<()> {
+        self.store.head(&Path::from(MANIFEST)).await?;
+        Ok(())
+    }
+}

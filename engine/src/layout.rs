@@ -1,0 +1,75 @@
+//! Where things live in a dataset and what the files look like.
+//!
+//! ```text
+//! <root>/manifest.json                         the published version: the only entry point
+//! <root>/catalog/stations-<g>.parquet          stations
+//! <root>/catalog/parameters-<g>.parquet        parameters with availability
+//! <root>/catalog/characteristics-<g>.parquet   characteristic values
+//! <root>/values/station=<id>/month=<YYYY-MM>/part-<g>.parquet
+//! ```
+//!
+//! `<g>` is the generation of the import that wrote the file. Readers open only what the
+//! manifest names, so files of an import that has not published (or crashed) are invisible,
+//! and nothing ever needs a LIST of the store. Value files hold one station-month, sorted by
+//! (parameter, timestamp), one row group per parameter, page statistics and page index on,
+//! zstd: a series window touches one row group per month and only the pages it needs.
+
+use crate::ids::StationId;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+use std::sync::{Arc, LazyLock};
+
+pub const MANIFEST: &str = "manifest.json";
+
+/// The time zone of the `timestamp` column: values are UTC instants.
+pub const UTC: &str = "UTC";
+
+pub const COL_PARAMETER: &str = "parameter";
+pub const COL_TIMESTAMP: &str = "timestamp";
+pub const COL_VALUE: &str = "value";
+pub const COL_QUALITY: &str = "quality";
+
+/// Rows per data page. Small enough that a one-day window inside a month reads a few pages
+/// (96 rows/day at 15 minutes), large enough that the page index stays tiny.
+pub const PAGE_ROWS: usize = 1024;
+
+fn dict_utf8() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+/// The schema of every value file.
+pub fn values_schema() -> SchemaRef {
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+        Arc::new(Schema::new(vec![
+            Field::new(COL_PARAMETER, dict_utf8(), false),
+            Field::new(
+                COL_TIMESTAMP,
+                DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+                false,
+            ),
+            Field::new(COL_VALUE, DataType::Float64, false),
+            Field::new(COL_QUALITY, dict_utf8(), false),
+        ]))
+    });
+    Arc::clone(&SCHEMA)
+}
+
+pub fn values_path(station: &StationId, month: &str, generation: u64) -> String {
+    format!("values/station={station}/month={month}/part-{generation}.parquet")
+}
+
+pub fn catalog_path(table: &str, generation: u64) -> String {
+    format!("catalog/{table}-{generation}.parquet")
+}
+
+/// Writer settings shared by value and catalog files.
+pub fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default()))
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_data_page_row_count_limit(PAGE_ROWS)
+        .set_write_batch_size(PAGE_ROWS)
+        .set_max_row_group_row_count(Some(1 << 20))
+        .build()
+}

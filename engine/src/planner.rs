@@ -1,0 +1,554 @@
+//! Values queries: one series, a time window, an order, a page. Each becomes DataFusion
+//! Parquet scans over exactly the station-month files that can hold the answer.
+//!
+//! How the work is kept proportional to the answer, not to the archive:
+//! - **Partitions.** Files come from the manifest (no LIST). DataFusion cannot know that a
+//!   file's month derives from its timestamps, so the planner picks the months itself from the
+//!   per-file time ranges in the manifest.
+//! - **Row groups and pages.** A predicate on `parameter` and `timestamp`, built from typed
+//!   scalars, lets the Parquet reader skip other parameters' row groups and, through the page
+//!   index, pages outside the window; `pushdown_filters` applies it row by row while decoding.
+//! - **Counting and skipping.** Every file's row count per parameter is in the manifest, so
+//!   totals, `offset` and `recent` are resolved by arithmetic over whole months; only the (at
+//!   most two) months cut by the window boundaries are counted by a scan of their timestamps.
+//!   A deep offset opens only the month it lands in, and `recent=N` reads only the newest
+//!   months that hold N values.
+//! - **Descending time** streams month by month from the newest, each month reversed in
+//!   memory (a month of one series is at most a few thousand rows), so memory stays bounded.
+
+use crate::dataset::Dataset;
+use crate::duration::IsoDuration;
+use crate::error::{EngineError, Result};
+use crate::ids::{ParameterId, StationId};
+use crate::layout::{COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, UTC, values_schema};
+use crate::manifest::{SeriesStats, ValueFile};
+use crate::model::Micros;
+use chrono::{DateTime, Utc};
+use datafusion::arrow::array::{RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{SortOptions, concat_batches, take_record_batch};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::ScalarValue;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::expressions::{BinaryExpr, col, lit};
+use datafusion::physical_expr::{LexOrdering, PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_plan::limit::GlobalLimitExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream, collect};
+use futures::{StreamExt, TryStreamExt};
+use std::sync::{Arc, Mutex};
+
+/// A column of the values resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ValueColumn {
+    Timestamp,
+    Value,
+    Quality,
+}
+
+impl ValueColumn {
+    pub const ALL: [ValueColumn; 3] = [Self::Timestamp, Self::Value, Self::Quality];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Timestamp => COL_TIMESTAMP,
+            Self::Value => COL_VALUE,
+            Self::Quality => COL_QUALITY,
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
+
+/// Which part of the series forms the collection.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Window {
+    /// Inclusive bounds; `None` is open.
+    Between {
+        from: Option<Micros>,
+        to: Option<Micros>,
+    },
+    /// The newest N values.
+    Recent(u64),
+    /// The period of this length ending at the newest value (start exclusive, end inclusive).
+    Last(IsoDuration),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortKey {
+    pub column: ValueColumn,
+    pub descending: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ValuesQuery {
+    pub station: StationId,
+    pub parameter: ParameterId,
+    pub window: Window,
+    /// Empty means timestamp ascending.
+    pub sort: Vec<SortKey>,
+    pub offset: u64,
+    pub limit: Option<u64>,
+    /// Output columns in this order.
+    pub columns: Vec<ValueColumn>,
+    /// Whether the caller needs the size of the collection (pagination).
+    pub need_total: bool,
+}
+
+/// A planned query: the total (when asked for or free) and the stream of the answer.
+pub struct ValuesPlan {
+    pub total: Option<u64>,
+    pub schema: SchemaRef,
+    pub stream: SendableRecordBatchStream,
+    /// Every scan this query ran or will run, for metrics.
+    pub scans: Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
+}
+
+/// One month file that holds the series, with the rows it contributes to the window.
+struct MonthPart<'a> {
+    file: &'a ValueFile,
+    stats: &'a SeriesStats,
+    /// Rows inside the window; None until counted.
+    rows: Option<u64>,
+}
+
+impl MonthPart<'_> {
+    fn inside(&self, lo: Micros, hi: Micros) -> bool {
+        lo <= self.stats.min && self.stats.max <= hi
+    }
+}
+
+/// Aggregated pruning metrics over all scans of a query.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ScanMetrics {
+    pub files_scanned: usize,
+    pub row_groups_pruned: usize,
+    pub row_groups_matched: usize,
+    pub page_rows_pruned: usize,
+    pub page_rows_matched: usize,
+    pub output_rows: usize,
+}
+
+impl ValuesPlan {
+    /// Sums the Parquet metrics of the scans (meaningful once the stream is consumed).
+    pub fn metrics(&self) -> ScanMetrics {
+        let scans = self.scans.lock().map(|s| s.clone()).unwrap_or_default();
+        let mut m = ScanMetrics::default();
+        for scan in scans {
+            let Some(set) = scan.metrics() else { continue };
+            let get = |name: &str| {
+                set.iter()
+                    .filter(|x| x.value().name() == name)
+                    .map(|x| x.value().as_usize())
+                    .sum::<usize>()
+            };
+            m.files_scanned += file_count(&scan);
+            m.row_groups_pruned += get("row_groups_pruned_statistics");
+            m.row_groups_matched += get("row_groups_matched_statistics");
+            m.page_rows_pruned += get("page_index_rows_pruned");
+            m.page_rows_matched += get("page_index_rows_matched");
+            m.output_rows += set.output_rows().unwrap_or(0);
+        }
+        m
+    }
+}
+
+fn file_count(scan: &Arc<dyn ExecutionPlan>) -> usize {
+    (scan.as_ref() as &dyn std::any::Any)
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|e| {
+            (e.data_source().as_ref() as &dyn std::any::Any)
+                .downcast_ref::<datafusion::datasource::physical_plan::FileScanConfig>()
+                .map(|c| c.file_groups.iter().map(|g| g.len()).sum())
+        })
+        .unwrap_or(0)
+}
+
+fn ts_scalar(v: Micros) -> Arc<dyn PhysicalExpr> {
+    lit(ScalarValue::TimestampMicrosecond(Some(v), Some(UTC.into())))
+}
+
+fn and(a: Arc<dyn PhysicalExpr>, b: Arc<dyn PhysicalExpr>) -> Arc<dyn PhysicalExpr> {
+    Arc::new(BinaryExpr::new(a, Operator::And, b))
+}
+
+impl Dataset {
+    /// The series' newest timestamp, if it has values.
+    pub fn series_end(&self, station: &StationId, parameter: &ParameterId) -> Option<Micros> {
+        self.month_parts(station, parameter)
+            .last()
+            .map(|p| p.stats.max)
+    }
+
+    fn month_parts(&self, station: &StationId, parameter: &ParameterId) -> Vec<MonthPart<'_>> {
+        let Some(files) = self.files.get(station) else {
+            return Vec::new();
+        };
+        files
+            .iter()
+            .filter_map(|file| {
+                let stats = file
+                    .series
+                    .iter()
+                    .find(|s| s.parameter == parameter.as_str())?;
+                (stats.rows > 0).then_some(MonthPart {
+                    file,
+                    stats,
+                    rows: None,
+                })
+            })
+            .collect()
+    }
+
+    /// The predicate `parameter = P [AND timestamp >= lo] [AND timestamp <= hi]`.
+    fn predicate(
+        &self,
+        parameter: &ParameterId,
+        lo: Micros,
+        hi: Micros,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        let schema = values_schema();
+        let param = lit(ScalarValue::Dictionary(
+            Box::new(datafusion::arrow::datatypes::DataType::Int32),
+            Box::new(ScalarValue::Utf8(Some(parameter.as_str().to_owned()))),
+        ));
+        let mut p: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            col(COL_PARAMETER, &schema)?,
+            Operator::Eq,
+            param,
+        ));
+        if lo > Micros::MIN {
+            p = and(
+                p,
+                Arc::new(BinaryExpr::new(
+                    col(COL_TIMESTAMP, &schema)?,
+                    Operator::GtEq,
+                    ts_scalar(lo),
+                )),
+            );
+        }
+        if hi < Micros::MAX {
+            p = and(
+                p,
+                Arc::new(BinaryExpr::new(
+                    col(COL_TIMESTAMP, &schema)?,
+                    Operator::LtEq,
+                    ts_scalar(hi),
+                )),
+            );
+        }
+        Ok(p)
+    }
+
+    /// Rows of `part` inside [lo, hi]: from the manifest when the month lies inside, else by
+    /// scanning the month's timestamps.
+    async fn count_part(
+        &self,
+        part: &MonthPart<'_>,
+        parameter: &ParameterId,
+        lo: Micros,
+        hi: Micros,
+    ) -> Result<u64> {
+        if part.inside(lo, hi) {
+            return Ok(part.stats.rows);
+        }
+        if part.stats.max < lo || part.stats.min > hi {
+            return Ok(0);
+        }
+        let plan = self.scanner.scan(
+            &[part.file],
+            self.predicate(parameter, lo, hi)?,
+            &[ValueColumn::Timestamp],
+            None,
+        )?;
+        let batches = collect(plan, self.task_ctx()).await?;
+        Ok(batches.iter().map(|b| b.num_rows() as u64).sum())
+    }
+
+    /// Plans a values query. Everything that can fail because of the request fails here,
+    /// before the caller sends a status line.
+    pub async fn plan_values(&self, q: &ValuesQuery) -> Result<ValuesPlan> {
+        let scans: Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>> = Arc::default();
+        let columns = if q.columns.is_empty() {
+            ValueColumn::ALL.to_vec()
+        } else {
+            q.columns.clone()
+        };
+        let out_schema = Arc::new(
+            values_schema().project(
+                &columns
+                    .iter()
+                    .map(|c| values_schema().index_of(c.name()))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )?,
+        );
+        let mut parts = self.month_parts(&q.station, &q.parameter);
+
+        // The window in time, inclusive.
+        let (lo, hi) = match q.window {
+            Window::Between { from, to } => {
+                (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX))
+            }
+            Window::Recent(_) => (Micros::MIN, Micros::MAX),
+            Window::Last(d) => match parts.last() {
+                None => (Micros::MIN, Micros::MAX),
+                Some(p) => {
+                    let end = DateTime::<Utc>::from_timestamp_micros(p.stats.max)
+                        .ok_or_else(|| EngineError::Dataset("timestamp out of range".into()))?;
+                    let start = d
+                        .before(end)
+                        .map_or(Micros::MIN, |s| s.timestamp_micros().saturating_add(1));
+                    (start, p.stats.max)
+                }
+            },
+        };
+        if lo > hi {
+            return Err(EngineError::InvalidQuery("'from' is after 'to'".into()));
+        }
+        parts.retain(|p| p.stats.max >= lo && p.stats.min <= hi);
+
+        let time_order = match q.sort.first() {
+            None => Some(false),
+            Some(k) if k.column == ValueColumn::Timestamp => Some(k.descending),
+            Some(_) => None,
+        };
+        let needs_counts = q.need_total
+            || q.offset > 0
+            || matches!(q.window, Window::Recent(_))
+            || time_order != Some(false);
+        // Cumulative row positions of each month inside the window.
+        let mut total_in_window = None;
+        if needs_counts {
+            let mut sum = 0u64;
+            for part in parts.iter_mut() {
+                let n = self.count_part(part, &q.parameter, lo, hi).await?;
+                part.rows = Some(n);
+                sum += n;
+            }
+            total_in_window = Some(sum);
+        }
+
+        // The collection as an ascending index range [c0, c1) of the window's rows.
+        let (c0, c1) = match (q.window, total_in_window) {
+            (Window::Recent(n), Some(all)) => (all - n.min(all), all),
+            (_, Some(all)) => (0, all),
+            (_, None) => (0, u64::MAX),
+        };
+        let total = total_in_window.map(|_| c1 - c0);
+        let page_len = q.limit.unwrap_or(u64::MAX);
+
+        let predicate = self.predicate(&q.parameter, lo, hi)?;
+        let stream = match time_order {
+            Some(false) => {
+                // Ascending rows [a, b) of the window.
+                let a = c0.saturating_add(q.offset).min(c1);
+                let b = a.saturating_add(page_len).min(c1);
+                self.ascending(&parts, predicate, &columns, a, b, &scans)?
+            }
+            Some(true) => {
+                // Position p of the descending collection is ascending index c1 - 1 - p.
+                let b = c1.saturating_sub(q.offset).max(c0);
+                let a = b.saturating_sub(page_len).max(c0);
+                self.descending(
+                    parts,
+                    predicate,
+                    columns.clone(),
+                    Arc::clone(&out_schema),
+                    a,
+                    b,
+                    Arc::clone(&scans),
+                )
+            }
+            None => {
+                // Sort by other keys: the collection through a DataFusion sort (top-k when a
+                // page is asked for), then the page.
+                let mut needed = columns.clone();
+                for k in &q.sort {
+                    if !needed.contains(&k.column) {
+                        needed.push(k.column);
+                    }
+                }
+                let inner =
+                    self.ascending_plan(&parts, Arc::clone(&predicate), &needed, c0, c1, &scans)?;
+                let inner_schema = inner.schema();
+                let mut keys = Vec::new();
+                for k in &q.sort {
+                    keys.push(PhysicalSortExpr::new(
+                        col(k.column.name(), &inner_schema)?,
+                        SortOptions {
+                            descending: k.descending,
+                            nulls_first: false,
+                        },
+                    ));
+                }
+                // Timestamps are unique: a last key makes the order total and stable.
+                if !q.sort.iter().any(|k| k.column == ValueColumn::Timestamp) {
+                    keys.push(PhysicalSortExpr::new(
+                        col(COL_TIMESTAMP, &inner_schema)?,
+                        SortOptions::default(),
+                    ));
+                }
+                let ordering = LexOrdering::new(keys)
+                    .ok_or_else(|| EngineError::InvalidQuery("empty sort".into()))?;
+                let fetch = q.limit.map(|l| (q.offset + l) as usize);
+                let sorted: Arc<dyn ExecutionPlan> =
+                    Arc::new(SortExec::new(ordering, inner).with_fetch(fetch));
+                let paged: Arc<dyn ExecutionPlan> = Arc::new(GlobalLimitExec::new(
+                    sorted,
+                    q.offset as usize,
+                    q.limit.map(|l| l as usize),
+                ));
+                let projected = project_stream(
+                    paged.execute(0, self.task_ctx())?,
+                    &columns,
+                    Arc::clone(&out_schema),
+                );
+                projected
+            }
+        };
+        Ok(ValuesPlan {
+            total,
+            schema: out_schema,
+            stream,
+            scans,
+        })
+    }
+
+    /// A plan for ascending rows [a, b) of the window (positions relative to the window's
+    /// first row), opening only the months that hold them.
+    fn ascending_plan(
+        &self,
+        parts: &[MonthPart<'_>],
+        predicate: Arc<dyn PhysicalExpr>,
+        columns: &[ValueColumn],
+        a: u64,
+        b: u64,
+        scans: &Mutex<Vec<Arc<dyn ExecutionPlan>>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let mut files = Vec::new();
+        let mut skip = a;
+        let mut start = 0u64;
+        for part in parts {
+            match part.rows {
+                // Counted: keep only months overlapping [a, b).
+                Some(n) => {
+                    let end = start + n;
+                    if end > a && start < b && n > 0 {
+                        if files.is_empty() {
+                            skip = a - start;
+                        }
+                        files.push(part.file);
+                    }
+                    start = end;
+                }
+                None => files.push(part.file),
+            }
+        }
+        let take = b.saturating_sub(a);
+        let fetch = (take != u64::MAX).then_some(take as usize);
+        let scan_limit = fetch.map(|f| f + skip as usize);
+        let scan = self.scanner.scan(&files, predicate, columns, scan_limit)?;
+        if let Ok(mut s) = scans.lock() {
+            s.push(Arc::clone(&scan));
+        }
+        Ok(Arc::new(GlobalLimitExec::new(scan, skip as usize, fetch)))
+    }
+
+    fn ascending(
+        &self,
+        parts: &[MonthPart<'_>],
+        predicate: Arc<dyn PhysicalExpr>,
+        columns: &[ValueColumn],
+        a: u64,
+        b: u64,
+        scans: &Mutex<Vec<Arc<dyn ExecutionPlan>>>,
+    ) -> Result<SendableRecordBatchStream> {
+        if a >= b {
+            return Ok(empty_stream(
+                values_schema()
+                    .project(
+                        &columns
+                            .iter()
+                            .filter_map(|c| values_schema().index_of(c.name()).ok())
+                            .collect::<Vec<_>>(),
+                    )?
+                    .into(),
+            ));
+        }
+        let plan = self.ascending_plan(parts, predicate, columns, a, b, scans)?;
+        Ok(plan.execute(0, self.task_ctx())?)
+    }
+
+    /// Descending rows: ascending rows [a, b) of the window, emitted newest first, one month
+    /// at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn descending(
+        &self,
+        parts: Vec<MonthPart<'_>>,
+        predicate: Arc<dyn PhysicalExpr>,
+        columns: Vec<ValueColumn>,
+        schema: SchemaRef,
+        a: u64,
+        b: u64,
+        scans: Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
+    ) -> SendableRecordBatchStream {
+        // (file, rows of this month to keep, counted from the month's first window row)
+        let mut months = Vec::new();
+        let mut start = 0u64;
+        for part in &parts {
+            let n = part.rows.unwrap_or(0);
+            let (s, e) = (start.max(a), (start + n).min(b));
+            if s < e {
+                months.push((part.file.clone(), s - start, e - start));
+            }
+            start += n;
+        }
+        months.reverse();
+        let ctx = self.task_ctx();
+        let scanner = self.scanner.clone();
+        let schema_for_stream = Arc::clone(&schema);
+        let stream = futures::stream::iter(months)
+            .then(move |(file, from, to)| {
+                let ctx = Arc::clone(&ctx);
+                let scans = Arc::clone(&scans);
+                let scan = scanner.scan(&[&file], Arc::clone(&predicate), &columns, None);
+                let schema = Arc::clone(&schema_for_stream);
+                async move {
+                    let scan = scan?;
+                    if let Ok(mut s) = scans.lock() {
+                        s.push(Arc::clone(&scan));
+                    }
+                    let batches = collect(scan, ctx).await?;
+                    let month = concat_batches(&schema, &batches)?;
+                    let (from, to) = (from as usize, (to as usize).min(month.num_rows()));
+                    let idx: UInt32Array = (from..to).rev().map(|i| i as u32).collect();
+                    Ok(take_record_batch(&month, &idx)?)
+                }
+            })
+            .map_err(|e: EngineError| datafusion::error::DataFusionError::External(Box::new(e)));
+        Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+    }
+}
+
+fn empty_stream(schema: SchemaRef) -> SendableRecordBatchStream {
+    Box::pin(RecordBatchStreamAdapter::new(
+        schema,
+        futures::stream::empty(),
+    ))
+}
+
+/// Drops sort-only columns so the output has exactly the requested columns.
+fn project_stream(
+    input: SendableRecordBatchStream,
+    columns: &[ValueColumn],
+    schema: SchemaRef,
+) -> SendableRecordBatchStream {
+    let in_schema = input.schema();
+    let indices: Vec<usize> = columns
+        .iter()
+        .filter_map(|c| in_schema.index_of(c.name()).ok())
+        .collect();
+    let stream = input.map(move |b| b.and_then(|b: RecordBatch| Ok(b.project(&indices)?)));
+    Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+}

@@ -1,0 +1,55 @@
+//! One Parquet scan over value files, as DataFusion plans it: the files in the order given, one
+//! partition, the predicate pushed into row-group, page and row filtering, footers and page
+//! indexes from the shared metadata cache.
+
+use crate::error::Result;
+use crate::layout::values_schema;
+use crate::manifest::ValueFile;
+use crate::planner::ValueColumn;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::ExecutionPlan;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub(crate) struct Scanner {
+    pub(crate) store_url: ObjectStoreUrl,
+    pub(crate) reader_factory: Arc<CachedParquetFileReaderFactory>,
+}
+
+impl Scanner {
+    pub(crate) fn scan(
+        &self,
+        files: &[&ValueFile],
+        predicate: Arc<dyn PhysicalExpr>,
+        columns: &[ValueColumn],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = values_schema();
+        let source = ParquetSource::new(Arc::clone(&schema))
+            .with_predicate(predicate)
+            .with_pushdown_filters(true)
+            .with_reorder_filters(true)
+            .with_enable_page_index(true)
+            .with_parquet_file_reader_factory(self.reader_factory.clone());
+        let group: FileGroup = files
+            .iter()
+            .map(|f| PartitionedFile::new(f.path.clone(), f.size))
+            .collect();
+        let indices = columns
+            .iter()
+            .map(|c| schema.index_of(c.name()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let config = FileScanConfigBuilder::new(self.store_url.clone(), Arc::new(source))
+            .with_file_group(group)
+            .with_projection_indices(Some(indices))?
+            .with_limit(limit)
+            .with_preserve_order(true)
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+}

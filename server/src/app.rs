@@ -1,0 +1,286 @@
+//! The service: shared state, routing, and what every response gets on the way out (CORS,
+//! caching headers, conditional requests, content coding).
+
+use crate::body::{Body, empty, full};
+use crate::compress;
+use crate::config::{Config, Variant};
+use crate::error::ApiError;
+use crate::handlers::{self, Reply};
+use crate::params::RawQuery;
+use chrono::FixedOffset;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use hydro_engine::Dataset;
+use percent_encoding::percent_decode_str;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// Longest request URI we read.
+pub const MAX_URI: usize = 8 * 1024;
+
+#[derive(Default)]
+pub struct Metrics {
+    pub requests: AtomicU64,
+    pub status_2xx: AtomicU64,
+    pub status_3xx: AtomicU64,
+    pub status_4xx: AtomicU64,
+    pub status_5xx: AtomicU64,
+    pub rows_streamed: AtomicU64,
+}
+
+pub struct AppState {
+    pub dataset: Arc<Dataset>,
+    pub config: Config,
+    /// Public base address including `/v1`, no trailing slash.
+    pub base_url: String,
+    pub offset: FixedOffset,
+    /// Permits for queries that read value files.
+    pub heavy: Arc<Semaphore>,
+    pub started: Instant,
+    pub metrics: Metrics,
+    /// `Last-Modified` of every data response: when the dataset was published.
+    pub last_modified: String,
+}
+
+impl AppState {
+    pub fn new(dataset: Dataset, config: Config, bind: &str) -> Result<Self, String> {
+        let offset = config.offset()?;
+        let base_url = config
+            .base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bind}/v1"))
+            .trim_end_matches('/')
+            .to_owned();
+        let last_modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
+            .map(|t| {
+                t.with_timezone(&chrono::Utc)
+                    .format("%a, %d %b %Y %H:%M:%S GMT")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        Ok(Self {
+            dataset: Arc::new(dataset),
+            heavy: Arc::new(Semaphore::new(config.max_heavy_queries.max(1))),
+            config,
+            base_url,
+            offset,
+            started: Instant::now(),
+            metrics: Metrics::default(),
+            last_modified,
+        })
+    }
+
+    pub fn basic(&self) -> bool {
+        self.config.variant == Variant::Basic
+    }
+}
+
+/// The decoded path segments after `/v1`, or None for paths outside the API.
+fn api_segments(path: &str) -> Option<Vec<String>> {
+    let rest = path.strip_prefix("/v1")?;
+    if !rest.is_empty() && !rest.starts_with('/') {
+        return None;
+    }
+    rest.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            percent_decode_str(s)
+                .decode_utf8()
+                .ok()
+                .map(|c| c.into_owned())
+        })
+        .collect()
+}
+
+pub async fn handle<B>(state: Arc<AppState>, req: Request<B>) -> Response<Body> {
+    state.metrics.requests.fetch_add(1, Ordering::Relaxed);
+    let path = req.uri().path().to_owned();
+    let response = respond(&state, &req)
+        .await
+        .unwrap_or_else(|e| e.into_response(&path));
+    let mut response = response;
+    add_cors(response.headers_mut());
+    let class = match response.status().as_u16() {
+        200..=299 => &state.metrics.status_2xx,
+        300..=399 => &state.metrics.status_3xx,
+        400..=499 => &state.metrics.status_4xx,
+        _ => &state.metrics.status_5xx,
+    };
+    class.fetch_add(1, Ordering::Relaxed);
+    response
+}
+
+async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<Body>, ApiError> {
+    let uri = req.uri();
+    if uri.to_string().len() > MAX_URI {
+        return Err(ApiError::UriTooLong);
+    }
+    let path = uri.path();
+    let head = match *req.method() {
+        Method::GET => false,
+        Method::HEAD => true,
+        Method::OPTIONS => return Ok(preflight()),
+        _ => return Err(ApiError::MethodNotAllowed),
+    };
+    if path == "/metrics" {
+        return Ok(plain(
+            handlers::metrics(state),
+            "text/plain; version=0.0.4; charset=utf-8",
+        ));
+    }
+    let segments = api_segments(path).ok_or_else(|| {
+        ApiError::NotFound(format!("no resource at {}", crate::params::shorten(path)))
+    })?;
+    let query = RawQuery::parse(uri.query())?;
+    let headers = req.headers();
+    let etag = etag(state, path, &query, headers);
+    if let Some(tag) = &etag
+        && let Some(inm) = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+        && inm.split(',').any(|t| t.trim() == tag || t.trim() == "*")
+    {
+        let mut r = Response::new(empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        caching_headers(state, r.headers_mut(), tag);
+        return Ok(r);
+    }
+    let ctx = handlers::Ctx {
+        state,
+        query: &query,
+        headers,
+        path,
+    };
+    let reply = handlers::route(&ctx, &segments).await?;
+    Ok(finish(state, reply, headers, etag.as_deref(), head))
+}
+
+/// Strong ETag: dataset version + path + query + the negotiation headers. Computed before the
+/// handler runs, so a matching `If-None-Match` costs no query at all.
+fn etag(state: &AppState, path: &str, query: &RawQuery, headers: &HeaderMap) -> Option<String> {
+    if path.ends_with("/health") {
+        return None;
+    }
+    let mut pairs = query.pairs.clone();
+    pairs.sort();
+    let mut h = Sha256::new();
+    for part in [
+        state.dataset.manifest.version.as_str(),
+        path,
+        state.config.output_offset.as_str(),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for (k, v) in &pairs {
+        h.update(k.as_bytes());
+        h.update([1]);
+        h.update(v.as_bytes());
+        h.update([0]);
+    }
+    for name in [header::ACCEPT, header::ACCEPT_ENCODING] {
+        h.update(headers.get(&name).map_or(&b""[..], |v| v.as_bytes()));
+        h.update([0]);
+    }
+    Some(format!("\"{}\"", hex::encode(&h.finalize()[..16])))
+}
+
+fn caching_headers(state: &AppState, h: &mut HeaderMap, etag: &str) {
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&state.config.cache_control) {
+        h.insert(header::CACHE_CONTROL, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&state.last_modified) {
+        h.insert(header::LAST_MODIFIED, v);
+    }
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept, Accept-Encoding"),
+    );
+}
+
+fn finish(
+    state: &AppState,
+    reply: Reply,
+    req_headers: &HeaderMap,
+    etag: Option<&str>,
+    head: bool,
+) -> Response<Body> {
+    let coding = compress::choose(
+        req_headers
+            .get(header::ACCEPT_ENCODING)
+            .and_then(|v| v.to_str().ok()),
+    )
+    .filter(|_| reply.len.is_none_or(|n| n >= compress::MIN_SIZE));
+    let mut body = reply.body;
+    if let Some(c) = coding {
+        body = compress::compress(body, c);
+    }
+    let mut r = Response::new(if head { empty() } else { body });
+    *r.status_mut() = StatusCode::OK;
+    let h = r.headers_mut();
+    h.extend(reply.headers);
+    if let Ok(v) = HeaderValue::from_str(&reply.content_type) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    if let Some(c) = coding {
+        h.insert(
+            header::CONTENT_ENCODING,
+            HeaderValue::from_static(c.token()),
+        );
+    }
+    match etag {
+        Some(tag) if reply.cacheable => caching_headers(state, h, tag),
+        _ => {
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            h.insert(
+                header::VARY,
+                HeaderValue::from_static("Accept, Accept-Encoding"),
+            );
+        }
+    }
+    r
+}
+
+fn plain(text: String, content_type: &'static str) -> Response<Body> {
+    let mut r = Response::new(full(text));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+fn preflight() -> Response<Body> {
+    let mut r = Response::new(empty());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    r
+}
+
+/// The CORS headers of the standard, on every response.
+fn add_cors(h: &mut HeaderMap) {
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, HEAD, OPTIONS"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(
+            "Content-Type, Authorization, X-API-Key, Accept, Accept-Encoding, If-None-Match",
+        ),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("86400"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("ETag, Cache-Control, Last-Modified, Link, X-Total-Count, Content-Disposition, Retry-After"),
+    );
+}

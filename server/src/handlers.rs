@@ -1,0 +1,1012 @@
+//! One function per endpoint: parse and validate parameters, resolve ids in the catalog, plan
+//! the query, and only then build the reply (see STYLE.md "validate and plan before the
+//! status line").
+
+use crate::app::AppState;
+use crate::body::{Body, BoxError, full, stream};
+use crate::encode::catalog::{Data, Document, encode, xml_head};
+use crate::encode::{BatchEncoder, binary, text::ValuesText};
+use crate::envelope::{Page, PagingUrl, link, meta};
+use crate::error::ApiError;
+use crate::negotiate::{Format, choose};
+use crate::params::{self, RawQuery, SortSpec, shorten};
+use crate::resources::*;
+use crate::timefmt::TimeFormatter;
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderMap, HeaderName, HeaderValue, header};
+use hydro_engine::catalog::StationFilter;
+use hydro_engine::ids::{CharacteristicId, ParameterId, StationId};
+use hydro_engine::model::{CharacteristicType, Station, StationType};
+use hydro_engine::planner::{SortKey, ValueColumn, ValuesQuery, Window};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+pub struct Ctx<'a> {
+    pub state: &'a Arc<AppState>,
+    pub query: &'a RawQuery,
+    pub headers: &'a HeaderMap,
+    /// The request path (for links).
+    pub path: &'a str,
+}
+
+/// A successful answer before the common headers are added.
+pub struct Reply {
+    pub body: Body,
+    /// Known length (built bodies), None when streamed.
+    pub len: Option<usize>,
+    pub content_type: String,
+    pub headers: HeaderMap,
+    pub cacheable: bool,
+}
+
+const LIST_PARAMS: &[&str] = &["limit", "offset", "sort", "fields", "format"];
+const CATALOG_FORMATS: &[Format] = &[Format::Json, Format::Csv, Format::Xml, Format::NdJson];
+const STATION_FORMATS: &[Format] = &[
+    Format::Json,
+    Format::Csv,
+    Format::GeoJson,
+    Format::Xml,
+    Format::NdJson,
+];
+const VALUE_FORMATS: &[Format] = &[
+    Format::Json,
+    Format::Csv,
+    Format::Xml,
+    Format::NdJson,
+    Format::Arrow,
+    Format::Parquet,
+];
+
+impl Ctx<'_> {
+    fn basic(&self) -> bool {
+        self.state.basic()
+    }
+
+    /// Checks the parameters against those of the endpoint, split by variant.
+    fn allow(&self, basic: &[&str], extended: &[&str]) -> Result<(), ApiError> {
+        if self.basic() {
+            let hint = self
+                .query
+                .pairs
+                .iter()
+                .any(|(k, _)| extended.contains(&k.as_str()));
+            return self.query.only(basic, hint);
+        }
+        let all: Vec<&str> = basic.iter().chain(extended).copied().collect();
+        self.query.only(&all, false)
+    }
+
+    fn format(&self, offered: &[Format]) -> Result<Format, ApiError> {
+        let accept = self
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok());
+        let offered = if self.basic() {
+            &[Format::Json][..]
+        } else {
+            offered
+        };
+        choose(self.query.get("format")?, accept, offered)
+    }
+
+    fn url(&self, rest: &str) -> String {
+        format!("{}{rest}", self.state.base_url)
+    }
+
+    fn paging_url(&self) -> PagingUrl {
+        let rest = self.path.strip_prefix("/v1").unwrap_or(self.path);
+        PagingUrl {
+            base: self.url(rest),
+            pairs: self.query.pairs.clone(),
+        }
+    }
+
+    fn time(&self) -> TimeFormatter {
+        TimeFormatter::new(self.state.offset)
+    }
+
+    /// `limit`/`offset` if given: (limit, offset, paging in use).
+    fn paging(&self) -> Result<(Option<u64>, u64, bool), ApiError> {
+        let limit = self
+            .query
+            .get("limit")?
+            .map(|v| params::uint("limit", v))
+            .transpose()?;
+        let offset = self
+            .query
+            .get("offset")?
+            .map(|v| params::uint("offset", v))
+            .transpose()?;
+        Ok((
+            limit,
+            offset.unwrap_or(0),
+            limit.is_some() || offset.is_some(),
+        ))
+    }
+
+    fn sort(&self, allowed: &[&str], canon: fn(&str) -> String) -> Result<Vec<SortSpec>, ApiError> {
+        self.query
+            .get("sort")?
+            .map(|v| params::sort(v, allowed, canon))
+            .transpose()
+            .map(Option::unwrap_or_default)
+    }
+
+    fn fields(
+        &self,
+        allowed: &[&str],
+        canon: fn(&str) -> String,
+    ) -> Result<Option<Vec<String>>, ApiError> {
+        self.query
+            .get("fields")?
+            .map(|v| params::fields(v, allowed, canon))
+            .transpose()
+    }
+
+    fn station(&self, id: &str) -> Result<&Station, ApiError> {
+        let not_found = || ApiError::NotFound(format!("no station '{}'", shorten(id)));
+        let id: StationId = id.parse().map_err(|_| not_found())?;
+        self.state
+            .dataset
+            .catalog
+            .station(&id)
+            .ok_or_else(not_found)
+    }
+
+    fn parameter_id(&self, station: &Station, id: &str) -> Result<ParameterId, ApiError> {
+        let not_found = || {
+            ApiError::NotFound(format!(
+                "station '{}' has no parameter '{}'",
+                station.id,
+                shorten(id)
+            ))
+        };
+        let pid: ParameterId = id.parse().map_err(|_| not_found())?;
+        self.state
+            .dataset
+            .catalog
+            .parameter(&station.id, &pid)
+            .map(|p| p.id.clone())
+            .ok_or_else(not_found)
+    }
+
+    fn links(&self, items: Vec<(&str, String)>, page: Option<&Page>) -> Option<Value> {
+        if self.basic() {
+            return None;
+        }
+        let mut out: Vec<Value> = items.into_iter().map(|(r, h)| link(r, h)).collect();
+        if let Some(p) = page {
+            out.extend(
+                p.links(&self.paging_url())
+                    .into_iter()
+                    .map(|(r, h)| link(r, h)),
+            );
+        }
+        Some(Value::Array(out))
+    }
+
+    /// Link and X-Total-Count headers for a paged answer.
+    fn paging_headers(&self, page: Option<&Page>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        let Some(p) = page else { return h };
+        if !self.basic() {
+            let value: Vec<String> = p
+                .links(&self.paging_url())
+                .into_iter()
+                .map(|(rel, href)| format!("<{href}>; rel=\"{rel}\""))
+                .collect();
+            if let Ok(v) = HeaderValue::from_str(&value.join(", ")) {
+                h.insert(header::LINK, v);
+            }
+        }
+        h.insert(
+            HeaderName::from_static("x-total-count"),
+            HeaderValue::from(p.total),
+        );
+        h
+    }
+}
+
+fn built(bytes: Vec<u8>, format: Format, headers: HeaderMap) -> Reply {
+    Reply {
+        len: Some(bytes.len()),
+        body: full(bytes),
+        content_type: format.content_type(),
+        headers,
+        cacheable: true,
+    }
+}
+
+fn json_reply(v: Value) -> Reply {
+    built(v.to_string().into_bytes(), Format::Json, HeaderMap::new())
+}
+
+fn attachment(h: &mut HeaderMap, format: Format, stem: &str) {
+    if let Some(ext) = format.attachment_extension() {
+        let name: String = stem
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}.{ext}\"")) {
+            h.insert(header::CONTENT_DISPOSITION, v);
+        }
+    }
+}
+
+pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError> {
+    let seg: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let extended_only = |r: Result<Reply, ApiError>| {
+        if ctx.basic() {
+            Err(ApiError::NotFound(
+                "not available in the basic variant of this API".into(),
+            ))
+        } else {
+            r
+        }
+    };
+    match seg.as_slice() {
+        [] => landing(ctx),
+        ["health"] => health(ctx).await,
+        ["openapi.json"] => static_json(ctx, crate::schemas::OPENAPI),
+        ["schemas", name] => match crate::schemas::schema(name) {
+            Some(text) => static_json(ctx, text),
+            None => Err(ApiError::NotFound(format!("no schema '{}'", shorten(name)))),
+        },
+        ["stations"] => stations(ctx),
+        ["stations", id] => extended_only(station(ctx, id)),
+        ["stations", id, "parameters"] => parameters(ctx, id),
+        ["stations", id, "parameters", pid] => extended_only(parameter(ctx, id, pid)),
+        ["stations", id, "parameters", pid, "values"] => values(ctx, id, pid).await,
+        ["stations", id, "characteristics"] => extended_only(characteristics(ctx, id)),
+        ["stations", id, "characteristics", cid] => extended_only(characteristic(ctx, id, cid)),
+        _ => Err(ApiError::NotFound(format!(
+            "no resource at {}",
+            shorten(ctx.path)
+        ))),
+    }
+}
+
+fn static_json(ctx: &Ctx<'_>, text: &'static str) -> Result<Reply, ApiError> {
+    ctx.query.only(&[], false)?;
+    Ok(built(
+        text.as_bytes().to_vec(),
+        Format::Json,
+        HeaderMap::new(),
+    ))
+}
+
+fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.allow(&[], &["format"])?;
+    ctx.format(&[Format::Json])?;
+    let mut links = vec![
+        ("self", ctx.url("/")),
+        ("stations", ctx.url("/stations")),
+        ("station", ctx.url("/stations/{stationId}")),
+        ("parameters", ctx.url("/stations/{stationId}/parameters")),
+        (
+            "values",
+            ctx.url("/stations/{stationId}/parameters/{parameterId}/values"),
+        ),
+        ("health", ctx.url("/health")),
+        ("service-desc", ctx.url("/openapi.json")),
+    ];
+    if !ctx.basic() {
+        links.insert(
+            5,
+            (
+                "characteristics",
+                ctx.url("/stations/{stationId}/characteristics"),
+            ),
+        );
+    }
+    let ds = &ctx.state.dataset.manifest;
+    let mut body = json!({"meta": meta(ctx.state, "landing", None)});
+    if let Some(l) = ctx.links(links, None) {
+        body["links"] = l;
+    }
+    body["data"] = json!({
+        "datasetVersion": ds.version,
+        "datasetCreated": ds.created,
+        "counts": {"stations": ds.counts.stations, "parameters": ds.counts.parameters,
+                   "characteristics": ds.counts.characteristics, "values": ds.counts.values},
+    });
+    Ok(json_reply(body))
+}
+
+async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.query.only(&[], false)?;
+    let state = ctx.state;
+    let started = std::time::Instant::now();
+    let probe = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        state.dataset.check_storage(),
+    )
+    .await;
+    let (storage_status, storage_detail) = match probe {
+        Ok(Ok(_)) => ("ok", None),
+        Ok(Err(e)) => {
+            tracing::warn!("health: storage: {e}");
+            ("down", Some("the manifest cannot be read"))
+        }
+        Err(_) => ("down", Some("the store did not answer within 2 s")),
+    };
+    let status = if storage_status == "ok" {
+        "ok"
+    } else {
+        "degraded"
+    };
+    let mut storage =
+        json!({"status": storage_status, "latencyMs": started.elapsed().as_secs_f64() * 1000.0});
+    if let Some(d) = storage_detail {
+        storage["detail"] = json!(d);
+    }
+    let catalog = &state.dataset.catalog;
+    let body = json!({
+        "status": status,
+        "version": state.config.version,
+        "uptimeSeconds": state.started.elapsed().as_secs(),
+        "checks": {
+            "catalog": {"status": "ok", "stations": catalog.stations().len(), "datasetVersion": state.dataset.manifest.version},
+            "storage": storage,
+        }
+    });
+    let mut reply = json_reply(body);
+    reply.cacheable = false;
+    Ok(reply)
+}
+
+pub fn metrics(state: &AppState) -> String {
+    let m = &state.metrics;
+    let available = state.heavy.available_permits();
+    format!(
+        "# HELP hydro_requests_total HTTP requests by status class.\n# TYPE hydro_requests_total counter\n\
+hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} {}\nhydro_requests_total{{class=\"4xx\"}} {}\nhydro_requests_total{{class=\"5xx\"}} {}\n\
+# HELP hydro_value_rows_streamed_total Value rows sent.\n# TYPE hydro_value_rows_streamed_total counter\nhydro_value_rows_streamed_total {}\n\
+# HELP hydro_heavy_query_permits_available Free slots for value queries.\n# TYPE hydro_heavy_query_permits_available gauge\nhydro_heavy_query_permits_available {}\n\
+# HELP hydro_uptime_seconds Seconds since start.\n# TYPE hydro_uptime_seconds gauge\nhydro_uptime_seconds {}\n",
+        m.status_2xx.load(Ordering::Relaxed),
+        m.status_3xx.load(Ordering::Relaxed),
+        m.status_4xx.load(Ordering::Relaxed),
+        m.status_5xx.load(Ordering::Relaxed),
+        m.rows_streamed.load(Ordering::Relaxed),
+        available,
+        state.started.elapsed().as_secs(),
+    )
+}
+
+/// Includes of stations: `parameters`, `characteristics`.
+fn includes(ctx: &Ctx<'_>) -> Result<(bool, bool), ApiError> {
+    let Some(v) = ctx.query.get("include")? else {
+        return Ok((false, false));
+    };
+    let mut out = (false, false);
+    for item in params::list("include", v)? {
+        match item {
+            "parameters" => out.0 = true,
+            "characteristics" => out.1 = true,
+            other => {
+                return Err(ApiError::param(
+                    "include",
+                    format!(
+                        "cannot include '{}'; use parameters, characteristics",
+                        shorten(other)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn station_item(ctx: &Ctx<'_>, s: &Station, distance: Option<f64>, include: (bool, bool)) -> Value {
+    let mut v = station_json(s, distance);
+    let catalog = &ctx.state.dataset.catalog;
+    let mut tf = ctx.time();
+    if include.0 {
+        v["parameters"] = catalog
+            .parameters(&s.id)
+            .iter()
+            .map(|p| parameter_json(p, &mut tf))
+            .collect();
+    }
+    if include.1 {
+        v["characteristics"] = catalog
+            .characteristics(&s.id)
+            .iter()
+            .map(|c| characteristic_json(c, &mut tf))
+            .collect();
+    }
+    v
+}
+
+fn csv_station_columns(fields: &Option<Vec<String>>, near: bool) -> Option<Vec<String>> {
+    if fields.is_some() {
+        return None;
+    }
+    let mut cols: Vec<String> = STATION_CSV.iter().map(|s| s.to_string()).collect();
+    if near {
+        cols.push("distance".into());
+    }
+    Some(cols)
+}
+
+fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.allow(
+        &["states", "waterBodyIds"],
+        &[
+            "types", "bbox", "near", "include", "limit", "offset", "sort", "fields", "format",
+        ],
+    )?;
+    let q = ctx.query;
+    let filter = StationFilter {
+        states: q.get("states")?.map(params::states).transpose()?,
+        water_body_ids: q
+            .get("waterBodyIds")?
+            .map(|v| {
+                params::list("waterBodyIds", v).map(|l| l.into_iter().map(str::to_owned).collect())
+            })
+            .transpose()?,
+        types: q
+            .get("types")?
+            .map(|v| {
+                params::list("types", v)?
+                    .into_iter()
+                    .map(|t| {
+                        t.parse::<StationType>()
+                            .map_err(|e| ApiError::param("types", format!("'{}': {e}", shorten(t))))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?,
+        bbox: q.get("bbox")?.map(params::bbox).transpose()?,
+        near: q.get("near")?.map(params::near).transpose()?,
+    };
+    let include = includes(ctx)?;
+    let sort = ctx.sort(STATION_SORT, canon_station_path)?;
+    let fields = ctx.fields(STATION_FIELDS, canon_station_path)?;
+    let (limit, offset, paging) = ctx.paging()?;
+    let format = ctx.format(STATION_FORMATS)?;
+
+    let hits = ctx.state.dataset.catalog.find_stations(&filter);
+    let total = hits.len() as u64;
+    let page = Page::new(total, limit, offset);
+    let window = |n: usize| {
+        (
+            offset.min(n as u64) as usize,
+            (offset + page.count).min(n as u64) as usize,
+        )
+    };
+    let mut items: Vec<Value> = if sort.is_empty() {
+        // Default order: page first, then build only the page's objects.
+        let (a, b) = window(hits.len());
+        hits[a..b]
+            .iter()
+            .map(|h| station_item(ctx, h.station, h.distance_km, include))
+            .collect()
+    } else {
+        let mut all: Vec<Value> = hits
+            .iter()
+            .map(|h| station_item(ctx, h.station, h.distance_km, include))
+            .collect();
+        sort_items(&mut all, &sort);
+        let (a, b) = window(all.len());
+        all.drain(a..b).collect()
+    };
+    if let Some(f) = &fields {
+        items = items.iter().map(|v| project(v, f)).collect();
+    }
+    let page = paging.then_some(page);
+    let links = ctx.links(
+        vec![
+            ("self", ctx.paging_url().this()),
+            ("station", ctx.url("/stations/{stationId}")),
+        ],
+        page.as_ref(),
+    );
+    let doc = Document {
+        meta: meta(ctx.state, "stations", page.as_ref()),
+        links,
+        data: Data::List(&items),
+        item_name: "station",
+        csv_columns: csv_station_columns(&fields, filter.near.is_some()),
+    };
+    let mut headers = ctx.paging_headers(page.as_ref());
+    attachment(&mut headers, format, "stations");
+    Ok(built(encode(&doc, format), format, headers))
+}
+
+fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
+    ctx.query.only(&["include", "fields", "format"], false)?;
+    let s = ctx.station(id)?;
+    let include = includes(ctx)?;
+    let fields = ctx.fields(STATION_FIELDS, canon_station_path)?;
+    let format = ctx.format(STATION_FORMATS)?;
+    let mut item = station_item(ctx, s, None, include);
+    if let Some(f) = &fields {
+        item = project(&item, f);
+    }
+    let base = format!("/stations/{}", s.id);
+    let links = ctx.links(
+        vec![
+            ("self", ctx.paging_url().this()),
+            ("parameters", ctx.url(&format!("{base}/parameters"))),
+            (
+                "characteristics",
+                ctx.url(&format!("{base}/characteristics")),
+            ),
+            (
+                "values",
+                ctx.url(&format!("{base}/parameters/{{parameterId}}/values")),
+            ),
+        ],
+        None,
+    );
+    let doc = Document {
+        meta: meta(ctx.state, "station", None),
+        links,
+        data: Data::One(&item),
+        item_name: "station",
+        csv_columns: csv_station_columns(&fields, false),
+    };
+    let mut headers = HeaderMap::new();
+    attachment(&mut headers, format, &format!("station-{}", s.id));
+    Ok(built(encode(&doc, format), format, headers))
+}
+
+/// Sorting, paging and projecting a small list of catalog items, then encoding it.
+#[allow(clippy::too_many_arguments)]
+fn catalog_list(
+    ctx: &Ctx<'_>,
+    mut items: Vec<Value>,
+    sort: &[SortSpec],
+    fields: Option<Vec<String>>,
+    format: Format,
+    schema: &str,
+    item_name: &str,
+    links: Vec<(&str, String)>,
+    stem: &str,
+) -> Result<Reply, ApiError> {
+    let (limit, offset, paging) = ctx.paging()?;
+    sort_items(&mut items, sort);
+    let page = Page::new(items.len() as u64, limit, offset);
+    let a = offset.min(items.len() as u64) as usize;
+    let b = (a as u64 + page.count) as usize;
+    let mut items: Vec<Value> = items.drain(a..b).collect();
+    if let Some(f) = &fields {
+        items = items.iter().map(|v| project(v, f)).collect();
+    }
+    let page = paging.then_some(page);
+    let doc = Document {
+        meta: meta(ctx.state, schema, page.as_ref()),
+        links: ctx.links(links, page.as_ref()),
+        data: Data::List(&items),
+        item_name,
+        csv_columns: None,
+    };
+    let mut headers = ctx.paging_headers(page.as_ref());
+    attachment(&mut headers, format, stem);
+    Ok(built(encode(&doc, format), format, headers))
+}
+
+fn no_alias(p: &str) -> String {
+    p.to_owned()
+}
+
+fn parameters(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
+    ctx.allow(&[], LIST_PARAMS)?;
+    let s = ctx.station(id)?;
+    let sort = ctx.sort(PARAMETER_SORT, no_alias)?;
+    let fields = ctx.fields(PARAMETER_FIELDS, no_alias)?;
+    ctx.paging()?;
+    let format = ctx.format(CATALOG_FORMATS)?;
+    let mut tf = ctx.time();
+    let items = ctx
+        .state
+        .dataset
+        .catalog
+        .parameters(&s.id)
+        .iter()
+        .map(|p| parameter_json(p, &mut tf))
+        .collect();
+    let base = format!("/stations/{}", s.id);
+    let links = vec![
+        ("self", ctx.paging_url().this()),
+        ("station", ctx.url(&base)),
+        (
+            "values",
+            ctx.url(&format!("{base}/parameters/{{parameterId}}/values")),
+        ),
+    ];
+    catalog_list(
+        ctx,
+        items,
+        &sort,
+        fields,
+        format,
+        "parameters",
+        "parameter",
+        links,
+        &format!("parameters-{}", s.id),
+    )
+}
+
+fn parameter(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
+    ctx.query.only(&["fields", "format"], false)?;
+    let s = ctx.station(id)?;
+    let pid = ctx.parameter_id(s, pid)?;
+    let fields = ctx.fields(PARAMETER_FIELDS, no_alias)?;
+    let format = ctx.format(CATALOG_FORMATS)?;
+    let p = ctx
+        .state
+        .dataset
+        .catalog
+        .parameter(&s.id, &pid)
+        .ok_or_else(|| ApiError::NotFound("parameter".into()))?;
+    let mut item = parameter_json(p, &mut ctx.time());
+    if let Some(f) = &fields {
+        item = project(&item, f);
+    }
+    let base = format!("/stations/{}", s.id);
+    let links = ctx.links(
+        vec![
+            ("self", ctx.paging_url().this()),
+            ("station", ctx.url(&base)),
+            ("parameters", ctx.url(&format!("{base}/parameters"))),
+            (
+                "values",
+                ctx.url(&format!("{base}/parameters/{pid}/values")),
+            ),
+        ],
+        None,
+    );
+    let doc = Document {
+        meta: meta(ctx.state, "parameter", None),
+        links,
+        data: Data::One(&item),
+        item_name: "parameter",
+        csv_columns: None,
+    };
+    let mut headers = HeaderMap::new();
+    attachment(&mut headers, format, &format!("{}-{pid}", s.id));
+    Ok(built(encode(&doc, format), format, headers))
+}
+
+fn characteristics(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
+    ctx.query.only(
+        &[
+            "types",
+            "parameterIds",
+            "limit",
+            "offset",
+            "sort",
+            "fields",
+            "format",
+        ],
+        false,
+    )?;
+    let s = ctx.station(id)?;
+    let types = ctx
+        .query
+        .get("types")?
+        .map(|v| {
+            params::list("types", v)?
+                .into_iter()
+                .map(|t| {
+                    t.parse::<CharacteristicType>()
+                        .map_err(|e| ApiError::param("types", format!("'{}': {e}", shorten(t))))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let parameter_ids = ctx
+        .query
+        .get("parameterIds")?
+        .map(|v| {
+            params::list("parameterIds", v)?
+                .into_iter()
+                .map(|p| {
+                    p.parse::<ParameterId>()
+                        .map_err(|e| ApiError::param("parameterIds", e.to_string()))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let sort = ctx.sort(CHARACTERISTIC_SORT, no_alias)?;
+    let fields = ctx.fields(CHARACTERISTIC_FIELDS, no_alias)?;
+    ctx.paging()?;
+    let format = ctx.format(CATALOG_FORMATS)?;
+    let mut tf = ctx.time();
+    let items = ctx
+        .state
+        .dataset
+        .catalog
+        .characteristics(&s.id)
+        .iter()
+        .filter(|c| types.as_ref().is_none_or(|t| t.contains(&c.kind)))
+        .filter(|c| {
+            parameter_ids
+                .as_ref()
+                .is_none_or(|p| p.contains(&c.parameter))
+        })
+        .map(|c| characteristic_json(c, &mut tf))
+        .collect();
+    let links = vec![
+        ("self", ctx.paging_url().this()),
+        ("station", ctx.url(&format!("/stations/{}", s.id))),
+    ];
+    catalog_list(
+        ctx,
+        items,
+        &sort,
+        fields,
+        format,
+        "characteristics",
+        "characteristic",
+        links,
+        &format!("characteristics-{}", s.id),
+    )
+}
+
+fn characteristic(ctx: &Ctx<'_>, id: &str, cid: &str) -> Result<Reply, ApiError> {
+    ctx.query.only(&["fields", "format"], false)?;
+    let s = ctx.station(id)?;
+    let not_found = || {
+        ApiError::NotFound(format!(
+            "station '{}' has no characteristic '{}'",
+            s.id,
+            shorten(cid)
+        ))
+    };
+    let cid: CharacteristicId = cid.parse().map_err(|_| not_found())?;
+    let c = ctx
+        .state
+        .dataset
+        .catalog
+        .characteristic(&s.id, &cid)
+        .ok_or_else(not_found)?;
+    let fields = ctx.fields(CHARACTERISTIC_FIELDS, no_alias)?;
+    let format = ctx.format(CATALOG_FORMATS)?;
+    let mut item = characteristic_json(c, &mut ctx.time());
+    if let Some(f) = &fields {
+        item = project(&item, f);
+    }
+    let base = format!("/stations/{}", s.id);
+    let links = ctx.links(
+        vec![
+            ("self", ctx.paging_url().this()),
+            ("station", ctx.url(&base)),
+            (
+                "characteristics",
+                ctx.url(&format!("{base}/characteristics")),
+            ),
+        ],
+        None,
+    );
+    let doc = Document {
+        meta: meta(ctx.state, "characteristic", None),
+        links,
+        data: Data::One(&item),
+        item_name: "characteristic",
+        csv_columns: None,
+    };
+    Ok(built(encode(&doc, format), format, HeaderMap::new()))
+}
+
+/// The time window of a values request: `from`/`to`, `recent` or `last`, exclusively.
+fn window(ctx: &Ctx<'_>) -> Result<Window, ApiError> {
+    let q = ctx.query;
+    let from = q
+        .get("from")?
+        .map(|v| params::timestamp("from", v))
+        .transpose()?;
+    let to = q
+        .get("to")?
+        .map(|v| params::timestamp("to", v))
+        .transpose()?;
+    let recent = q
+        .get("recent")?
+        .map(|v| params::uint("recent", v))
+        .transpose()?;
+    let last = q
+        .get("last")?
+        .map(|v| params::duration("last", v))
+        .transpose()?;
+    let given: Vec<&str> = [
+        ("from/to", from.is_some() || to.is_some()),
+        ("recent", recent.is_some()),
+        ("last", last.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(n, g)| g.then_some(n))
+    .collect();
+    if given.len() > 1 {
+        return Err(ApiError::param(
+            given[1],
+            format!("cannot be combined with {}", given[0]),
+        ));
+    }
+    if let (Some(f), Some(t)) = (from, to)
+        && f > t
+    {
+        return Err(ApiError::param("from", "is after 'to'"));
+    }
+    Ok(match (recent, last) {
+        (Some(n), _) => Window::Recent(n),
+        (_, Some(d)) => Window::Last(d),
+        _ => Window::Between { from, to },
+    })
+}
+
+async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
+    ctx.allow(
+        &["from", "to"],
+        &[
+            "recent", "last", "limit", "offset", "sort", "fields", "format",
+        ],
+    )?;
+    let s = ctx.station(id)?;
+    let pid = ctx.parameter_id(s, pid)?;
+    let window = window(ctx)?;
+    let sort = ctx.sort(VALUE_FIELDS, no_alias)?;
+    let fields = ctx.fields(VALUE_FIELDS, no_alias)?;
+    let (limit, offset, paging) = ctx.paging()?;
+    let format = ctx.format(VALUE_FORMATS)?;
+    let columns: Vec<ValueColumn> = match &fields {
+        Some(f) => f.iter().filter_map(|n| ValueColumn::from_name(n)).collect(),
+        None => ValueColumn::ALL.to_vec(),
+    };
+    let query = ValuesQuery {
+        station: s.id.clone(),
+        parameter: pid.clone(),
+        window,
+        sort: sort
+            .iter()
+            .filter_map(|k| {
+                Some(SortKey {
+                    column: ValueColumn::from_name(&k.path)?,
+                    descending: k.descending,
+                })
+            })
+            .collect(),
+        offset,
+        limit,
+        columns: columns.clone(),
+        need_total: paging,
+    };
+    let permit = Arc::clone(&ctx.state.heavy)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Unavailable {
+            retry_after: 1,
+            detail: "too many downloads at once; retry shortly".into(),
+        })?;
+    let plan = ctx.state.dataset.plan_values(&query).await?;
+    let page = match (paging, plan.total) {
+        (true, Some(total)) => Some(Page::new(total, limit, offset)),
+        _ => None,
+    };
+    let base = format!("/stations/{}", s.id);
+    let links = ctx.links(
+        vec![
+            ("self", ctx.paging_url().this()),
+            ("station", ctx.url(&base)),
+            ("parameters", ctx.url(&format!("{base}/parameters"))),
+        ],
+        page.as_ref(),
+    );
+    let meta = meta(ctx.state, "values", page.as_ref());
+    let names: Vec<String> = columns.iter().map(|c| c.name().to_owned()).collect();
+    let encoder: Box<dyn BatchEncoder> = match format {
+        Format::Arrow => Box::new(binary::ArrowIpc::new(plan.schema.clone())),
+        Format::Parquet => Box::new(binary::Parquet::new(plan.schema.clone())),
+        Format::Xml => Box::new(ValuesText::new(
+            format,
+            names,
+            xml_head(&meta, links.as_ref()),
+            b"</data></response>".to_vec(),
+            ctx.time(),
+        )),
+        Format::Json => {
+            let mut head = b"{\"meta\":".to_vec();
+            head.extend_from_slice(meta.to_string().as_bytes());
+            if let Some(l) = &links {
+                head.extend_from_slice(b",\"links\":");
+                head.extend_from_slice(l.to_string().as_bytes());
+            }
+            head.extend_from_slice(b",\"data\":[");
+            Box::new(ValuesText::new(
+                format,
+                names,
+                head,
+                b"]}".to_vec(),
+                ctx.time(),
+            ))
+        }
+        _ => Box::new(ValuesText::new(
+            format,
+            names,
+            Vec::new(),
+            Vec::new(),
+            ctx.time(),
+        )),
+    };
+    let state = Arc::clone(ctx.state);
+    let body = encode_stream(
+        plan.stream,
+        encoder,
+        move |rows| {
+            state
+                .metrics
+                .rows_streamed
+                .fetch_add(rows, Ordering::Relaxed);
+        },
+        permit,
+    );
+    let mut headers = ctx.paging_headers(page.as_ref());
+    attachment(&mut headers, format, &format!("{}_{pid}", s.id));
+    Ok(Reply {
+        body,
+        len: None,
+        content_type: format.content_type(),
+        headers,
+        cacheable: true,
+    })
+}
+
+/// The body of a values answer: begin, one frame per batch, finish. The permit and the query
+/// live as long as the body; a client that goes away drops both.
+fn encode_stream(
+    batches: hydro_engine::SendableRecordBatchStream,
+    encoder: Box<dyn BatchEncoder>,
+    on_rows: impl Fn(u64) + Send + 'static,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> Body {
+    enum Stage {
+        Begin,
+        Rows,
+        Done,
+    }
+    let state = (batches, encoder, Stage::Begin, permit, on_rows);
+    let frames = futures::stream::unfold(
+        state,
+        |(mut batches, mut enc, stage, permit, on_rows)| async move {
+            match stage {
+                Stage::Begin => {
+                    let r = enc.begin().map_err(|e| -> BoxError { e.into() });
+                    Some((r, (batches, enc, Stage::Rows, permit, on_rows)))
+                }
+                Stage::Rows => match batches.next().await {
+                    Some(Ok(b)) => {
+                        on_rows(b.num_rows() as u64);
+                        let r = enc.batch(&b).map_err(|e| -> BoxError { e.into() });
+                        Some((r, (batches, enc, Stage::Rows, permit, on_rows)))
+                    }
+                    Some(Err(e)) => {
+                        // Headers are gone: the only honest signal left is to abort the body.
+                        tracing::error!("values stream failed: {e}");
+                        Some((
+                            Err("query failed while streaming".into()),
+                            (batches, enc, Stage::Done, permit, on_rows),
+                        ))
+                    }
+                    None => {
+                        let r = enc.finish().map_err(|e| -> BoxError { e.into() });
+                        Some((r, (batches, enc, Stage::Done, permit, on_rows)))
+                    }
+                },
+                Stage::Done => None,
+            }
+        },
+    )
+    .filter(|r: &Result<Bytes, BoxError>| {
+        futures::future::ready(r.as_ref().map_or(true, |b| !b.is_empty()))
+    });
+    stream(frames)
+}

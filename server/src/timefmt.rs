@@ -1,0 +1,88 @@
+//! RFC 3339 timestamps with a numeric offset (`2024-03-01T12:15:00+00:00`, never `Z`), fast:
+//! the date part is formatted once per day and reused, the time of day is written digit by
+//! digit. Sub-second parts appear only when present.
+
+use chrono::{DateTime, FixedOffset};
+
+pub struct TimeFormatter {
+    offset_secs: i64,
+    offset_text: String,
+    day: i64,
+    date_text: [u8; 11],
+}
+
+impl TimeFormatter {
+    pub fn new(offset: FixedOffset) -> Self {
+        let offset_secs = i64::from(offset.local_minus_utc());
+        let sign = if offset_secs < 0 { '-' } else { '+' };
+        let a = offset_secs.abs();
+        Self {
+            offset_secs,
+            offset_text: format!("{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60),
+            day: i64::MIN,
+            date_text: *b"0000-00-00T",
+        }
+    }
+
+    /// Appends the timestamp (UTC microseconds) in the output offset.
+    pub fn write(&mut self, micros: i64, out: &mut Vec<u8>) {
+        let local = micros + self.offset_secs * 1_000_000;
+        let day = local.div_euclid(86_400_000_000);
+        let in_day = local.rem_euclid(86_400_000_000);
+        if day != self.day {
+            self.day = day;
+            let date = DateTime::from_timestamp(day * 86_400, 0)
+                .map(|d| d.format("%Y-%m-%dT").to_string())
+                .unwrap_or_else(|| "0000-01-01T".into());
+            let b = date.as_bytes();
+            if b.len() == 11 {
+                self.date_text.copy_from_slice(b);
+            }
+        }
+        out.extend_from_slice(&self.date_text);
+        let secs = in_day / 1_000_000;
+        let frac = in_day % 1_000_000;
+        let two = |out: &mut Vec<u8>, v: i64| {
+            out.push(b'0' + (v / 10) as u8);
+            out.push(b'0' + (v % 10) as u8);
+        };
+        two(out, secs / 3600);
+        out.push(b':');
+        two(out, (secs / 60) % 60);
+        out.push(b':');
+        two(out, secs % 60);
+        if frac != 0 {
+            let s = format!(".{frac:06}");
+            out.extend_from_slice(s.trim_end_matches('0').as_bytes());
+        }
+        out.extend_from_slice(self.offset_text.as_bytes());
+    }
+
+    pub fn format(&mut self, micros: i64) -> String {
+        let mut out = Vec::with_capacity(32);
+        self.write(micros, &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_numeric_offset() {
+        let utc = FixedOffset::east_opt(0).unwrap();
+        let mut f = TimeFormatter::new(utc);
+        assert_eq!(f.format(0), "1970-01-01T00:00:00+00:00");
+        assert_eq!(f.format(1_709_295_300_000_000), "2024-03-01T12:15:00+00:00");
+        assert_eq!(f.format(1_500_000), "1970-01-01T00:00:01.5+00:00");
+        let cet = FixedOffset::east_opt(3600).unwrap();
+        let mut f = TimeFormatter::new(cet);
+        assert_eq!(f.format(1_709_335_800_000_000), "2024-03-02T00:30:00+01:00");
+        let west = FixedOffset::west_opt(5 * 3600 + 1800).unwrap();
+        assert_eq!(
+            TimeFormatter::new(west).format(0),
+            "1969-12-31T18:30:00-05:30"
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! `hydro`: serve, import and generate Hydro API datasets.
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use hydro_engine::dataset::store_for;
+use hydro_engine::generate::{GenerateOptions, generate};
+use hydro_engine::import::{ImportInput, import};
+use hydro_engine::{Dataset, EngineError};
+use hydro_server::app::AppState;
+use hydro_server::config::Config;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where `hydro serve` keeps the demo dataset when no `--data` is given.
+const DEMO_DIR: &str = "data/demo";
+
+#[derive(Parser)]
+#[command(
+    name = "hydro",
+    version,
+    about = "Hydrological Data API: serve, import and generate datasets"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve a dataset over HTTP (the demo dataset when --data is not given).
+    ///
+    /// Settings come from --config (TOML) and HYDRO_* environment variables, e.g.
+    /// HYDRO_TITLE, HYDRO_VERSION, HYDRO_DESCRIPTION, HYDRO_DESCRIPTION_URL, HYDRO_PUBLISHER_NAME,
+    /// HYDRO_PUBLISHER_EMAIL, HYDRO_LICENSE_NAME, HYDRO_LICENSE_URL, HYDRO_BASE_URL,
+    /// HYDRO_OUTPUT_OFFSET (+00:00), HYDRO_VARIANT (extended|basic), HYDRO_CACHE_CONTROL,
+    /// HYDRO_MAX_HEAVY_QUERIES (64), HYDRO_HEADER_TIMEOUT_SECS (10), HYDRO_SHUTDOWN_GRACE_SECS (20).
+    Serve {
+        /// Dataset directory (or file:// URL).
+        #[arg(long, env = "HYDRO_DATA")]
+        data: Option<String>,
+        /// Address to listen on.
+        #[arg(long, env = "HYDRO_BIND", default_value = "127.0.0.1:8080")]
+        bind: String,
+        /// TOML file with service settings (see above).
+        #[arg(long, env = "HYDRO_CONFIG")]
+        config: Option<PathBuf>,
+    },
+    /// Import CSV files into a dataset (formats: data/README.md). Publishes atomically.
+    Import {
+        /// Dataset directory to write (a new version replaces the published one).
+        #[arg(long)]
+        out: String,
+        #[arg(long)]
+        stations: PathBuf,
+        #[arg(long)]
+        parameters: PathBuf,
+        #[arg(long)]
+        characteristics: Option<PathBuf>,
+        /// One or more values files.
+        #[arg(long, num_args = 1.., required = true)]
+        values: Vec<PathBuf>,
+    },
+    /// Write a synthetic, realistic dataset, deterministic by seed.
+    Generate {
+        #[arg(long)]
+        out: String,
+        #[arg(long, default_value_t = 40)]
+        stations: usize,
+        /// Years of values (0: catalog only).
+        #[arg(long, default_value_t = 3)]
+        years: u32,
+        /// Measurement interval as an ISO 8601 duration in whole minutes.
+        #[arg(long, default_value = "PT15M")]
+        interval: String,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// First day of the series (UTC).
+        #[arg(long, default_value = "2022-01-01")]
+        start: String,
+    },
+}
+
+fn parse_interval_minutes(s: &str) -> anyhow::Result<u32> {
+    let d: hydro_engine::duration::IsoDuration =
+        s.parse().map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
+    if d.months != 0 || d.micros % 60_000_000 != 0 {
+        bail!("--interval must be whole minutes, e.g. PT15M, PT1H, P1D");
+    }
+    Ok(u32::try_from(d.micros / 60_000_000).context("--interval too long")?)
+}
+
+fn progress_bar(what: &'static str) -> impl Fn(u64, u64) {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:40}] {pos}/{len} stations, {elapsed} (eta {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b.set_message(what);
+        b
+    });
+    move |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+            if done == total {
+                b.finish();
+            }
+        }
+    }
+}
+
+/// The demo dataset: generated once, deterministically, on first start.
+async fn ensure_demo() -> anyhow::Result<String> {
+    let store = store_for(DEMO_DIR)?;
+    if hydro_engine::dataset::read_manifest(store.as_ref())
+        .await?
+        .is_none()
+    {
+        eprintln!("generating the demo dataset in {DEMO_DIR} (once)…");
+        let opts = GenerateOptions::default();
+        generate(store, &opts, progress_bar("demo")).await?;
+    }
+    Ok(DEMO_DIR.to_owned())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("HYDRO_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Serve { data, bind, config } => {
+            let config = Config::load(config.as_deref()).map_err(anyhow::Error::msg)?;
+            let data = match data {
+                Some(d) => d,
+                None => ensure_demo().await?,
+            };
+            let dataset = Dataset::open(&data)
+                .await
+                .with_context(|| format!("opening dataset {data}"))?;
+            let listener = tokio::net::TcpListener::bind(&bind)
+                .await
+                .with_context(|| format!("binding {bind}"))?;
+            let local = listener.local_addr()?;
+            let state = Arc::new(
+                AppState::new(dataset, config, &local.to_string()).map_err(anyhow::Error::msg)?,
+            );
+            println!(
+                "Hydro API listening on http://{local}/v1/ (dataset {})",
+                state.dataset.manifest.version
+            );
+            hydro_server::server::serve(listener, state, shutdown_signal()).await;
+            Ok(())
+        }
+        Command::Import {
+            out,
+            stations,
+            parameters,
+            characteristics,
+            values,
+        } => {
+            let input = ImportInput {
+                stations,
+                parameters,
+                characteristics,
+                values,
+            };
+            match import(store_for(&out)?, &input).await {
+                Ok((manifest, rows)) => {
+                    println!(
+                        "published {} version {}: {} stations, {} parameters, {} characteristics, {rows} values",
+                        out,
+                        manifest.version,
+                        manifest.counts.stations,
+                        manifest.counts.parameters,
+                        manifest.counts.characteristics
+                    );
+                    Ok(())
+                }
+                Err(EngineError::Import(lines)) => {
+                    for l in &lines {
+                        eprintln!("{l}");
+                    }
+                    bail!("{} invalid line(s); nothing was published", lines.len())
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Command::Generate {
+            out,
+            stations,
+            years,
+            interval,
+            seed,
+            start,
+        } => {
+            let opts = GenerateOptions {
+                stations,
+                years,
+                interval_minutes: parse_interval_minutes(&interval)?,
+                seed,
+                start: start
+                    .parse()
+                    .with_context(|| format!("--start {start}: expected YYYY-MM-DD"))?,
+            };
+            let started = std::time::Instant::now();
+            let m = generate(store_for(&out)?, &opts, progress_bar("generating")).await?;
+            println!(
+                "published {out} version {}: {} stations, {} values in {} files ({:.1}s)",
+                m.version,
+                m.counts.stations,
+                m.counts.values,
+                m.counts.files,
+                started.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
+    }
+}
