@@ -33,6 +33,7 @@ use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{BinaryExpr, col, lit};
 use datafusion::physical_expr::{LexOrdering, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_plan::limit::GlobalLimitExec;
+use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream, collect};
@@ -102,7 +103,19 @@ pub struct ValuesPlan {
     pub schema: SchemaRef,
     pub stream: SendableRecordBatchStream,
     /// Every scan this query ran or will run, for metrics.
-    pub scans: Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
+    pub scans: ScanLog,
+}
+
+/// The scans of one query; shared with the stream, which adds scans as it goes.
+#[derive(Clone, Default)]
+pub struct ScanLog(Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>);
+
+impl ScanLog {
+    fn push(&self, scan: &Arc<dyn ExecutionPlan>) {
+        if let Ok(mut s) = self.0.lock() {
+            s.push(Arc::clone(scan));
+        }
+    }
 }
 
 /// One month file that holds the series, with the rows it contributes to the window.
@@ -130,24 +143,36 @@ pub struct ScanMetrics {
     pub output_rows: usize,
 }
 
-impl ValuesPlan {
+impl ScanLog {
     /// Sums the Parquet metrics of the scans (meaningful once the stream is consumed).
     pub fn metrics(&self) -> ScanMetrics {
-        let scans = self.scans.lock().map(|s| s.clone()).unwrap_or_default();
+        let scans = self.0.lock().map(|s| s.clone()).unwrap_or_default();
         let mut m = ScanMetrics::default();
         for scan in scans {
             let Some(set) = scan.metrics() else { continue };
+            // (pruned, matched) of a pruning metric, summed over partitions.
             let get = |name: &str| {
                 set.iter()
-                    .filter(|x| x.value().name() == name)
-                    .map(|x| x.value().as_usize())
-                    .sum::<usize>()
+                    .filter_map(|x| match x.value() {
+                        MetricValue::PruningMetrics {
+                            name: n,
+                            pruning_metrics,
+                        } if n == name => {
+                            Some((pruning_metrics.pruned(), pruning_metrics.matched()))
+                        }
+                        _ => None,
+                    })
+                    .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
             };
             m.files_scanned += file_count(&scan);
-            m.row_groups_pruned += get("row_groups_pruned_statistics");
-            m.row_groups_matched += get("row_groups_matched_statistics");
-            m.page_rows_pruned += get("page_index_rows_pruned");
-            m.page_rows_matched += get("page_index_rows_matched");
+            (m.row_groups_pruned, m.row_groups_matched) = {
+                let (p, q) = get("row_groups_pruned_statistics");
+                (m.row_groups_pruned + p, m.row_groups_matched + q)
+            };
+            (m.page_rows_pruned, m.page_rows_matched) = {
+                let (p, q) = get("page_index_rows_pruned");
+                (m.page_rows_pruned + p, m.page_rows_matched + q)
+            };
             m.output_rows += set.output_rows().unwrap_or(0);
         }
         m
@@ -269,7 +294,7 @@ impl Dataset {
     /// Plans a values query. Everything that can fail because of the request fails here,
     /// before the caller sends a status line.
     pub async fn plan_values(&self, q: &ValuesQuery) -> Result<ValuesPlan> {
-        let scans: Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>> = Arc::default();
+        let scans = ScanLog::default();
         let columns = if q.columns.is_empty() {
             ValueColumn::ALL.to_vec()
         } else {
@@ -339,6 +364,15 @@ impl Dataset {
         let page_len = q.limit.unwrap_or(u64::MAX);
 
         let predicate = self.predicate(&q.parameter, lo, hi)?;
+        if q.limit == Some(0) || c0 >= c1 {
+            let stream = empty_stream(Arc::clone(&out_schema));
+            return Ok(ValuesPlan {
+                total,
+                schema: out_schema,
+                stream,
+                scans,
+            });
+        }
         let stream = match time_order {
             Some(false) => {
                 // Ascending rows [a, b) of the window.
@@ -357,7 +391,7 @@ impl Dataset {
                     Arc::clone(&out_schema),
                     a,
                     b,
-                    Arc::clone(&scans),
+                    scans.clone(),
                 )
             }
             None => {
@@ -424,7 +458,7 @@ impl Dataset {
         columns: &[ValueColumn],
         a: u64,
         b: u64,
-        scans: &Mutex<Vec<Arc<dyn ExecutionPlan>>>,
+        scans: &ScanLog,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let mut files = Vec::new();
         let mut skip = a;
@@ -449,9 +483,7 @@ impl Dataset {
         let fetch = (take != u64::MAX).then_some(take as usize);
         let scan_limit = fetch.map(|f| f + skip as usize);
         let scan = self.scanner.scan(&files, predicate, columns, scan_limit)?;
-        if let Ok(mut s) = scans.lock() {
-            s.push(Arc::clone(&scan));
-        }
+        scans.push(&scan);
         Ok(Arc::new(GlobalLimitExec::new(scan, skip as usize, fetch)))
     }
 
@@ -462,7 +494,7 @@ impl Dataset {
         columns: &[ValueColumn],
         a: u64,
         b: u64,
-        scans: &Mutex<Vec<Arc<dyn ExecutionPlan>>>,
+        scans: &ScanLog,
     ) -> Result<SendableRecordBatchStream> {
         if a >= b {
             return Ok(empty_stream(
@@ -491,7 +523,7 @@ impl Dataset {
         schema: SchemaRef,
         a: u64,
         b: u64,
-        scans: Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
+        scans: ScanLog,
     ) -> SendableRecordBatchStream {
         // (file, rows of this month to keep, counted from the month's first window row)
         let mut months = Vec::new();
@@ -511,14 +543,12 @@ impl Dataset {
         let stream = futures::stream::iter(months)
             .then(move |(file, from, to)| {
                 let ctx = Arc::clone(&ctx);
-                let scans = Arc::clone(&scans);
+                let scans = scans.clone();
                 let scan = scanner.scan(&[&file], Arc::clone(&predicate), &columns, None);
                 let schema = Arc::clone(&schema_for_stream);
                 async move {
                     let scan = scan?;
-                    if let Ok(mut s) = scans.lock() {
-                        s.push(Arc::clone(&scan));
-                    }
+                    scans.push(&scan);
                     let batches = collect(scan, ctx).await?;
                     let month = concat_batches(&schema, &batches)?;
                     let (from, to) = (from as usize, (to as usize).min(month.num_rows()));
