@@ -19,6 +19,8 @@ use tokio::sync::Semaphore;
 
 /// Longest request URI we read.
 pub const MAX_URI: usize = 8 * 1024;
+/// Most request header bytes we read (431 beyond).
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 #[derive(Default)]
 pub struct Metrics {
@@ -116,6 +118,14 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
     let uri = req.uri();
     if uri.to_string().len() > MAX_URI {
         return Err(ApiError::UriTooLong);
+    }
+    let header_bytes: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    if header_bytes > MAX_HEADER_BYTES {
+        return Err(ApiError::HeadersTooLarge);
     }
     let path = uri.path();
     let head = match *req.method() {

@@ -15,6 +15,7 @@ pub enum ApiError {
     MethodNotAllowed,
     NotAcceptable(String),
     UriTooLong,
+    HeadersTooLarge,
     Unauthorized {
         challenge: String,
         detail: String,
@@ -43,6 +44,7 @@ impl ApiError {
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             Self::UriTooLong => StatusCode::URI_TOO_LONG,
+            Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -65,6 +67,7 @@ impl ApiError {
             Self::Unauthorized { detail, .. } | Self::Unavailable { detail, .. } => detail.clone(),
             Self::MethodNotAllowed => "only GET, HEAD and OPTIONS are supported".into(),
             Self::UriTooLong => "the request URI is longer than 8 KiB".into(),
+            Self::HeadersTooLarge => "the request headers are larger than 64 KiB".into(),
             Self::TooManyRequests { retry_after } => {
                 format!("rate limit exceeded; retry in {retry_after} s")
             }

@@ -129,7 +129,7 @@ impl BatchEncoder for ValuesText {
                     out.extend_from_slice(b"\r\n");
                 }
                 Format::Xml => {
-                    out.extend_from_slice(b"<value>");
+                    out.extend_from_slice(b"<measurement>");
                     for (c, name) in cols.iter().zip(&names) {
                         out.push(b'<');
                         out.extend_from_slice(name.as_bytes());
@@ -139,7 +139,7 @@ impl BatchEncoder for ValuesText {
                         out.extend_from_slice(name.as_bytes());
                         out.push(b'>');
                     }
-                    out.extend_from_slice(b"</value>");
+                    out.extend_from_slice(b"</measurement>");
                 }
                 _ => {
                     if self.format == Format::Json && self.rows > 0 {

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Writes the JSON Schemas and the OpenAPI 3.1 document of this directory.
+
+Run `python3 schemas/build.py` after changing a resource; the server compiles the files in
+and tests validate real responses against them.
+"""
+import json
+import pathlib
+
+HERE = pathlib.Path(__file__).parent
+D = "https://json-schema.org/draft/2020-12/schema"
+BASE = "https://hydro-api.dev/v1/schemas"
+
+ts = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$",
+      "description": "RFC 3339 with a numeric offset (never Z)"}
+ints = {k: {"type": "integer", "minimum": 0} for k in ["total", "count", "limit", "offset", "totalPages"]}
+pagination = {"type": "object", "additionalProperties": False,
+              "required": ["total", "count", "limit", "offset", "page", "totalPages", "hasNextPage", "hasPreviousPage"],
+              "properties": ints | {"page": {"type": "integer", "minimum": 1},
+                                    "hasNextPage": {"type": "boolean"}, "hasPreviousPage": {"type": "boolean"}}}
+meta = {"type": "object", "additionalProperties": False, "required": ["title", "version"],
+        "properties": {"title": {"type": "string"}, "version": {"type": "string", "pattern": r"^\d+\.\d+\.\d+"},
+                       "description": {"type": "string"}, "descriptionUrl": {"type": "string"},
+                       "baseUrl": {"type": "string"}, "publisherName": {"type": "string"},
+                       "publisherEmail": {"type": "string"}, "licenseName": {"type": "string"},
+                       "licenseUrl": {"type": "string"}, "schemaUrl": {"type": "string"}, "pagination": pagination}}
+links = {"type": "array", "items": {"type": "object", "additionalProperties": False, "required": ["rel", "href"],
+                                    "properties": {"rel": {"type": "string"}, "href": {"type": "string"}}}}
+period = {"type": "object", "additionalProperties": False, "properties": {"start": ts, "end": ts}}
+parameter = {"type": "object", "additionalProperties": False, "properties": {
+    "id": {"type": "string"}, "name": {"type": "string"}, "observedProperty": {"type": "string"},
+    "unit": {"type": "string"}, "interval": {"type": "string", "pattern": "^P"},
+    "availability": {"type": "array", "items": period}}}
+characteristic = {"type": "object", "additionalProperties": False, "properties": {
+    "id": {"type": "string"}, "name": {"type": "string"},
+    "type": {"enum": ["mainValue", "statistic", "derived", "mark"]}, "parameterId": {"type": "string"},
+    "value": {"type": "number"}, "unit": {"type": "string"}, "period": period, "description": {"type": "string"}}}
+ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+station = {"type": "object", "additionalProperties": False, "properties": {
+    "id": {"type": "string", "pattern": ID}, "name": {"type": "string"},
+    "type": {"enum": ["surfaceWater", "groundwater", "weather"]},
+    "state": {"type": "string", "pattern": "^DE-[A-Z]{2}$"}, "operator": {"type": "string"},
+    "waterBodyId": {"type": "string"}, "waterBodyName": {"type": "string"},
+    "coordinates": {"type": "object", "additionalProperties": False, "properties": {
+        "lat": {"type": "number", "minimum": -90, "maximum": 90},
+        "lon": {"type": "number", "minimum": -180, "maximum": 180}}},
+    "riverKm": {"type": "number"},
+    "gaugeZero": {"type": "object", "additionalProperties": False, "properties": {
+        "value": {"type": "number"}, "unit": {"type": "string"}, "datum": {"type": "string"}}},
+    "groundLevel": {"type": "number"}, "elevation": {"type": "number"},
+    "distance": {"type": "number", "minimum": 0, "description": "great-circle distance in km (with near)"},
+    "parameters": {"type": "array", "items": parameter},
+    "characteristics": {"type": "array", "items": characteristic}}}
+value = {"type": "object", "additionalProperties": False, "properties": {
+    "timestamp": ts, "value": {"type": ["number", "null"]}, "quality": {"type": "string"}}}
+
+
+def envelope(title, data):
+    return {"title": title, "type": "object", "additionalProperties": False, "required": ["meta", "data"],
+            "properties": {"meta": meta, "links": links, "data": data}}
+
+
+SCHEMAS = {
+    "landing": envelope("Landing page", {"type": "object", "properties": {
+        "datasetVersion": {"type": "string"}, "datasetCreated": {"type": "string"},
+        "counts": {"type": "object", "additionalProperties": {"type": "integer"}}}}),
+    "stations": envelope("List of stations", {"type": "array", "items": station}),
+    "station": envelope("One station", station),
+    "parameters": envelope("Parameters of a station", {"type": "array", "items": parameter}),
+    "parameter": envelope("One parameter", parameter),
+    "values": envelope("Values of one series", {"type": "array", "items": value}),
+    "characteristics": envelope("Characteristic values of a station", {"type": "array", "items": characteristic}),
+    "characteristic": envelope("One characteristic value", characteristic),
+    "health": {"title": "Health", "type": "object", "additionalProperties": False,
+               "required": ["status", "version", "uptimeSeconds", "checks"],
+               "properties": {"status": {"enum": ["ok", "degraded", "down"]}, "version": {"type": "string"},
+                              "uptimeSeconds": {"type": "integer", "minimum": 0},
+                              "checks": {"type": "object", "required": ["catalog", "storage"],
+                                         "properties": {"catalog": {"type": "object", "required": ["status"]},
+                                                        "storage": {"type": "object", "required": ["status"]}}}}},
+    "problem": {"title": "RFC 9457 problem details", "type": "object", "additionalProperties": False,
+                "required": ["type", "title", "status", "detail", "instance"],
+                "properties": {"type": {"type": "string"}, "title": {"type": "string"},
+                               "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                               "detail": {"type": "string"}, "instance": {"type": "string"},
+                               "invalidParams": {"type": "array", "items": {
+                                   "type": "object", "required": ["name", "reason"], "additionalProperties": False,
+                                   "properties": {"name": {"type": "string"}, "reason": {"type": "string"}}}}}},
+}
+
+
+def q(name, description, schema=None, example=None):
+    p = {"name": name, "in": "query", "required": False, "description": description,
+         "schema": schema or {"type": "string", "minLength": 1}}
+    if example is not None:
+        p["example"] = example
+    return p
+
+
+LIST = [q("limit", "maximum number of items (0: only the count)", {"type": "integer", "minimum": 0}),
+        q("offset", "items skipped before output starts", {"type": "integer", "minimum": 0}),
+        q("sort", "comma-separated fields, '-' prefix for descending"),
+        q("fields", "comma-separated fields, dot notation for nested ones")]
+FMT = lambda formats: q("format", "output format (short name or media type); wins over Accept",
+                        {"type": "string", "enum": formats})
+path_id = lambda name, d: {"name": name, "in": "path", "required": True, "description": d,
+                           "schema": {"type": "string", "pattern": ID}}
+STATION_ID = path_id("stationId", "station id")
+PARAMETER_ID = path_id("parameterId", "parameter id, e.g. water-level-15min")
+CHAR_ID = path_id("characteristicId", "characteristic id, e.g. mhw")
+CATALOG = ["json", "csv", "xml", "ndjson"]
+STATIONS = ["json", "csv", "geojson", "xml", "ndjson"]
+VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
+MEDIA = {"json": "application/json", "csv": "text/csv", "geojson": "application/geo+json",
+         "xml": "application/xml", "ndjson": "application/x-ndjson",
+         "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet"}
+
+
+def problem(desc):
+    return {"description": desc, "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/problem"}}}}
+
+
+ERRORS = {"400": problem("bad or unknown parameter"), "404": problem("unknown resource"),
+          "405": problem("method not allowed"), "406": problem("no acceptable format"),
+          "414": problem("URI too long"), "503": problem("overloaded or storage unavailable")}
+
+
+def op(op_id, summary, schema, params, formats):
+    content = {}
+    for f in formats:
+        if f == "json":
+            content[MEDIA[f]] = {"schema": {"$ref": f"#/components/schemas/{schema}"}}
+        elif f in ("arrow", "parquet"):
+            content[MEDIA[f]] = {"schema": {"type": "string", "format": "binary"}}
+        else:
+            content[MEDIA[f]] = {"schema": {"type": "string"}}
+    return {"get": {"operationId": op_id, "summary": summary, "parameters": params,
+                    "responses": {"200": {"description": "OK", "content": content}, "304": {"description": "Not modified"}} | ERRORS}}
+
+
+WINDOW = [q("from", "start (inclusive), ISO 8601 with offset", {"type": "string", "format": "date-time"}),
+          q("to", "end (inclusive), ISO 8601 with offset", {"type": "string", "format": "date-time"}),
+          q("recent", "the newest N values", {"type": "integer", "minimum": 0}),
+          q("last", "ISO 8601 duration ending at the newest value, e.g. P1D", {"type": "string", "pattern": "^P"})]
+S = "/stations/{stationId}"
+openapi = {
+    "openapi": "3.1.0",
+    "info": {"title": "Hydro API", "version": "1.0.0",
+             "description": "Hydrological Data API Standard, EXTENDED variant. Errors are RFC 9457 problem details."},
+    "servers": [{"url": "/v1"}],
+    "paths": {
+        "/": op("landing", "Landing page", "landing", [], ["json"]),
+        "/health": {"get": {"operationId": "health", "summary": "Operational status", "parameters": [],
+                            "responses": {"200": {"description": "ok or degraded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}},
+                                          "503": {"description": "down", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}}}}},
+        "/stations": op("listStations", "Stations", "stations", [
+            q("states", "comma list of DE-XX or XX"), q("waterBodyIds", "comma list of water body ids"),
+            q("types", "comma list of surfaceWater, groundwater, weather"),
+            q("bbox", "minLon,minLat,maxLon,maxLat (WGS 84)", None, "6,50,8,52"),
+            q("near", "lon,lat,radius in km; nearest first, with distance", None, "7,50.7,50"),
+            q("include", "parameters, characteristics")] + LIST + [FMT(STATIONS)], STATIONS),
+        S: op("getStation", "One station", "station",
+              [STATION_ID, q("include", "parameters, characteristics"), LIST[3], FMT(STATIONS)], STATIONS),
+        S + "/parameters": op("listParameters", "Parameters of a station", "parameters",
+                              [STATION_ID] + LIST + [FMT(CATALOG)], CATALOG),
+        S + "/parameters/{parameterId}": op("getParameter", "One parameter", "parameter",
+                                            [STATION_ID, PARAMETER_ID, LIST[3], FMT(CATALOG)], CATALOG),
+        S + "/parameters/{parameterId}/values": op("listValues", "Values of a series", "values",
+                                                   [STATION_ID, PARAMETER_ID] + WINDOW + LIST + [FMT(VALUES)], VALUES),
+        S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
+                                   [STATION_ID, q("types", "comma list of mainValue, statistic, derived, mark"),
+                                    q("parameterIds", "comma list of parameter ids")] + LIST + [FMT(CATALOG)], CATALOG),
+        S + "/characteristics/{characteristicId}": op("getCharacteristic", "One characteristic value", "characteristic",
+                                                      [STATION_ID, CHAR_ID, LIST[3], FMT(CATALOG)], CATALOG),
+        "/schemas/{name}": {"get": {"operationId": "getSchema", "summary": "JSON Schema of a resource",
+                                    "parameters": [{"name": "name", "in": "path", "required": True,
+                                                    "schema": {"type": "string", "enum": [f"{n}.json" for n in SCHEMAS]}}],
+                                    "responses": {"200": {"description": "JSON Schema", "content": {"application/json": {"schema": {"type": "object"}}}},
+                                                  "404": problem("unknown schema")}}},
+        "/openapi.json": {"get": {"operationId": "getOpenApi", "summary": "This document", "parameters": [],
+                                  "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+    },
+    "components": {"schemas": SCHEMAS},
+}
+
+for name, schema in SCHEMAS.items():
+    doc = {"$schema": D, "$id": f"{BASE}/{name}.json"} | schema
+    (HERE / f"{name}.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+(HERE / "openapi.json").write_text(json.dumps(openapi, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,711 @@
+//! End-to-end: the real `hydro serve` on a free port, spoken to over HTTP. Responses are
+//! validated against the JSON Schemas in `schemas/`.
+
+mod common;
+
+use common::{Server, dataset, get, get_with, request};
+use serde_json::Value;
+
+fn schema(name: &str) -> jsonschema::Validator {
+    let text = std::fs::read_to_string(format!(
+        "{}/schemas/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap()
+}
+
+fn assert_valid(name: &str, v: &Value) {
+    let validator = schema(name);
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{v}");
+}
+
+/// A server of its own for each test: it stops when the test ends.
+fn server() -> Server {
+    Server::start()
+}
+
+async fn first_station(base: &str) -> (String, Value) {
+    let r = get(&format!("{base}/stations?limit=1")).await;
+    let s = r.json()["data"][0].clone();
+    (s["id"].as_str().unwrap().to_owned(), s)
+}
+
+#[tokio::test]
+async fn every_endpoint_answers_valid_json() {
+    let server = server();
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let cases = [
+        ("/", "landing"),
+        ("/stations", "stations"),
+        (&format!("/stations/{sid}") as &str, "station"),
+        (
+            &format!("/stations/{sid}?include=parameters,characteristics"),
+            "station",
+        ),
+        (&format!("/stations/{sid}/parameters"), "parameters"),
+        (
+            &format!("/stations/{sid}/parameters/water-level-15min"),
+            "parameter",
+        ),
+        (
+            &format!("/stations/{sid}/parameters/water-level-15min/values?limit=10"),
+            "values",
+        ),
+        (
+            &format!("/stations/{sid}/characteristics"),
+            "characteristics",
+        ),
+        (
+            &format!("/stations/{sid}/characteristics/mhw"),
+            "characteristic",
+        ),
+        ("/health", "health"),
+    ];
+    for (path, name) in cases {
+        let r = get(&format!("{base}{path}")).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.text());
+        assert_eq!(
+            r.header("content-type").as_deref(),
+            Some("application/json; charset=utf-8"),
+            "{path}"
+        );
+        let v = r.json();
+        assert_valid(name, &v);
+        if name != "health" {
+            assert_eq!(
+                v["meta"]["schemaUrl"],
+                format!("{base}/schemas/{name}.json"),
+                "{path}"
+            );
+            assert_eq!(v["meta"]["baseUrl"], base.as_str());
+        }
+    }
+    for name in ["stations", "values", "problem", "health"] {
+        let r = get(&format!("{base}/schemas/{name}.json")).await;
+        assert_eq!(r.status, 200);
+        jsonschema::validator_for(&r.json()).unwrap();
+    }
+    let r = get(&format!("{base}/openapi.json")).await;
+    assert_eq!(r.json()["openapi"], "3.1.0");
+    let m = get(&format!("{}/metrics", base.trim_end_matches("/v1"))).await;
+    assert!(m.text().contains("hydro_requests_total"));
+}
+
+#[tokio::test]
+async fn bad_input_gets_problem_details() {
+    let server = server();
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let v = format!("/stations/{sid}/parameters/water-level-15min/values");
+    let cases: Vec<(String, u16, &str)> = vec![
+        ("/stations?form=csv".into(), 400, "form"),
+        ("/stations?limit=-1".into(), 400, "limit"),
+        ("/stations?limit=".into(), 400, "limit"),
+        ("/stations?limit=abc".into(), 400, "limit"),
+        ("/stations?offset=1.5".into(), 400, "offset"),
+        ("/stations?limit=1&limit=2".into(), 400, "limit"),
+        ("/stations?states=Bayern".into(), 400, "states"),
+        ("/stations?states=BY,,NW".into(), 400, "states"),
+        ("/stations?types=river".into(), 400, "types"),
+        ("/stations?bbox=1,2,3".into(), 400, "bbox"),
+        ("/stations?bbox=6,55,8,47".into(), 400, "bbox"),
+        ("/stations?bbox=6,50,8,95".into(), 400, "bbox"),
+        ("/stations?near=7,50".into(), 400, "near"),
+        ("/stations?near=7,50,-3".into(), 400, "near"),
+        ("/stations?near=700,50,3".into(), 400, "near"),
+        ("/stations?sort=height".into(), 400, "sort"),
+        ("/stations?sort=name,name".into(), 400, "sort"),
+        ("/stations?fields=nope".into(), 400, "fields"),
+        ("/stations?fields=id,".into(), 400, "fields"),
+        ("/stations?include=values".into(), 400, "include"),
+        ("/stations?format=pdf".into(), 400, "format"),
+        ("/stations?format=".into(), 400, "format"),
+        (
+            format!("/stations/{sid}/parameters?format=geojson"),
+            400,
+            "format",
+        ),
+        (format!("{v}?from=2023-01-01"), 400, "from"),
+        (format!("{v}?from=2023-01-01T00:00:00"), 400, "from"),
+        (format!("{v}?from=yesterday"), 400, "from"),
+        (
+            format!("{v}?from=2023-02-01T00:00:00Z&to=2023-01-01T00:00:00Z"),
+            400,
+            "from",
+        ),
+        (format!("{v}?to=2023-13-01T00:00:00Z"), 400, "to"),
+        (format!("{v}?recent=-1"), 400, "recent"),
+        (format!("{v}?recent=1&last=P1D"), 400, "last"),
+        (
+            format!("{v}?recent=1&from=2023-01-01T00:00:00Z"),
+            400,
+            "recent",
+        ),
+        (format!("{v}?last=1D"), 400, "last"),
+        (format!("{v}?last=P0D"), 400, "last"),
+        (format!("{v}?last=PT"), 400, "last"),
+        (format!("{v}?sort=quality,quality"), 400, "sort"),
+        (format!("{v}?sort=name"), 400, "sort"),
+        (format!("{v}?fields=timestamp,foo"), 400, "fields"),
+        (format!("{v}?format=geojson"), 400, "format"),
+        (
+            format!("/stations/{sid}/characteristics?types=peak"),
+            400,
+            "types",
+        ),
+        (
+            format!("/stations/{sid}/characteristics?parameterIds=a/b"),
+            400,
+            "parameterIds",
+        ),
+        ("/stations/nope".into(), 404, ""),
+        ("/stations/..%2F..%2Fetc".into(), 404, ""),
+        ("/stations/a%00b".into(), 404, ""),
+        (format!("/stations/{}", "x".repeat(300)), 404, ""),
+        (format!("/stations/{sid}/parameters/nope"), 404, ""),
+        (
+            format!("/stations/{sid}/parameters/..%2F..%2Fmanifest.json/values"),
+            404,
+            "",
+        ),
+        (format!("/stations/{sid}/characteristics/nope"), 404, ""),
+        ("/stations/x/y/z/w/v/u".into(), 404, ""),
+        ("/nothing".into(), 404, ""),
+    ];
+    for (path, status, param) in cases {
+        let r = get(&format!("{base}{path}")).await;
+        assert_eq!(r.status, status, "{path}: {}", r.text());
+        assert_eq!(
+            r.header("content-type").as_deref(),
+            Some("application/problem+json"),
+            "{path}"
+        );
+        assert_eq!(
+            r.header("access-control-allow-origin").as_deref(),
+            Some("*"),
+            "{path}"
+        );
+        let p = r.json();
+        assert_valid("problem", &p);
+        assert_eq!(p["status"], status);
+        if !param.is_empty() {
+            assert_eq!(p["invalidParams"][0]["name"], param, "{path}: {p}");
+        }
+        let text = r.text();
+        assert!(
+            !text.contains("/tmp")
+                && !text.contains(".parquet")
+                && !text.contains("station=")
+                && !text.contains("Error {"),
+            "{path} leaks: {text}"
+        );
+    }
+    let outside = get(&format!("{}/v2/stations", base.trim_end_matches("/v1"))).await;
+    assert_eq!(outside.status, 404);
+}
+
+#[tokio::test]
+async fn methods_uri_length_and_headers() {
+    let server = server();
+    let base = &server.base;
+    for m in ["POST", "PUT", "DELETE", "PATCH"] {
+        let r = request(m, &format!("{base}/stations"), &[]).await;
+        assert_eq!(r.status, 405, "{m}");
+        assert_eq!(r.header("allow").as_deref(), Some("GET, HEAD, OPTIONS"));
+        assert_eq!(r.json()["status"], 405);
+    }
+    let head = request("HEAD", &format!("{base}/stations"), &[]).await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    let pre = request(
+        "OPTIONS",
+        &format!("{base}/stations"),
+        &[
+            ("Origin", "https://example.org"),
+            ("Access-Control-Request-Method", "GET"),
+        ],
+    )
+    .await;
+    assert_eq!(pre.status, 204);
+    assert_eq!(
+        pre.header("access-control-allow-origin").as_deref(),
+        Some("*")
+    );
+    assert_eq!(
+        pre.header("access-control-max-age").as_deref(),
+        Some("86400")
+    );
+    assert!(
+        pre.header("access-control-allow-headers")
+            .unwrap()
+            .contains("X-API-Key")
+    );
+    assert!(
+        pre.header("access-control-expose-headers")
+            .unwrap()
+            .contains("ETag")
+    );
+    let long = format!("{base}/stations?states={}", "BY,".repeat(3000));
+    assert_eq!(get(&long).await.status, 414);
+    let big = "x".repeat(70 * 1024);
+    let r = request("GET", &format!("{base}/stations"), &[("X-Big", &big)]).await;
+    assert_eq!(r.status, 431);
+}
+
+#[tokio::test]
+async fn station_filters_match_the_catalog() {
+    let server = server();
+    let base = &server.base;
+    let all = get(&format!("{base}/stations")).await.json();
+    let all = all["data"].as_array().unwrap().clone();
+    assert_eq!(all.len(), 24);
+    // Default order: name, case-insensitive.
+    let names: Vec<String> = all
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_lowercase())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+
+    let by_state = |code: &str| all.iter().filter(|s| s["state"] == code).count();
+    for (q, want) in [
+        ("states=DE-NW", by_state("DE-NW")),
+        ("states=nw", by_state("DE-NW")),
+        ("states=NW,RP", by_state("DE-NW") + by_state("DE-RP")),
+    ] {
+        let r = get(&format!("{base}/stations?{q}")).await.json();
+        assert_eq!(r["data"].as_array().unwrap().len(), want, "{q}");
+    }
+    let rhein = all.iter().filter(|s| s["waterBodyId"] == "2").count();
+    assert!(rhein > 0);
+    let r = get(&format!("{base}/stations?waterBodyIds=2")).await.json();
+    assert_eq!(r["data"].as_array().unwrap().len(), rhein);
+    let r = get(&format!("{base}/stations?waterBodyIds=2&states=RP"))
+        .await
+        .json();
+    assert!(
+        r["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["waterBodyId"] == "2" && s["state"] == "DE-RP")
+    );
+
+    // bbox includes exactly the stations inside.
+    let (min_lon, min_lat, max_lon, max_lat) = (6.5, 50.0, 8.0, 51.5);
+    let want: Vec<&str> = all
+        .iter()
+        .filter(|s| {
+            let (lat, lon) = (
+                s["coordinates"]["lat"].as_f64().unwrap(),
+                s["coordinates"]["lon"].as_f64().unwrap(),
+            );
+            (min_lon..=max_lon).contains(&lon) && (min_lat..=max_lat).contains(&lat)
+        })
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    let r = get(&format!(
+        "{base}/stations?bbox={min_lon},{min_lat},{max_lon},{max_lat}"
+    ))
+    .await
+    .json();
+    let got: Vec<&str> = r["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    let mut w = want.clone();
+    w.sort();
+    let mut g = got.clone();
+    g.sort();
+    assert_eq!(g, w);
+
+    // near: nearest first with distance; location alias in fields.
+    let r = get(&format!(
+        "{base}/stations?near=6.9631,50.9367,120&fields=name,distance,location"
+    ))
+    .await
+    .json();
+    let hits = r["data"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert_eq!(hits[0]["name"], "Köln");
+    assert!(hits[0]["distance"].as_f64().unwrap() < 0.01);
+    let d: Vec<f64> = hits
+        .iter()
+        .map(|h| h["distance"].as_f64().unwrap())
+        .collect();
+    assert!(d.windows(2).all(|w| w[0] <= w[1]) && d.iter().all(|x| *x <= 120.0));
+    assert!(hits[0]["coordinates"]["lat"].is_number() && hits[0].get("id").is_none());
+    assert_valid("stations", &r);
+
+    // sort: multi-key, descending, case-insensitive.
+    let r = get(&format!(
+        "{base}/stations?sort=state,-name&fields=state,name"
+    ))
+    .await
+    .json();
+    let rows: Vec<(String, String)> = r["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["state"].as_str().unwrap().into(),
+                s["name"].as_str().unwrap().to_lowercase(),
+            )
+        })
+        .collect();
+    assert!(
+        rows.windows(2)
+            .all(|w| w[0].0 < w[1].0 || (w[0].0 == w[1].0 && w[0].1 >= w[1].1)),
+        "{rows:?}"
+    );
+    let types = get(&format!("{base}/stations?types=groundwater,weather"))
+        .await
+        .json();
+    assert!(
+        types["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["type"] != "surfaceWater")
+    );
+}
+
+#[tokio::test]
+async fn following_next_walks_the_collection_exactly_once() {
+    let server = server();
+    let base = &server.base;
+    let all = get(&format!("{base}/stations?fields=id")).await.json();
+    let want: Vec<Value> = all["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].clone())
+        .collect();
+    let mut url = format!("{base}/stations?fields=id&limit=5");
+    let mut seen = Vec::new();
+    loop {
+        let r = get(&url).await;
+        assert_eq!(r.header("x-total-count").as_deref(), Some("24"));
+        let v = r.json();
+        assert_valid("stations", &v);
+        let p = &v["meta"]["pagination"];
+        assert_eq!(p["total"], 24);
+        assert_eq!(p["limit"], 5);
+        seen.extend(
+            v["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["id"].clone()),
+        );
+        let link_header = r.header("link").unwrap();
+        match v["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["rel"] == "next")
+        {
+            Some(next) => {
+                assert!(link_header.contains("rel=\"next\""));
+                url = next["href"].as_str().unwrap().to_owned();
+            }
+            None => {
+                assert_eq!(p["hasNextPage"], false);
+                assert_eq!(p["page"], p["totalPages"]);
+                break;
+            }
+        }
+    }
+    assert_eq!(seen, want);
+    let r = get(&format!("{base}/stations?limit=0")).await.json();
+    assert_eq!(r["data"].as_array().unwrap().len(), 0);
+    assert_eq!(r["meta"]["pagination"]["total"], 24);
+    assert_eq!(r["meta"]["pagination"]["totalPages"], 0);
+    assert_eq!(r["meta"]["pagination"]["page"], 1);
+    let r = get(&format!("{base}/stations?offset=20")).await.json();
+    assert_eq!(r["meta"]["pagination"]["count"], 4);
+    assert_eq!(r["meta"]["pagination"]["limit"], 4);
+    let r = get(&format!("{base}/stations?offset=10&limit=5"))
+        .await
+        .json();
+    assert_eq!(r["meta"]["pagination"]["page"], 3);
+    assert_eq!(r["data"][0]["id"], want[10]);
+}
+
+#[tokio::test]
+async fn values_windows_and_paging() {
+    let server = server();
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let v = format!("{base}/stations/{sid}/parameters/water-level-15min/values");
+    let r = get(&format!(
+        "{v}?from=2023-03-01T00:00:00Z&to=2023-03-01T01:00:00Z"
+    ))
+    .await
+    .json();
+    assert_valid("values", &r);
+    let ts: Vec<&str> = r["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["timestamp"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ts,
+        [
+            "2023-03-01T00:00:00+00:00",
+            "2023-03-01T00:15:00+00:00",
+            "2023-03-01T00:30:00+00:00",
+            "2023-03-01T00:45:00+00:00",
+            "2023-03-01T01:00:00+00:00"
+        ]
+    );
+    // Offsets, an unencoded '+' and a space in its place mean the same instant.
+    for q in [
+        "from=2023-03-01T01:00:00+01:00&to=2023-03-01T02:00:00+01:00",
+        "from=2023-03-01T01:00:00%2B01:00&to=2023-03-01T02:00:00%2B01:00",
+        "from=2023-03-01T01:00:00%2001:00&to=2023-03-01T02:00:00%2001:00",
+    ] {
+        let r2 = get(&format!("{v}?{q}")).await.json();
+        assert_eq!(r2["data"], r["data"], "{q}");
+    }
+    let recent = get(&format!("{v}?recent=3")).await.json();
+    let data = recent["data"].as_array().unwrap();
+    assert_eq!(data.len(), 3);
+    assert!(
+        data[0]["timestamp"].as_str() < data[2]["timestamp"].as_str(),
+        "recent is ascending"
+    );
+    let last = get(&format!("{v}?last=PT1H")).await.json();
+    assert_eq!(last["data"].as_array().unwrap().len(), 4);
+    assert_eq!(last["data"][3], data[2]);
+    let desc = get(&format!("{v}?sort=-timestamp&limit=2&fields=timestamp"))
+        .await
+        .json();
+    assert_eq!(desc["data"][0]["timestamp"], data[2]["timestamp"]);
+    assert_eq!(desc["data"][0].as_object().unwrap().len(), 1);
+    let paged = get(&format!("{v}?limit=10&offset=20")).await;
+    let pv = paged.json();
+    assert_valid("values", &pv);
+    let total = pv["meta"]["pagination"]["total"].as_u64().unwrap();
+    assert_eq!(paged.header("x-total-count"), Some(total.to_string()));
+    assert!(total > 60_000);
+    let full = get(&format!("{v}?limit=30")).await.json();
+    assert_eq!(
+        pv["data"].as_array().unwrap()[..],
+        full["data"].as_array().unwrap()[20..30]
+    );
+    let peak = get(&format!("{v}?sort=-value&limit=1")).await.json();
+    let hhw = get(&format!("{base}/stations/{sid}/characteristics/hhw"))
+        .await
+        .json();
+    assert_eq!(
+        peak["data"][0]["value"].as_f64(),
+        hhw["data"]["value"].as_f64(),
+        "HHW is the series maximum"
+    );
+}
+
+#[tokio::test]
+async fn formats_and_negotiation() {
+    let server = server();
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let r = get(&format!("{base}/stations?format=csv")).await;
+    assert_eq!(
+        r.header("content-type").as_deref(),
+        Some("text/csv; charset=utf-8")
+    );
+    assert!(
+        r.header("content-disposition")
+            .unwrap()
+            .contains("stations.csv")
+    );
+    let text = r.text();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "id,name,type,state,operator,coordinates.lat,coordinates.lon,waterBodyName"
+    );
+    assert_eq!(text.lines().count(), 25);
+    let r = get_with(
+        &format!("{base}/stations?limit=2"),
+        &[("Accept", "application/geo+json")],
+    )
+    .await;
+    assert_eq!(
+        r.header("content-type").as_deref(),
+        Some("application/geo+json; charset=utf-8")
+    );
+    let g = r.json();
+    assert_eq!(g["type"], "FeatureCollection");
+    let f = &g["features"][0];
+    assert_eq!(f["geometry"]["type"], "Point");
+    assert!(
+        f["geometry"]["coordinates"][0].as_f64().unwrap()
+            < f["geometry"]["coordinates"][1].as_f64().unwrap(),
+        "[lon, lat] in Germany"
+    );
+    assert!(f["properties"]["name"].is_string() && f["properties"].get("coordinates").is_none());
+    let r = get_with(
+        &format!("{base}/stations?limit=1&format=json"),
+        &[("Accept", "text/csv")],
+    )
+    .await;
+    assert_eq!(
+        r.header("content-type").as_deref(),
+        Some("application/json; charset=utf-8"),
+        "format wins"
+    );
+    let r = get_with(
+        &format!("{base}/stations?limit=1"),
+        &[("Accept", "text/csv;q=0.2, application/xml;q=0.8")],
+    )
+    .await;
+    assert!(r.text().starts_with("<?xml"));
+    let r = get_with(&format!("{base}/stations"), &[("Accept", "image/png")]).await;
+    assert_eq!(r.status, 406);
+    let r = get_with(
+        &format!("{base}/stations/{sid}/parameters"),
+        &[("Accept", "application/geo+json")],
+    )
+    .await;
+    assert_eq!(r.status, 406);
+    let v = format!(
+        "{base}/stations/{sid}/parameters/water-level-15min/values?from=2023-05-01T00:00:00Z&to=2023-05-02T00:00:00Z"
+    );
+    let json = get(&v).await.json();
+    let rows = json["data"].as_array().unwrap();
+    let csv = get(&format!("{v}&format=csv")).await.text();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("timestamp,value,quality"));
+    for (line, row) in lines.zip(rows) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells[0], row["timestamp"].as_str().unwrap());
+        assert_eq!(
+            cells[1].parse::<f64>().unwrap(),
+            row["value"].as_f64().unwrap()
+        );
+        assert_eq!(cells[2], row["quality"].as_str().unwrap());
+    }
+    let nd = get(&format!("{v}&format=ndjson")).await.text();
+    let nd: Vec<Value> = nd
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(&nd[..], &rows[..]);
+    let xml = get(&format!("{v}&format=application/xml")).await.text();
+    assert_eq!(xml.matches("<measurement>").count(), rows.len());
+    let arrow = get(&format!("{v}&format=arrow")).await;
+    assert_eq!(
+        arrow.header("content-type").as_deref(),
+        Some("application/vnd.apache.arrow.stream")
+    );
+    let reader = datafusion::arrow::ipc::reader::StreamReader::try_new(
+        std::io::Cursor::new(arrow.body.to_vec()),
+        None,
+    )
+    .unwrap();
+    let n: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(n, rows.len());
+    let pq = get(&format!("{v}&format=parquet")).await;
+    let reader =
+        datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            pq.body.clone(),
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let n: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(n, rows.len());
+}
+
+#[tokio::test]
+async fn etag_compression_and_cors() {
+    let server = server();
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let url = format!(
+        "{base}/stations/{sid}/parameters/discharge-15min/values?from=2023-01-01T00:00:00Z&to=2023-02-01T00:00:00Z"
+    );
+    let r = get(&url).await;
+    let etag = r.header("etag").unwrap();
+    assert!(etag.starts_with('"'));
+    assert!(r.header("last-modified").is_some());
+    assert!(r.header("cache-control").unwrap().contains("max-age"));
+    assert!(r.header("vary").unwrap().contains("Accept-Encoding"));
+    let again = get_with(&url, &[("If-None-Match", &etag)]).await;
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    assert_eq!(again.header("etag").as_deref(), Some(etag.as_str()));
+    for (coding, decode) in [("gzip", "gzip"), ("br", "br"), ("zstd", "zstd")] {
+        let c = get_with(&url, &[("Accept-Encoding", coding)]).await;
+        assert_eq!(c.header("content-encoding").as_deref(), Some(decode));
+        assert_ne!(
+            c.header("etag"),
+            Some(etag.clone()),
+            "each coding has its own ETag"
+        );
+        let plain = match coding {
+            "gzip" => {
+                use std::io::Read;
+                let mut out = Vec::new();
+                flate2::read::GzDecoder::new(&c.body[..])
+                    .read_to_end(&mut out)
+                    .unwrap();
+                out
+            }
+            _ => continue,
+        };
+        assert_eq!(plain, r.body.to_vec());
+    }
+    let tiny = get_with(&format!("{base}/health"), &[("Accept-Encoding", "gzip")]).await;
+    assert!(
+        tiny.header("content-encoding").is_none(),
+        "tiny bodies are not compressed"
+    );
+}
+
+#[tokio::test]
+async fn basic_variant_is_narrow() {
+    let server = Server::start_with(dataset(), &[("HYDRO_VARIANT", "basic")]);
+    let base = &server.base;
+    let r = get(&format!("{base}/stations")).await.json();
+    assert!(r.get("links").is_none());
+    let sid = r["data"][0]["id"].as_str().unwrap().to_owned();
+    for path in [
+        format!("/stations/{sid}/characteristics"),
+        format!("/stations/{sid}"),
+    ] {
+        assert_eq!(get(&format!("{base}{path}")).await.status, 404, "{path}");
+    }
+    for q in ["limit=1", "format=csv", "bbox=6,50,8,52", "sort=name"] {
+        let r = get(&format!("{base}/stations?{q}")).await;
+        assert_eq!(r.status, 400, "{q}");
+        assert!(r.text().contains("basic"));
+    }
+    let v = format!("{base}/stations/{sid}/parameters/water-level-15min/values");
+    assert_eq!(get(&format!("{v}?recent=1")).await.status, 400);
+    let ok = get(&format!(
+        "{v}?from=2023-03-01T00:00:00Z&to=2023-03-01T00:30:00Z"
+    ))
+    .await
+    .json();
+    assert_eq!(ok["data"].as_array().unwrap().len(), 3);
+    assert!(ok.get("links").is_none());
+    assert_eq!(
+        get_with(&format!("{base}/stations"), &[("Accept", "text/csv")])
+            .await
+            .status,
+        406
+    );
+}

@@ -1,0 +1,140 @@
+//! Test harness: a generated dataset and the real `hydro` binary on a free local port.
+
+#![allow(dead_code)]
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+/// A dataset generated once per test binary (deterministic, small).
+pub fn dataset() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("hydro-test-{}", std::process::id()));
+        let status = Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .args(["generate", "--out"])
+            .arg(&dir)
+            .args([
+                "--stations",
+                "24",
+                "--years",
+                "2",
+                "--seed",
+                "11",
+                "--start",
+                "2023-01-01",
+            ])
+            .stdout(Stdio::null())
+            .status()
+            .expect("run hydro generate");
+        assert!(status.success());
+        dir
+    })
+}
+
+pub struct Server {
+    child: Child,
+    pub base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts `hydro serve` on 127.0.0.1:0 with extra environment.
+    pub fn start_with(data: &Path, env: &[(&str, &str)]) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydro"));
+        cmd.args(["serve", "--bind", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .env_remove("HYDRO_VARIANT")
+            .env("HYDRO_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start hydro serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read banner");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in banner: {line}"))
+            .trim_end_matches('/')
+            .to_owned();
+        Server { child, base: url }
+    }
+
+    pub fn start() -> Server {
+        Self::start_with(dataset(), &[])
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+}
+
+pub struct Resp {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: Bytes,
+}
+
+impl Resp {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.to_vec()).expect("utf-8")
+    }
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("").to_owned())
+    }
+}
+
+pub async fn request(method: &str, url: &str, headers: &[(&str, &str)]) -> Resp {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    let mut req = http::Request::builder().method(method).uri(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = client
+        .request(req.body(Empty::new()).unwrap())
+        .await
+        .expect("request");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = resp.into_body().collect().await.expect("body").to_bytes();
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+pub async fn get(url: &str) -> Resp {
+    request("GET", url, &[]).await
+}
+
+pub async fn get_with(url: &str, headers: &[(&str, &str)]) -> Resp {
+    request("GET", url, headers).await
+}
