@@ -1,0 +1,135 @@
+//! `hydro import` end to end: sample CSVs in, dataset served out; bad input reported line by
+//! line with nothing published.
+
+mod common;
+
+use common::{Server, get};
+use std::path::Path;
+use std::process::Command;
+
+fn sample(name: &str) -> String {
+    format!("{}/data/sample/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn import(out: &Path, values: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydro"));
+    cmd.arg("import").arg("--out").arg(out);
+    cmd.args([
+        "--stations",
+        &sample("stations.csv"),
+        "--parameters",
+        &sample("parameters.csv"),
+    ]);
+    cmd.args([
+        "--characteristics",
+        &sample("characteristics.csv"),
+        "--values",
+    ]);
+    cmd.args(values);
+    cmd.output().expect("run hydro import")
+}
+
+#[tokio::test]
+async fn samples_import_and_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = import(dir.path(), &[&sample("values.csv")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows_in = std::fs::read_to_string(sample("values.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{rows_in} values")));
+
+    let server = Server::start_with(dir.path(), &[]);
+    let b = &server.base;
+    let kaub = get(&format!("{b}/stations/kaub")).await.json();
+    // Gauss-Krüger zone 3 (EPSG 31467) converted with the standard's Helmert parameters.
+    let (lat, lon) = (
+        kaub["data"]["coordinates"]["lat"].as_f64().unwrap(),
+        kaub["data"]["coordinates"]["lon"].as_f64().unwrap(),
+    );
+    assert!(
+        (lat - 50.0743).abs() < 0.001 && (lon - 7.8048).abs() < 0.001,
+        "{lat},{lon}"
+    );
+    assert_eq!(kaub["data"]["state"], "DE-RP");
+    let mut served = 0;
+    for (s, p) in [
+        ("koeln", "water-level-15min"),
+        ("koeln", "discharge-15min"),
+        ("kaub", "water-level-15min"),
+        ("gwm-ried-7", "groundwater-level-1d"),
+    ] {
+        let v = get(&format!(
+            "{b}/stations/{s}/parameters/{p}/values?format=csv"
+        ))
+        .await
+        .text();
+        served += v.lines().count() - 1;
+    }
+    assert_eq!(served, rows_in, "row counts in = row counts out");
+    // Offsets in the input are instants: kaub's +01:00 rows come out in UTC.
+    let first = get(&format!(
+        "{b}/stations/kaub/parameters/water-level-15min/values?limit=1"
+    ))
+    .await
+    .json();
+    assert_eq!(first["data"][0]["timestamp"], "2024-01-31T01:00:00+00:00");
+    let p = get(&format!("{b}/stations/koeln/parameters/water-level-15min"))
+        .await
+        .json();
+    assert_eq!(
+        p["data"]["availability"][0]["start"],
+        "2024-01-31T00:00:00+00:00"
+    );
+    let c = get(&format!("{b}/stations/kaub/characteristics/mhw"))
+        .await
+        .json();
+    assert_eq!(
+        c["data"]["description"],
+        "mean of yearly highs, \"hydrological year\""
+    );
+}
+
+#[tokio::test]
+async fn bad_lines_are_reported_and_nothing_is_published() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        import(dir.path(), &[&sample("values.csv")])
+            .status
+            .success()
+    );
+    let before = std::fs::read(dir.path().join("manifest.json")).unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "stationId,parameterId,timestamp,value,quality\n\
+         koeln,water-level-15min,2024-03-01T00:00:00,1,good\n\
+         nope,water-level-15min,2024-03-01T00:00:00Z,1,good\n\
+         koeln,water-level-15min,2024-03-01T00:00:00Z,abc,good\n\
+         koeln,water-level-15min,2024-03-01T00:00:00Z,1,great\n\
+         koeln,water-level-15min,2024-03-01T00:15:00Z,1,good\n",
+    )
+    .unwrap();
+    let out = import(dir.path(), &[&sample("values.csv"), bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for line in 2..=5 {
+        assert!(
+            err.contains(&format!("bad.csv:{line}:")),
+            "line {line} reported: {err}"
+        );
+    }
+    assert!(!err.contains("bad.csv:6:"), "{err}");
+    assert!(err.contains("nothing was published"));
+    assert_eq!(
+        std::fs::read(dir.path().join("manifest.json")).unwrap(),
+        before,
+        "old version stays"
+    );
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Independent readers against our files and responses (run by tests/readers.rs).
+
+usage: readers.py BASE_URL DATASET_DIR
+
+- the dataset layout read back with pyarrow and DuckDB: partition paths, column types, sort
+  order, statistics, page index, compression, row counts;
+- every download format read with a real reader (pandas CSV, pyarrow IPC and Parquet, GDAL
+  through pyogrio for GeoJSON) and compared row by row with the JSON answer.
+"""
+import io
+import json
+import os
+import re
+import struct
+import sys
+import tempfile
+import urllib.request
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pyogrio.raw
+
+BASE, ROOT = sys.argv[1], sys.argv[2]
+
+
+def fetch(path):
+    with urllib.request.urlopen(BASE + path) as r:
+        return r.read(), r.headers
+
+
+def check_layout():
+    manifest = json.load(open(os.path.join(ROOT, "manifest.json")))
+    pattern = re.compile(r"^values/station=([A-Za-z0-9][A-Za-z0-9._-]*)/month=(\d{4}-\d{2})/part-(\d+)\.parquet$")
+    total = 0
+    for f in manifest["files"]:
+        m = pattern.match(f["path"])
+        assert m, f["path"]
+        assert (m.group(1), m.group(2)) == (f["station"], f["month"]), f
+        path = os.path.join(ROOT, f["path"])
+        assert os.path.getsize(path) == f["size"], f
+        pf = pq.ParquetFile(path)
+        schema = pf.schema_arrow
+        assert pa.types.is_dictionary(schema.field("parameter").type), schema
+        assert schema.field("timestamp").type == pa.timestamp("us", tz="UTC"), schema
+        assert schema.field("value").type == pa.float64(), schema
+        assert pa.types.is_dictionary(schema.field("quality").type), schema
+        md = pf.metadata
+        assert md.num_row_groups == len(f["series"]), "one row group per parameter"
+        for rg in range(md.num_row_groups):
+            for c in range(md.num_columns):
+                col = md.row_group(rg).column(c)
+                assert col.compression == "ZSTD", col
+                assert col.is_stats_set, col
+                assert col.has_offset_index and col.has_column_index, "page index written"
+        table = pf.read()
+        keys = list(zip(table.column("parameter").to_pylist(), table.column("timestamp").cast(pa.int64()).to_pylist()))
+        assert keys == sorted(keys), f"{path} not sorted by (parameter, timestamp)"
+        months = {t.strftime("%Y-%m") for t in table.column("timestamp").to_pylist()}
+        assert months == {f["month"]}, (months, f["month"])
+        assert table.num_rows == sum(s["rows"] for s in f["series"])
+        total += table.num_rows
+    assert total == manifest["counts"]["values"]
+    con = duckdb.connect()
+    n, stations = con.execute(
+        "select count(*), count(distinct station) from read_parquet(?, hive_partitioning = true)",
+        [os.path.join(ROOT, "values/*/*/*.parquet")],
+    ).fetchone()
+    assert n == total, (n, total)
+    assert stations == len({f["station"] for f in manifest["files"]})
+    print(f"layout: {len(manifest['files'])} files, {total} rows checked")
+
+
+def check_formats():
+    stations = json.loads(fetch("/stations")[0])["data"]
+    sid = stations[0]["id"]
+    series = f"/stations/{sid}/parameters/discharge-15min/values?from=2023-06-01T00:00:00Z&to=2023-06-20T00:00:00Z"
+    rows = json.loads(fetch(series)[0])["data"]
+    assert len(rows) > 1000
+
+    body, headers = fetch(series + "&format=csv")
+    assert headers["Content-Type"] == "text/csv; charset=utf-8"
+    df = pd.read_csv(io.BytesIO(body), dtype={"timestamp": str, "quality": str})
+    assert list(df.columns) == ["timestamp", "value", "quality"]
+    assert df["timestamp"].tolist() == [r["timestamp"] for r in rows]
+    assert df["value"].tolist() == [r["value"] for r in rows]
+    assert df["quality"].tolist() == [r["quality"] for r in rows]
+
+    expected_ts = pd.to_datetime([r["timestamp"] for r in rows], utc=True)
+    for fmt in ["arrow", "parquet"]:
+        body, _ = fetch(series + f"&format={fmt}")
+        table = ipc.open_stream(body).read_all() if fmt == "arrow" else pq.read_table(io.BytesIO(body))
+        assert table.schema.field("timestamp").type == pa.timestamp("us", tz="UTC"), table.schema
+        got = table.to_pandas()
+        assert len(got) == len(rows), fmt
+        assert (pd.DatetimeIndex(got["timestamp"]) == expected_ts).all(), fmt
+        assert got["value"].tolist() == [r["value"] for r in rows], fmt
+        assert got["quality"].astype(str).tolist() == [r["quality"] for r in rows], fmt
+
+    body, _ = fetch("/stations?format=geojson")
+    with tempfile.NamedTemporaryFile(suffix=".geojson") as tmp:
+        tmp.write(body)
+        tmp.flush()
+        meta, _, geometry, fields = pyogrio.raw.read(tmp.name)
+    names = dict(zip(meta["fields"], fields))
+    assert list(names["name"]) == [s["name"] for s in stations]
+    for wkb, s in zip(geometry, stations):
+        # WKB point: byte order, type, x (lon), y (lat)
+        order = "<" if wkb[0] == 1 else ">"
+        lon, lat = struct.unpack(order + "dd", bytes(wkb[5:21]))
+        assert (lon, lat) == (s["coordinates"]["lon"], s["coordinates"]["lat"]), (lon, lat, s)
+    print(f"formats: csv, arrow, parquet ({len(rows)} rows) and geojson ({len(stations)} features) agree with JSON")
+
+
+check_layout()
+check_formats()
