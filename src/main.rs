@@ -61,6 +61,10 @@ enum Command {
         #[arg(long, num_args = 1.., required = true)]
         values: Vec<PathBuf>,
     },
+    /// Make a new random API key and print it with the hash for `api_key_hashes`.
+    HashKey,
+    /// Print the argon2 hash of a password (read from stdin) for `basic_users = ["name:<hash>"]`.
+    HashPassword,
     /// Write a synthetic, realistic dataset, deterministic by seed.
     Generate {
         #[arg(long)]
@@ -221,6 +225,27 @@ async fn run() -> anyhow::Result<()> {
                 }
                 Err(e) => Err(e.into()),
             }
+        }
+        Command::HashKey => {
+            let key = hydro_server::access::new_key();
+            println!(
+                "key:  {key}\nhash: {}",
+                hydro_server::access::hash_key(&key)
+            );
+            Ok(())
+        }
+        Command::HashPassword => {
+            let mut password = String::new();
+            std::io::stdin().read_line(&mut password)?;
+            let password = password.trim_end_matches(['\r', '\n']);
+            if password.is_empty() {
+                bail!("no password on standard input");
+            }
+            println!(
+                "{}",
+                hydro_server::access::hash_password(password).map_err(anyhow::Error::msg)?
+            );
+            Ok(())
         }
         Command::Generate {
             out,

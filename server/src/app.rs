@@ -1,17 +1,20 @@
 //! The service: shared state, routing, and what every response gets on the way out (CORS,
 //! caching headers, conditional requests, content coding).
 
+use crate::access::Gate;
 use crate::body::{Body, empty, full};
 use crate::compress;
 use crate::config::{Config, Variant};
 use crate::error::ApiError;
 use crate::handlers::{self, Reply};
 use crate::params::RawQuery;
+use crate::ratelimit::RateLimiter;
 use chrono::FixedOffset;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
 use hydro_engine::Dataset;
 use percent_encoding::percent_decode_str;
 use sha2::{Digest, Sha256};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -44,6 +47,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// `Last-Modified` of every data response: when the dataset was published.
     pub last_modified: String,
+    pub gate: Gate,
+    pub rate: Option<RateLimiter>,
 }
 
 impl AppState {
@@ -62,7 +67,11 @@ impl AppState {
                     .to_string()
             })
             .unwrap_or_default();
+        let gate = Gate::new(&config)?;
+        let rate = RateLimiter::new(config.rate_limit_per_second, config.rate_burst);
         Ok(Self {
+            gate,
+            rate,
             dataset: Arc::new(dataset),
             heavy: Arc::new(Semaphore::new(config.max_heavy_queries.max(1))),
             config,
@@ -96,14 +105,20 @@ fn api_segments(path: &str) -> Option<Vec<String>> {
         .collect()
 }
 
-pub async fn handle<B>(state: Arc<AppState>, req: Request<B>) -> Response<Body> {
+pub async fn handle<B>(state: Arc<AppState>, client: IpAddr, req: Request<B>) -> Response<Body> {
     state.metrics.requests.fetch_add(1, Ordering::Relaxed);
     let path = req.uri().path().to_owned();
-    let response = respond(&state, &req)
-        .await
-        .unwrap_or_else(|e| e.into_response(&path));
-    let mut response = response;
-    add_cors(response.headers_mut());
+    let mut response = match limit_rate(&state, client) {
+        Ok(headers) => {
+            let mut r = respond(&state, &req)
+                .await
+                .unwrap_or_else(|e| e.into_response(&path));
+            r.headers_mut().extend(headers);
+            r
+        }
+        Err(r) => r,
+    };
+    add_cors(&state, req.headers(), response.headers_mut());
     let class = match response.status().as_u16() {
         200..=299 => &state.metrics.status_2xx,
         300..=399 => &state.metrics.status_3xx,
@@ -112,6 +127,27 @@ pub async fn handle<B>(state: Arc<AppState>, req: Request<B>) -> Response<Body> 
     };
     class.fetch_add(1, Ordering::Relaxed);
     response
+}
+
+/// The rate limit: headers for the response, or the 429 itself.
+fn limit_rate(state: &AppState, client: IpAddr) -> Result<HeaderMap, Response<Body>> {
+    let mut h = HeaderMap::new();
+    let Some(rate) = &state.rate else {
+        return Ok(h);
+    };
+    let d = rate.check(client);
+    h.insert("ratelimit-limit", HeaderValue::from(d.limit));
+    h.insert("ratelimit-remaining", HeaderValue::from(d.remaining));
+    h.insert("ratelimit-reset", HeaderValue::from(d.reset_secs));
+    if d.allowed {
+        return Ok(h);
+    }
+    let mut r = ApiError::TooManyRequests {
+        retry_after: d.reset_secs,
+    }
+    .into_response("");
+    r.headers_mut().extend(h);
+    Err(r)
 }
 
 async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<Body>, ApiError> {
@@ -139,6 +175,9 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
             handlers::metrics(state),
             "text/plain; version=0.0.4; charset=utf-8",
         ));
+    }
+    if path != "/v1/health" {
+        state.gate.check(req.headers())?;
     }
     let segments = api_segments(path).ok_or_else(|| {
         ApiError::NotFound(format!("no resource at {}", crate::params::shorten(path)))
@@ -201,7 +240,12 @@ fn caching_headers(state: &AppState, h: &mut HeaderMap, etag: &str) {
     if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
-    if let Ok(v) = HeaderValue::from_str(&state.config.cache_control) {
+    let cache_control = if state.gate.restricted() {
+        "private, max-age=60"
+    } else {
+        state.config.cache_control.as_str()
+    };
+    if let Ok(v) = HeaderValue::from_str(cache_control) {
         h.insert(header::CACHE_CONTROL, v);
     }
     if let Ok(v) = HeaderValue::from_str(&state.last_modified) {
@@ -269,12 +313,30 @@ fn preflight() -> Response<Body> {
     r
 }
 
-/// The CORS headers of the standard, on every response.
-fn add_cors(h: &mut HeaderMap) {
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
+/// The CORS headers of the standard, on every response. Restricted: the request's origin is
+/// echoed only when allow-listed, with credentials allowed; never `*`.
+fn add_cors(state: &AppState, req: &HeaderMap, h: &mut HeaderMap) {
+    if state.gate.restricted() {
+        h.append(header::VARY, HeaderValue::from_static("Origin"));
+        let origin = req.get(header::ORIGIN).and_then(|o| o.to_str().ok());
+        match origin.filter(|o| state.config.cors_origins.iter().any(|a| a == o)) {
+            Some(o) => {
+                if let Ok(v) = HeaderValue::from_str(o) {
+                    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+                }
+                h.insert(
+                    header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+                    HeaderValue::from_static("true"),
+                );
+            }
+            None => return,
+        }
+    } else {
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        );
+    }
     h.insert(
         header::ACCESS_CONTROL_ALLOW_METHODS,
         HeaderValue::from_static("GET, HEAD, OPTIONS"),

@@ -12,6 +12,13 @@ pub enum Variant {
     Basic,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    Public,
+    Restricted,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -38,6 +45,26 @@ pub struct Config {
     pub header_timeout_secs: u64,
     /// Seconds in-flight responses get to finish on shutdown.
     pub shutdown_grace_secs: u64,
+    /// Requests per second and client address (0: no rate limit); bursts up to `rate_burst`.
+    pub rate_limit_per_second: f64,
+    pub rate_burst: u32,
+    /// `public` (default) or `restricted` (credentials required except for /v1/health).
+    pub access: Access,
+    /// API keys as `sha256:<hex>` of the key (`hydro hash-key` makes one).
+    pub api_key_hashes: Vec<String>,
+    /// Basic users as `name:<argon2 PHC string>` (`hydro hash-password` makes one).
+    pub basic_users: Vec<String>,
+    /// HS256 secret for bearer tokens.
+    pub jwt_secret: Option<String>,
+    /// RS256 or ES256 public key (PEM) for bearer tokens.
+    pub jwt_public_key_pem: Option<String>,
+    /// Required `iss` and `aud` of bearer tokens, when set.
+    pub jwt_issuer: Option<String>,
+    pub jwt_audience: Option<String>,
+    /// A token must carry this value in its `scope` claim to be let in (403 otherwise).
+    pub jwt_required_scope: Option<String>,
+    /// Origins allowed by CORS when restricted (echoed back; never `*`).
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for Config {
@@ -59,6 +86,17 @@ impl Default for Config {
             max_heavy_queries: 64,
             header_timeout_secs: 10,
             shutdown_grace_secs: 20,
+            rate_limit_per_second: 0.0,
+            rate_burst: 50,
+            access: Access::Public,
+            api_key_hashes: Vec::new(),
+            basic_users: Vec::new(),
+            jwt_secret: None,
+            jwt_public_key_pem: None,
+            jwt_issuer: None,
+            jwt_audience: None,
+            jwt_required_scope: None,
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -79,8 +117,21 @@ impl Config {
             if !Self::KEYS.contains(&name.as_str()) {
                 continue;
             }
-            let v = if let Ok(n) = value.parse::<i64>() {
+            let v = if Self::LIST_KEYS.contains(&name.as_str()) {
+                // Whitespace separates items; commas too, except in basic_users, whose argon2
+                // hashes contain commas.
+                let commas = name != "basic_users";
+                toml::Value::Array(
+                    value
+                        .split(|c: char| c.is_whitespace() || (commas && c == ','))
+                        .filter(|x| !x.is_empty())
+                        .map(|x| toml::Value::String(x.to_owned()))
+                        .collect(),
+                )
+            } else if let Ok(n) = value.parse::<i64>() {
                 toml::Value::Integer(n)
+            } else if let Ok(f) = value.parse::<f64>() {
+                toml::Value::Float(f)
             } else {
                 toml::Value::String(value)
             };
@@ -107,7 +158,19 @@ impl Config {
         "max_heavy_queries",
         "header_timeout_secs",
         "shutdown_grace_secs",
+        "rate_limit_per_second",
+        "rate_burst",
+        "access",
+        "api_key_hashes",
+        "basic_users",
+        "jwt_secret",
+        "jwt_public_key_pem",
+        "jwt_issuer",
+        "jwt_audience",
+        "jwt_required_scope",
+        "cors_origins",
     ];
+    const LIST_KEYS: &'static [&'static str] = &["api_key_hashes", "basic_users", "cors_origins"];
 
     pub fn offset(&self) -> Result<FixedOffset, String> {
         let s = self.output_offset.as_str();

@@ -2,6 +2,7 @@
 //! compression, caching and CORS. It knows nothing of Parquet paths: all data comes from
 //! `hydro_engine`.
 
+pub mod access;
 pub mod app;
 pub mod body;
 pub mod compress;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod handlers;
 pub mod negotiate;
 pub mod params;
+pub mod ratelimit;
 pub mod resources;
 pub mod schemas;
 pub mod server;

@@ -27,7 +27,7 @@ pub async fn serve(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = match accepted {
+                let (stream, peer) = match accepted {
                     Ok(c) => c,
                     Err(e) => {
                         tracing::warn!("accept: {e}");
@@ -39,7 +39,7 @@ pub async fn serve(
                 let state = Arc::clone(&state);
                 let service = service_fn(move |req| {
                     let state = Arc::clone(&state);
-                    async move { Ok::<_, std::convert::Infallible>(handle(state, req).await) }
+                    async move { Ok::<_, std::convert::Infallible>(handle(state, peer.ip(), req).await) }
                 });
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())

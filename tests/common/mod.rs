@@ -58,7 +58,7 @@ impl Server {
             .env_remove("HYDRO_VARIANT")
             .env("HYDRO_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .stderr(Stdio::piped());
         for (k, v) in env {
             cmd.env(k, v);
         }
