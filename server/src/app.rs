@@ -49,6 +49,8 @@ pub struct AppState {
     pub last_modified: String,
     pub gate: Gate,
     pub rate: Option<RateLimiter>,
+    /// The last failure to read data (when, what), for `/v1/health`.
+    pub last_fault: std::sync::Mutex<Option<(Instant, String)>>,
 }
 
 impl AppState {
@@ -72,6 +74,7 @@ impl AppState {
         Ok(Self {
             gate,
             rate,
+            last_fault: std::sync::Mutex::new(None),
             dataset: Arc::new(dataset),
             heavy: Arc::new(Semaphore::new(config.max_heavy_queries.max(1))),
             config,
@@ -81,6 +84,14 @@ impl AppState {
             metrics: Metrics::default(),
             last_modified,
         })
+    }
+
+    /// Remembers a failed read; the log gets the cause, health reports `degraded` for a while.
+    pub fn record_fault(&self, what: &str) {
+        tracing::error!("data read failed: {what}");
+        if let Ok(mut f) = self.last_fault.lock() {
+            *f = Some((Instant::now(), what.to_owned()));
+        }
     }
 
     pub fn basic(&self) -> bool {
@@ -275,7 +286,7 @@ fn finish(
         body = compress::compress(body, c);
     }
     let mut r = Response::new(if head { empty() } else { body });
-    *r.status_mut() = StatusCode::OK;
+    *r.status_mut() = reply.status;
     let h = r.headers_mut();
     h.extend(reply.headers);
     if let Ok(v) = HeaderValue::from_str(&reply.content_type) {

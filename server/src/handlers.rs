@@ -33,6 +33,7 @@ pub struct Ctx<'a> {
 
 /// A successful answer before the common headers are added.
 pub struct Reply {
+    pub status: http::StatusCode,
     pub body: Body,
     /// Known length (built bodies), None when streamed.
     pub len: Option<usize>,
@@ -211,6 +212,7 @@ impl Ctx<'_> {
 
 fn built(bytes: Vec<u8>, format: Format, headers: HeaderMap) -> Reply {
     Reply {
+        status: http::StatusCode::OK,
         len: Some(bytes.len()),
         body: full(bytes),
         content_type: format.content_type(),
@@ -338,10 +340,17 @@ async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         }
         Err(_) => ("down", Some("the store did not answer within 2 s")),
     };
-    let status = if storage_status == "ok" {
-        "ok"
-    } else {
-        "degraded"
+    // A fault in the last five minutes makes the service degraded; no storage means down.
+    let recent_fault = state
+        .last_fault
+        .lock()
+        .ok()
+        .and_then(|f| f.clone())
+        .filter(|(at, _)| at.elapsed() < std::time::Duration::from_secs(300));
+    let status = match (storage_status, &recent_fault) {
+        ("ok", None) => "ok",
+        ("ok", Some(_)) => "degraded",
+        _ => "down",
     };
     let mut storage =
         json!({"status": storage_status, "latencyMs": started.elapsed().as_secs_f64() * 1000.0});
@@ -358,8 +367,19 @@ async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             "storage": storage,
         }
     });
+    let mut body = body;
+    if let Some((at, _)) = recent_fault {
+        body["checks"]["data"] = json!({
+            "status": "degraded",
+            "detail": "a data file could not be read (see the log)",
+            "secondsAgo": at.elapsed().as_secs(),
+        });
+    }
     let mut reply = json_reply(body);
     reply.cacheable = false;
+    if status == "down" {
+        reply.status = http::StatusCode::SERVICE_UNAVAILABLE;
+    }
     Ok(reply)
 }
 
@@ -887,7 +907,35 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
             retry_after: 1,
             detail: "too many downloads at once; retry shortly".into(),
         })?;
-    let plan = ctx.state.dataset.plan_values(&query).await?;
+    let mut plan = ctx
+        .state
+        .dataset
+        .plan_values(&query)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    // Read the first batch before the status line: a broken first file is still a problem
+    // response, not a cut connection.
+    let first = match plan.stream.next().await {
+        Some(Ok(b)) => Some(b),
+        Some(Err(e)) => return Err(fault(ctx.state, e.into())),
+        None => None,
+    };
+    let schema = plan.schema.clone();
+    let rest = std::mem::replace(
+        &mut plan.stream,
+        Box::pin(
+            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                schema.clone(),
+                futures::stream::empty(),
+            ),
+        ),
+    );
+    plan.stream = Box::pin(
+        datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+            schema,
+            futures::stream::iter(first.map(Ok)).chain(rest),
+        ),
+    );
     let page = match (paging, plan.total) {
         (true, Some(total)) => Some(Page::new(total, limit, offset)),
         _ => None,
@@ -937,21 +985,11 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
             ctx.time(),
         )),
     };
-    let state = Arc::clone(ctx.state);
-    let body = encode_stream(
-        plan.stream,
-        encoder,
-        move |rows| {
-            state
-                .metrics
-                .rows_streamed
-                .fetch_add(rows, Ordering::Relaxed);
-        },
-        permit,
-    );
+    let body = encode_stream(plan.stream, encoder, Arc::clone(ctx.state), permit);
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, &format!("{}_{pid}", s.id));
     Ok(Reply {
+        status: http::StatusCode::OK,
         body,
         len: None,
         content_type: format.content_type(),
@@ -960,12 +998,21 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
     })
 }
 
+/// A failed data read: logged and remembered for health, then mapped to a problem.
+fn fault(state: &AppState, e: hydro_engine::EngineError) -> ApiError {
+    match &e {
+        hydro_engine::EngineError::NotFound(_) | hydro_engine::EngineError::InvalidQuery(_) => {}
+        other => state.record_fault(&other.to_string()),
+    }
+    e.into()
+}
+
 /// The body of a values answer: begin, one frame per batch, finish. The permit and the query
 /// live as long as the body; a client that goes away drops both.
 fn encode_stream(
     batches: hydro_engine::SendableRecordBatchStream,
     encoder: Box<dyn BatchEncoder>,
-    on_rows: impl Fn(u64) + Send + 'static,
+    state: Arc<AppState>,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Body {
     enum Stage {
@@ -973,38 +1020,33 @@ fn encode_stream(
         Rows,
         Done,
     }
-    let state = (batches, encoder, Stage::Begin, permit, on_rows);
-    let frames = futures::stream::unfold(
-        state,
-        |(mut batches, mut enc, stage, permit, on_rows)| async move {
-            match stage {
-                Stage::Begin => {
-                    let r = enc.begin().map_err(|e| -> BoxError { e.into() });
-                    Some((r, (batches, enc, Stage::Rows, permit, on_rows)))
+    let init = (batches, encoder, Stage::Begin, (state, permit));
+    let frames = futures::stream::unfold(init, |(mut batches, mut enc, stage, held)| async move {
+        let to_box = |e: String| -> BoxError { e.into() };
+        let (frame, next) = match stage {
+            Stage::Begin => (enc.begin().map_err(to_box), Stage::Rows),
+            Stage::Rows => match batches.next().await {
+                Some(Ok(b)) => {
+                    held.0
+                        .metrics
+                        .rows_streamed
+                        .fetch_add(b.num_rows() as u64, Ordering::Relaxed);
+                    (enc.batch(&b).map_err(to_box), Stage::Rows)
                 }
-                Stage::Rows => match batches.next().await {
-                    Some(Ok(b)) => {
-                        on_rows(b.num_rows() as u64);
-                        let r = enc.batch(&b).map_err(|e| -> BoxError { e.into() });
-                        Some((r, (batches, enc, Stage::Rows, permit, on_rows)))
-                    }
-                    Some(Err(e)) => {
-                        // Headers are gone: the only honest signal left is to abort the body.
-                        tracing::error!("values stream failed: {e}");
-                        Some((
-                            Err("query failed while streaming".into()),
-                            (batches, enc, Stage::Done, permit, on_rows),
-                        ))
-                    }
-                    None => {
-                        let r = enc.finish().map_err(|e| -> BoxError { e.into() });
-                        Some((r, (batches, enc, Stage::Done, permit, on_rows)))
-                    }
-                },
-                Stage::Done => None,
-            }
-        },
-    )
+                Some(Err(e)) => {
+                    // The status line is gone: the only honest signal left is to cut the body.
+                    held.0.record_fault(&e.to_string());
+                    (
+                        Err(to_box("query failed while streaming".into())),
+                        Stage::Done,
+                    )
+                }
+                None => (enc.finish().map_err(to_box), Stage::Done),
+            },
+            Stage::Done => return None,
+        };
+        Some((frame, (batches, enc, next, held)))
+    })
     .filter(|r: &Result<Bytes, BoxError>| {
         futures::future::ready(r.as_ref().map_or(true, |b| !b.is_empty()))
     });

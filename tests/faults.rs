@@ -1,0 +1,167 @@
+//! Faults and limits: broken files affect only their own requests, health says so, downloads
+//! are capped, a client that leaves frees its slot, SIGTERM finishes in-flight work.
+
+mod common;
+
+use common::{Server, dataset, get};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::Duration;
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_broken_file_affects_only_its_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(dataset(), dir.path());
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
+    let files = manifest["files"].as_array().unwrap();
+    let corrupt = files.iter().find(|f| f["month"] == "2023-03").unwrap();
+    let missing = files
+        .iter()
+        .find(|f| f["month"] == "2023-05" && f["station"] != corrupt["station"])
+        .unwrap();
+    let server = Server::start_with(dir.path(), &[]);
+    let b = &server.base;
+    assert_eq!(get(&format!("{b}/health")).await.json()["status"], "ok");
+
+    std::fs::write(
+        dir.path().join(corrupt["path"].as_str().unwrap()),
+        b"PAR1 this is not parquet",
+    )
+    .unwrap();
+    std::fs::remove_file(dir.path().join(missing["path"].as_str().unwrap())).unwrap();
+    for (file, month) in [(corrupt, "03"), (missing, "05")] {
+        let url = format!(
+            "{b}/stations/{}/parameters/water-level-15min/values?from=2023-{month}-02T00:00:00Z&to=2023-{month}-03T00:00:00Z",
+            file["station"].as_str().unwrap()
+        );
+        let r = get(&url).await;
+        assert!(
+            r.status == 500 || r.status == 503,
+            "{}: {}",
+            r.status,
+            r.text()
+        );
+        assert_eq!(
+            r.header("content-type").as_deref(),
+            Some("application/problem+json")
+        );
+        let text = r.text();
+        assert!(
+            !text.contains(".parquet") && !text.contains("station="),
+            "no internals: {text}"
+        );
+    }
+    // Everything else keeps working.
+    let sid = corrupt["station"].as_str().unwrap();
+    let ok = get(&format!("{b}/stations/{sid}/parameters/water-level-15min/values?from=2023-04-02T00:00:00Z&to=2023-04-03T00:00:00Z")).await;
+    assert_eq!(ok.status, 200);
+    assert_eq!(ok.json()["data"].as_array().unwrap().len(), 97);
+    assert_eq!(get(&format!("{b}/stations")).await.status, 200);
+    let health = get(&format!("{b}/health")).await;
+    assert_eq!(health.status, 200);
+    assert_eq!(health.json()["status"], "degraded");
+
+    // The store itself gone: health is down (503).
+    std::fs::remove_file(dir.path().join("manifest.json")).unwrap();
+    let health = get(&format!("{b}/health")).await;
+    assert_eq!(health.status, 503);
+    assert_eq!(health.json()["status"], "down");
+}
+
+/// Sends a raw request for a large download and returns the socket unread.
+fn start_download(base: &str, path: &str) -> TcpStream {
+    let addr = base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut s = TcpStream::connect(&addr).unwrap();
+    write!(s, "GET /v1{path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).unwrap();
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+    s
+}
+
+#[tokio::test]
+async fn downloads_are_capped_and_a_leaving_client_frees_its_slot() {
+    let server = Server::start_with(dataset(), &[("HYDRO_MAX_HEAVY_QUERIES", "1")]);
+    let b = &server.base;
+    let sid = get(&format!("{b}/stations?limit=1")).await.json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let big = format!("/stations/{sid}/parameters/water-level-15min/values?format=ndjson");
+    let held = start_download(b, &big);
+    let r = get(&format!("{b}{big}")).await;
+    assert_eq!(r.status, 503);
+    assert!(r.header("retry-after").is_some());
+    assert_eq!(
+        get(&format!("{b}/stations")).await.status,
+        200,
+        "small requests still answered"
+    );
+    drop(held);
+    // The server notices the closed socket on its next write and drops the query.
+    let mut status = 0;
+    for _ in 0..100 {
+        status = get(&format!(
+            "{b}/stations/{sid}/parameters/water-level-15min/values?recent=1"
+        ))
+        .await
+        .status;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 200, "the slot came back");
+}
+
+#[tokio::test]
+async fn sigterm_finishes_in_flight_responses_and_exits_zero() {
+    let mut server = Server::start();
+    let b = server.base.clone();
+    let sid = get(&format!("{b}/stations?limit=1")).await.json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut s = start_download(
+        &b,
+        &format!("/stations/{sid}/parameters/discharge-15min/values?format=csv"),
+    );
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest).unwrap();
+    let text = String::from_utf8_lossy(&rest);
+    assert!(
+        text.trim_end().ends_with("0\r\n\r\n") || text.contains("\r\n0\r\n\r\n"),
+        "chunked body completed"
+    );
+    let status = server.child().wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
