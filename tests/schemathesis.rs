@@ -1,0 +1,41 @@
+//! schemathesis (PyPI) against our own `/v1/openapi.json`: a bounded number of generated
+//! requests per operation; no 5xx, no response outside the documented schemas, status codes
+//! and content types. (`positive_data_acceptance` is left out: the document cannot express
+//! rules such as "recent excludes from/to", so some schema-valid requests are rightly 400.)
+
+mod common;
+
+use common::Server;
+use std::process::Command;
+
+#[test]
+fn schemathesis_finds_no_server_error_or_schema_violation() {
+    let server = Server::start();
+    let out = Command::new("schemathesis")
+        .args([
+            "run",
+            &format!("{}/openapi.json", server.base),
+            "--url",
+            &server.base,
+        ])
+        .args([
+            "--max-examples",
+            "25",
+            "--seed",
+            "1",
+            "--checks",
+            "all",
+            "--exclude-checks",
+            "positive_data_acceptance",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("schemathesis must be installed (pip install schemathesis; .ci/run does)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("passed"), "{stdout}");
+}
