@@ -9,6 +9,20 @@ use common::Server;
 use std::process::Command;
 
 #[test]
+fn the_openapi_document_is_valid_openapi_3_1() {
+    let path = format!("{}/schemas/openapi.json", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("python3")
+        .args(["-c", "import json,sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1]))); print('valid')", &path])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn schemathesis_finds_no_server_error_or_schema_violation() {
     let server = Server::start();
     let out = Command::new("schemathesis")

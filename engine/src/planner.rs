@@ -425,7 +425,9 @@ impl Dataset {
                 }
                 let ordering = LexOrdering::new(keys)
                     .ok_or_else(|| EngineError::InvalidQuery("empty sort".into()))?;
-                let fetch = q.limit.map(|l| (q.offset + l) as usize);
+                let fetch = q
+                    .limit
+                    .map(|l| q.offset.saturating_add(l).min(usize::MAX as u64) as usize);
                 let sorted: Arc<dyn ExecutionPlan> =
                     Arc::new(SortExec::new(ordering, inner).with_fetch(fetch));
                 let paged: Arc<dyn ExecutionPlan> = Arc::new(GlobalLimitExec::new(

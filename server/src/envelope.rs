@@ -119,7 +119,7 @@ impl Page {
             out.push(("prev", url.with(prev_size, prev)));
         }
         if self.has_next() {
-            out.push(("next", url.with(size, self.offset + size)));
+            out.push(("next", url.with(size, self.offset.saturating_add(size))));
         }
         if size > 0 {
             let last = self.total_pages().saturating_sub(1) * size;

@@ -501,7 +501,7 @@ fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let window = |n: usize| {
         (
             offset.min(n as u64) as usize,
-            (offset + page.count).min(n as u64) as usize,
+            offset.saturating_add(page.count).min(n as u64) as usize,
         )
     };
     let mut items: Vec<Value> = if sort.is_empty() {

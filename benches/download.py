@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Bulk-download benchmark: Hydro API over HTTP beside DuckDB and chDB in process and nginx
+serving the identical bytes, all in one run on this machine. Prints one markdown table and
+writes benches/RESULTS.md.
+
+usage: python3 benches/download.py [--runs N] [--no-build]
+
+Needs: curl, nginx and wrk (Debian packages nginx-light, wrk), duckdb and chdb (PyPI).
+Caches generated archives under benches/cache/.
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import *  # noqa: F401,F403  (ROOT, CACHE, HYDRO, sh, Hydro, Nginx, curl, wrk, ...)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--no-build", action="store_true")
+    args = ap.parse_args()
+    if not args.no_build:
+        subprocess.run(["cargo", "build", "--release", "--bin", "hydro"], cwd=ROOT, check=True)
+    os.makedirs(CACHE, exist_ok=True)
+    archive = generate("archive-20x10", 20, 10)
+    small = generate("archive-1x10", 1, 10)
+    catalog = generate("catalog-100k", 100_000, 0)
+
+    import duckdb
+    import chdb
+
+    server = Hydro(archive)
+    b = server.base
+    stations = json.loads(sh("curl", "-s", f"{b}/stations?types=surfaceWater&fields=id,name&limit=1"))["data"]
+    sid = stations[0]["id"]
+    series = f"{b}/stations/{sid}/parameters/discharge-15min/values"
+    rows = json.loads(sh("curl", "-s", f"{series}?limit=0"))["meta"]["pagination"]["total"]
+    files = sorted(glob.glob(os.path.join(archive, f"values/station={sid}/month=*/part-*.parquet")))
+    runs = args.runs
+    results = []  # (id, what, gzip, seconds, ttfb, bytes, rows)
+
+    downloads = [
+        ("D1", "10-year series, CSV", "?format=csv", rows),
+        ("D2", "10-year series, JSON", "", rows),
+        ("D3", "10-year series, Arrow IPC", "?format=arrow", rows),
+        ("D4", "10-year series, Parquet", "?format=parquet", rows),
+        ("D5", "one month, JSON", "?from=2020-06-01T00:00:00Z&to=2020-06-30T23:45:00Z", None),
+        ("D6", "recent=96, JSON", "?recent=96", 96),
+    ]
+    static_dir = tempfile.mkdtemp()
+    for did, what, q, n in downloads:
+        for gz in (False, True):
+            t, ttfb, size = timed_curl(series + q, runs, gz)
+            results.append((did, what, gz, t, ttfb, size, n))
+        curl(series + q, out=os.path.join(static_dir, f"{did}.bin"))
+    peak_after_series = server.peak_rss_mb()
+
+    # D7: near over a 100 000-station catalog.
+    cat = Hydro(catalog)
+    near = f"{cat.base}/stations?near=10.0,51.0,25"
+    t, ttfb, size = timed_curl(near, runs)
+    near_hits = json.loads(sh("curl", "-s", near + "&limit=0"))["meta"]["pagination"]["total"]
+    results.append(("D7", f"near 25 km over 100 000 stations ({near_hits} hits)", False, t, ttfb, size, near_hits))
+    cat.stop()
+
+    # References: nginx with the identical bytes, DuckDB and chDB in process.
+    nginx = Nginx(static_dir)
+    ref = {}
+    for did in ["D1", "D2", "D3", "D4", "D5", "D6"]:
+        ref[("nginx", did)] = timed_curl(f"{nginx.base}/{did}.bin", runs)[0]
+    file_list = "[" + ",".join(f"'{f}'" for f in files) + "]"
+    ts_fmt = "strftime(timezone('UTC', timestamp), '%Y-%m-%dT%H:%M:%S+00:00')"
+    duck_sql = f"select {ts_fmt} as timestamp, value, quality from read_parquet({file_list}) where parameter = 'discharge-15min' order by 1"
+    tmp = tempfile.mkdtemp()
+    con = duckdb.connect()
+    ref[("duckdb", "D1")] = timed(lambda: con.execute(f"copy ({duck_sql}) to '{tmp}/d.csv' (header)"), runs)
+    ref[("duckdb", "D2")] = timed(lambda: con.execute(f"copy ({duck_sql}) to '{tmp}/d.json' (format json, array true)"), runs)
+    glob_path = os.path.join(archive, f"values/station={sid}/month=*/part-*.parquet")
+    ch_sql = (f"select formatDateTime(timestamp, '%Y-%m-%dT%H:%i:%S+00:00', 'UTC') as timestamp, value, toString(quality) as quality "
+              f"from file('{glob_path}', Parquet) where parameter = 'discharge-15min' order by timestamp")
+    ref[("chdb", "D1")] = timed(lambda: chdb.query(ch_sql, "CSVWithNames").bytes(), runs)
+    ref[("chdb", "D2")] = timed(lambda: chdb.query(ch_sql, "JSONEachRow").bytes(), runs)
+
+    # Small requests: one station's JSON, ours vs nginx with the same bytes.
+    small_url = f"{b}/stations/{sid}"
+    curl(small_url, out=os.path.join(static_dir, "small.json"))
+    small = []
+    for c in (1, 16, 64):
+        ours = wrk(small_url, c)
+        theirs = wrk(f"{nginx.base}/small.json", c)
+        small.append((c, ours, theirs))
+    nginx.stop()
+
+    # recent=1 as the archive grows: 10 vs 200 station-years.
+    one = Hydro(small)
+    sid1 = json.loads(sh("curl", "-s", f"{one.base}/stations?limit=1"))["data"][0]["id"]
+    recent_small = wrk(f"{one.base}/stations/{sid1}/parameters/discharge-15min/values?recent=1", 1, 3)
+    one.stop()
+    recent_big = wrk(f"{series}?recent=1", 1, 3)
+
+    # Peak RSS while streaming the whole archive, 4 downloads at a time.
+    all_stations = json.loads(sh("curl", "-s", f"{b}/stations?fields=id&include=parameters"))["data"]
+    urls = [f"{b}/stations/{s['id']}/parameters/{p['id']}/values?format=csv" for s in all_stations for p in s["parameters"]]
+    rss_samples = []
+    start = time.perf_counter()
+    procs = []
+    total_bytes = 0
+    for u in urls:
+        procs.append(subprocess.Popen(["curl", "-s", "-o", "/dev/null", "-w", "%{size_download}", u], stdout=subprocess.PIPE, text=True))
+        if len(procs) >= 4:
+            total_bytes += int(procs.pop(0).communicate()[0])
+            rss_samples.append(server.rss_mb())
+    for p in procs:
+        total_bytes += int(p.communicate()[0])
+    archive_secs = time.perf_counter() - start
+    peak_total = server.peak_rss_mb()
+    server.stop()
+
+    # The table.
+    lines = []
+    lines.append(f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; date {datetime.date.today()}; "
+                 f"command: `python3 benches/download.py --runs {runs}`; medians of {runs} runs after one warm-up.")
+    lines.append(f"Series: station {stations[0]['name']}, discharge-15min, {rows} rows, 10 years.\n")
+    lines.append("| id | download | gzip | time ms | TTFB ms | MB | rows/s | MB/s | nginx ms | ours/nginx | DuckDB ms | ours/DuckDB | chDB ms | ours/chDB |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for did, what, gz, t, ttfb, size, n in results:
+        def ratio(kind):
+            r = ref.get((kind, did))
+            return ("%.1f" % (r * 1e3), "%.2f" % (t / r)) if r and not gz else ("", "")
+        ng, du, ch = ratio("nginx"), ratio("duckdb"), ratio("chdb")
+        rps = f"{n / t:,.0f}" if n else ""
+        lines.append(f"| {did} | {what} | {'on' if gz else 'off'} | {t * 1e3:.1f} | {ttfb * 1e3:.1f} | {size / 1e6:.2f} | {rps} | {size / 1e6 / t:.0f} | "
+                     f"{ng[0]} | {ng[1]} | {du[0]} | {du[1]} | {ch[0]} | {ch[1]} |")
+    lines.append("\nSmall requests (`GET /v1/stations/{id}`, wrk 5 s) vs nginx serving the same bytes:\n")
+    lines.append("| connections | ours req/s | p50 ms | p99 ms | nginx req/s | ours/nginx |")
+    lines.append("|---|---|---|---|---|---|")
+    for c, ours, theirs in small:
+        lines.append(f"| {c} | {ours[0]:,.0f} | {(ours[1] or 0) * 1e3:.2f} | {(ours[2] or 0) * 1e3:.2f} | {theirs[0]:,.0f} | {ours[0] / theirs[0]:.2f} |")
+    lines.append(f"\n`recent=1` (wrk, 1 connection, 3 s): 10 station-years p50 {recent_small[1] * 1e3:.2f} ms, "
+                 f"200 station-years p50 {recent_big[1] * 1e3:.2f} ms.")
+    lines.append(f"\nPeak server RSS: {peak_after_series:.0f} MB after the series downloads; {peak_total:.0f} MB after streaming the whole "
+                 f"archive ({len(urls)} series, {total_bytes / 1e6:.0f} MB of CSV, 4 at a time, {archive_secs:.1f} s; "
+                 f"RSS while streaming {min(rss_samples):.0f}–{max(rss_samples):.0f} MB).")
+    text = "\n".join(lines)
+    print(text)
+    open(os.path.join(ROOT, "benches", "RESULTS.md"), "w").write("# Download benchmark results\n\n" + text + "\n")
+
+
+if __name__ == "__main__":
+    main()

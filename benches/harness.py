@@ -1,0 +1,126 @@
+"""Shared pieces of the benchmark scripts: the release binary, cached archives, a server
+process, curl and wrk measurements."""
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.path.join(ROOT, "benches", "cache")
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+HYDRO = os.path.join(TARGET, "release", "hydro")
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def generate(name, stations, years, start="2014-01-01"):
+    out = os.path.join(CACHE, name)
+    if not os.path.exists(os.path.join(out, "manifest.json")):
+        print(f"generating {name} ({stations} stations x {years} years)...", file=sys.stderr)
+        sh(HYDRO, "generate", "--out", out, "--stations", str(stations), "--years", str(years), "--seed", "1", "--start", start)
+    return out
+
+
+class Hydro:
+    def __init__(self, data):
+        self.port = free_port()
+        self.proc = subprocess.Popen([HYDRO, "serve", "--data", data, "--bind", f"127.0.0.1:{self.port}"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=os.environ | {"HYDRO_LOG": "warn"}, text=True)
+        self.proc.stdout.readline()
+        self.base = f"http://127.0.0.1:{self.port}/v1"
+
+    def peak_rss_mb(self):
+        for line in open(f"/proc/{self.proc.pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def rss_mb(self):
+        for line in open(f"/proc/{self.proc.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+
+
+def curl(url, gzip=False, out="/dev/null"):
+    args = ["curl", "-s", "-o", out, "-w", "%{time_total} %{time_starttransfer} %{size_download} %{http_code}"]
+    if gzip:
+        args += ["-H", "Accept-Encoding: gzip"]
+    total, ttfb, size, code = sh(*args, url).split()
+    assert code == "200", (url, code)
+    return float(total), float(ttfb), int(size)
+
+
+def timed_curl(url, runs, gzip=False):
+    curl(url, gzip)  # warm caches once
+    samples = [curl(url, gzip) for _ in range(runs)]
+    return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples), samples[0][2]
+
+
+def timed(fn, runs):
+    fn()
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+class Nginx:
+    def __init__(self, root):
+        self.dir = tempfile.mkdtemp()
+        self.port = free_port()
+        conf = os.path.join(self.dir, "nginx.conf")
+        open(conf, "w").write(f"""
+worker_processes 2; daemon off; pid {self.dir}/nginx.pid; error_log {self.dir}/error.log;
+events {{ worker_connections 1024; }}
+http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
+  types {{ text/csv csv; application/json json; application/octet-stream bin; }}
+  server {{ listen 127.0.0.1:{self.port}; root {root}; }} }}
+""")
+        self.proc = subprocess.Popen(["nginx", "-c", conf, "-p", self.dir], stderr=subprocess.DEVNULL)
+        for _ in range(50):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def wrk(url, connections, seconds=5):
+    out = sh("wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", url)
+    rps = float(next(l for l in out.splitlines() if l.startswith("Requests/sec")).split()[1])
+    lat = {}
+    for l in out.splitlines():
+        parts = l.split()
+        if len(parts) == 2 and parts[0] in ("50%", "99%"):
+            v = parts[1]
+            unit = 1e-3 if v.endswith("ms") else 1e-6 if v.endswith("us") else 1.0
+            lat[parts[0]] = float(v.rstrip("mus")) * unit
+    return rps, lat.get("50%"), lat.get("99%")
+
+
