@@ -35,7 +35,7 @@ def main():
         subprocess.run(["cargo", "build", "--release", "--bin", "hydro"], cwd=ROOT, check=True)
     os.makedirs(CACHE, exist_ok=True)
     archive = generate("archive-20x10", 20, 10)
-    small = generate("archive-1x10", 1, 10)
+    archive_small = generate("archive-1x10", 1, 10)
     catalog = generate("catalog-100k", 100_000, 0)
 
     import duckdb
@@ -60,6 +60,7 @@ def main():
         ("D6", "recent=96, JSON", "?recent=96", 96),
     ]
     static_dir = tempfile.mkdtemp()
+    os.chmod(static_dir, 0o755)  # nginx workers run as another user
     for did, what, q, n in downloads:
         for gz in (False, True):
             t, ttfb, size = timed_curl(series + q, runs, gz)
@@ -104,14 +105,14 @@ def main():
     nginx.stop()
 
     # recent=1 as the archive grows: 10 vs 200 station-years.
-    one = Hydro(small)
+    one = Hydro(archive_small)
     sid1 = json.loads(sh("curl", "-s", f"{one.base}/stations?limit=1"))["data"][0]["id"]
     recent_small = wrk(f"{one.base}/stations/{sid1}/parameters/discharge-15min/values?recent=1", 1, 3)
     one.stop()
     recent_big = wrk(f"{series}?recent=1", 1, 3)
 
     # Peak RSS while streaming the whole archive, 4 downloads at a time.
-    all_stations = json.loads(sh("curl", "-s", f"{b}/stations?fields=id&include=parameters"))["data"]
+    all_stations = json.loads(sh("curl", "-s", f"{b}/stations?fields=id,parameters&include=parameters"))["data"]
     urls = [f"{b}/stations/{s['id']}/parameters/{p['id']}/values?format=csv" for s in all_stations for p in s["parameters"]]
     rss_samples = []
     start = time.perf_counter()

@@ -112,7 +112,7 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
 
 
 def wrk(url, connections, seconds=5):
-    out = sh("wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", url)
+    out = sh("wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds}s", "--latency", url)
     rps = float(next(l for l in out.splitlines() if l.startswith("Requests/sec")).split()[1])
     lat = {}
     for l in out.splitlines():

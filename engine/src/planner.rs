@@ -130,6 +130,72 @@ impl MonthPart<'_> {
     fn inside(&self, lo: Micros, hi: Micros) -> bool {
         lo <= self.stats.min && self.stats.max <= hi
     }
+
+    /// The series' row group: files hold one row group per parameter, in `series` order.
+    fn row_group(&self) -> usize {
+        self.file
+            .series
+            .iter()
+            .position(|s| std::ptr::eq(s, self.stats))
+            .unwrap_or(0)
+    }
+}
+
+/// The months holding ascending window rows [a, b), and how many rows of the first to skip.
+/// Months not counted yet are all kept (the stream stops early instead).
+fn select<'p, 'a>(parts: &'p [MonthPart<'a>], a: u64, b: u64) -> (Vec<&'p MonthPart<'a>>, u64) {
+    let mut selected = Vec::new();
+    let mut skip = a;
+    let mut start = 0u64;
+    for part in parts {
+        match part.rows {
+            Some(n) => {
+                let end = start + n;
+                if end > a && start < b && n > 0 {
+                    if selected.is_empty() {
+                        skip = a - start;
+                    }
+                    selected.push(part);
+                }
+                start = end;
+            }
+            None => selected.push(part),
+        }
+    }
+    (selected, skip)
+}
+
+/// Skips `skip` rows, then passes `take` rows and stops pulling.
+fn slice_stream(
+    input: SendableRecordBatchStream,
+    skip: u64,
+    take: u64,
+) -> SendableRecordBatchStream {
+    let schema = input.schema();
+    let stream = futures::stream::unfold(
+        (input, skip, take),
+        |(mut input, mut skip, mut take)| async move {
+            loop {
+                if take == 0 {
+                    return None;
+                }
+                let batch = match input.next().await? {
+                    Ok(b) => b,
+                    Err(e) => return Some((Err(e), (input, skip, 0))),
+                };
+                let n = batch.num_rows() as u64;
+                if skip >= n {
+                    skip -= n;
+                    continue;
+                }
+                let len = (n - skip).min(take);
+                let out = batch.slice(skip as usize, len as usize);
+                take -= len;
+                return Some((Ok(out), (input, 0, take)));
+            }
+        },
+    );
+    Box::pin(RecordBatchStreamAdapter::new(schema, stream))
 }
 
 /// Aggregated pruning metrics over all scans of a query.
@@ -378,7 +444,7 @@ impl Dataset {
                 // Ascending rows [a, b) of the window.
                 let a = c0.saturating_add(q.offset).min(c1);
                 let b = a.saturating_add(page_len).min(c1);
-                self.ascending(&parts, predicate, &columns, a, b, &scans)?
+                self.ascending(&parts, predicate, (lo, hi), &columns, a, b, &scans)?
             }
             Some(true) => {
                 // Position p of the descending collection is ascending index c1 - 1 - p.
@@ -387,6 +453,7 @@ impl Dataset {
                 self.descending(
                     parts,
                     predicate,
+                    (lo, hi),
                     columns.clone(),
                     Arc::clone(&out_schema),
                     a,
@@ -462,25 +529,8 @@ impl Dataset {
         b: u64,
         scans: &ScanLog,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let mut files = Vec::new();
-        let mut skip = a;
-        let mut start = 0u64;
-        for part in parts {
-            match part.rows {
-                // Counted: keep only months overlapping [a, b).
-                Some(n) => {
-                    let end = start + n;
-                    if end > a && start < b && n > 0 {
-                        if files.is_empty() {
-                            skip = a - start;
-                        }
-                        files.push(part.file);
-                    }
-                    start = end;
-                }
-                None => files.push(part.file),
-            }
-        }
+        let (selected, skip) = select(parts, a, b);
+        let files: Vec<&ValueFile> = selected.iter().map(|p| p.file).collect();
         let take = b.saturating_sub(a);
         let fetch = (take != u64::MAX).then_some(take as usize);
         let scan_limit = fetch.map(|f| f + skip as usize);
@@ -489,29 +539,49 @@ impl Dataset {
         Ok(Arc::new(GlobalLimitExec::new(scan, skip as usize, fetch)))
     }
 
+    /// Ascending rows [a, b) of the window: whole months straight from their row group,
+    /// months cut by the window through the predicate, run after run in time order.
+    #[allow(clippy::too_many_arguments)]
     fn ascending(
         &self,
         parts: &[MonthPart<'_>],
         predicate: Arc<dyn PhysicalExpr>,
+        (lo, hi): (Micros, Micros),
         columns: &[ValueColumn],
         a: u64,
         b: u64,
         scans: &ScanLog,
     ) -> Result<SendableRecordBatchStream> {
-        if a >= b {
-            return Ok(empty_stream(
-                values_schema()
-                    .project(
-                        &columns
-                            .iter()
-                            .filter_map(|c| values_schema().index_of(c.name()).ok())
-                            .collect::<Vec<_>>(),
-                    )?
-                    .into(),
-            ));
+        let (selected, skip) = select(parts, a, b);
+        let mut plans = Vec::new();
+        for run in selected.chunk_by(|x, y| x.inside(lo, hi) == y.inside(lo, hi)) {
+            let plan = if run[0].inside(lo, hi) {
+                let files: Vec<(&ValueFile, usize)> =
+                    run.iter().map(|p| (p.file, p.row_group())).collect();
+                self.scanner.scan_whole(&files, columns)?
+            } else {
+                let files: Vec<&ValueFile> = run.iter().map(|p| p.file).collect();
+                self.scanner
+                    .scan(&files, Arc::clone(&predicate), columns, None)?
+            };
+            scans.push(&plan);
+            plans.push(plan);
         }
-        let plan = self.ascending_plan(parts, predicate, columns, a, b, scans)?;
-        Ok(plan.execute(0, self.task_ctx())?)
+        let schema: SchemaRef = Arc::new(
+            values_schema().project(
+                &columns
+                    .iter()
+                    .map(|c| values_schema().index_of(c.name()))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )?,
+        );
+        let ctx = self.task_ctx();
+        let chained = futures::stream::iter(plans)
+            .map(move |p| p.execute(0, Arc::clone(&ctx)))
+            .try_flatten();
+        let stream: SendableRecordBatchStream =
+            Box::pin(RecordBatchStreamAdapter::new(schema, chained));
+        Ok(slice_stream(stream, skip, b.saturating_sub(a)))
     }
 
     /// Descending rows: ascending rows [a, b) of the window, emitted newest first, one month
@@ -521,20 +591,23 @@ impl Dataset {
         &self,
         parts: Vec<MonthPart<'_>>,
         predicate: Arc<dyn PhysicalExpr>,
+        (lo, hi): (Micros, Micros),
         columns: Vec<ValueColumn>,
         schema: SchemaRef,
         a: u64,
         b: u64,
         scans: ScanLog,
     ) -> SendableRecordBatchStream {
-        // (file, rows of this month to keep, counted from the month's first window row)
+        // (file, its row group when the whole month is in the window, rows of this month to
+        // keep counted from the month's first window row)
         let mut months = Vec::new();
         let mut start = 0u64;
         for part in &parts {
             let n = part.rows.unwrap_or(0);
             let (s, e) = (start.max(a), (start + n).min(b));
             if s < e {
-                months.push((part.file.clone(), s - start, e - start));
+                let whole = part.inside(lo, hi).then(|| part.row_group());
+                months.push((part.file.clone(), whole, s - start, e - start));
             }
             start += n;
         }
@@ -543,10 +616,13 @@ impl Dataset {
         let scanner = self.scanner.clone();
         let schema_for_stream = Arc::clone(&schema);
         let stream = futures::stream::iter(months)
-            .then(move |(file, from, to)| {
+            .then(move |(file, whole, from, to)| {
                 let ctx = Arc::clone(&ctx);
                 let scans = scans.clone();
-                let scan = scanner.scan(&[&file], Arc::clone(&predicate), &columns, None);
+                let scan = match whole {
+                    Some(row_group) => scanner.scan_whole(&[(&file, row_group)], &columns),
+                    None => scanner.scan(&[&file], Arc::clone(&predicate), &columns, None),
+                };
                 let schema = Arc::clone(&schema_for_stream);
                 async move {
                     let scan = scan?;

@@ -7,7 +7,9 @@ use crate::layout::values_schema;
 use crate::manifest::ValueFile;
 use crate::planner::ValueColumn;
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
+use datafusion::datasource::physical_plan::parquet::{
+    CachedParquetFileReaderFactory, ParquetAccessPlan,
+};
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -22,6 +24,49 @@ pub(crate) struct Scanner {
 }
 
 impl Scanner {
+    /// A scan of whole series-months: in each file only the parameter's row group, no
+    /// predicate. The manifest says every row of that row group is in the window, so the
+    /// reader decodes exactly the answer and evaluates nothing per row.
+    pub(crate) fn scan_whole(
+        &self,
+        parts: &[(&ValueFile, usize)],
+        columns: &[ValueColumn],
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = values_schema();
+        let source = ParquetSource::new(Arc::clone(&schema))
+            .with_parquet_file_reader_factory(self.reader_factory.clone());
+        let group: FileGroup = parts
+            .iter()
+            .map(|(f, row_group)| {
+                let mut plan = ParquetAccessPlan::new_none(f.series.len());
+                plan.scan(*row_group);
+                PartitionedFile::new(f.path.clone(), f.size).with_extension(plan)
+            })
+            .collect();
+        self.build(source, group, columns, None)
+    }
+
+    fn build(
+        &self,
+        source: ParquetSource,
+        group: FileGroup,
+        columns: &[ValueColumn],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = values_schema();
+        let indices = columns
+            .iter()
+            .map(|c| schema.index_of(c.name()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let config = FileScanConfigBuilder::new(self.store_url.clone(), Arc::new(source))
+            .with_file_group(group)
+            .with_projection_indices(Some(indices))?
+            .with_limit(limit)
+            .with_preserve_order(true)
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
     pub(crate) fn scan(
         &self,
         files: &[&ValueFile],
@@ -40,16 +85,6 @@ impl Scanner {
             .iter()
             .map(|f| PartitionedFile::new(f.path.clone(), f.size))
             .collect();
-        let indices = columns
-            .iter()
-            .map(|c| schema.index_of(c.name()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let config = FileScanConfigBuilder::new(self.store_url.clone(), Arc::new(source))
-            .with_file_group(group)
-            .with_projection_indices(Some(indices))?
-            .with_limit(limit)
-            .with_preserve_order(true)
-            .build();
-        Ok(DataSourceExec::from_data_source(config))
+        self.build(source, group, columns, limit)
     }
 }

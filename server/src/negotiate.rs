@@ -74,9 +74,10 @@ impl Format {
             .into_iter()
             .find(|f| f.short() == s || f.media_type() == media)
             .or(match media {
+                // Common aliases of our media types.
                 "text/xml" => Some(Self::Xml),
                 "application/ndjson" | "application/jsonl" => Some(Self::NdJson),
-                "application/vnd.apache.arrow.file" | "application/x-parquet" => None,
+                "application/x-parquet" => Some(Self::Parquet),
                 _ => None,
             })
     }
