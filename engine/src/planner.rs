@@ -141,6 +141,22 @@ impl MonthPart<'_> {
     }
 }
 
+/// Positions of the columns in the value files' schema.
+pub(crate) fn column_indices(columns: &[ValueColumn]) -> Result<Vec<usize>> {
+    let schema = values_schema();
+    Ok(columns
+        .iter()
+        .map(|c| schema.index_of(c.name()))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The schema of an answer with these columns.
+fn output_schema(columns: &[ValueColumn]) -> Result<SchemaRef> {
+    Ok(Arc::new(
+        values_schema().project(&column_indices(columns)?)?,
+    ))
+}
+
 /// The months holding ascending window rows [a, b), and how many rows of the first to skip.
 /// Months not counted yet are all kept (the stream stops early instead).
 fn select<'p, 'a>(parts: &'p [MonthPart<'a>], a: u64, b: u64) -> (Vec<&'p MonthPart<'a>>, u64) {
@@ -366,14 +382,7 @@ impl Dataset {
         } else {
             q.columns.clone()
         };
-        let out_schema = Arc::new(
-            values_schema().project(
-                &columns
-                    .iter()
-                    .map(|c| values_schema().index_of(c.name()))
-                    .collect::<Result<Vec<_>, _>>()?,
-            )?,
-        );
+        let out_schema = output_schema(&columns)?;
         let mut parts = self.month_parts(&q.station, &q.parameter);
 
         // The window in time, inclusive.
@@ -567,14 +576,7 @@ impl Dataset {
             scans.push(&plan);
             plans.push(plan);
         }
-        let schema: SchemaRef = Arc::new(
-            values_schema().project(
-                &columns
-                    .iter()
-                    .map(|c| values_schema().index_of(c.name()))
-                    .collect::<Result<Vec<_>, _>>()?,
-            )?,
-        );
+        let schema = output_schema(columns)?;
         let ctx = self.task_ctx();
         let chained = futures::stream::iter(plans)
             .map(move |p| p.execute(0, Arc::clone(&ctx)))

@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::layout::values_schema;
 use crate::manifest::ValueFile;
-use crate::planner::ValueColumn;
+use crate::planner::{ValueColumn, column_indices};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::{
     CachedParquetFileReaderFactory, ParquetAccessPlan,
@@ -53,11 +53,7 @@ impl Scanner {
         columns: &[ValueColumn],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let schema = values_schema();
-        let indices = columns
-            .iter()
-            .map(|c| schema.index_of(c.name()))
-            .collect::<Result<Vec<_>, _>>()?;
+        let indices = column_indices(columns)?;
         let config = FileScanConfigBuilder::new(self.store_url.clone(), Arc::new(source))
             .with_file_group(group)
             .with_projection_indices(Some(indices))?
