@@ -879,10 +879,15 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
     let fields = ctx.fields(VALUE_FIELDS, no_alias)?;
     let (limit, offset, paging) = ctx.paging()?;
     let format = ctx.format(VALUE_FORMATS)?;
-    let columns: Vec<ValueColumn> = match &fields {
-        Some(f) => f.iter().filter_map(|n| ValueColumn::from_name(n)).collect(),
-        None => ValueColumn::ALL.to_vec(),
-    };
+    // The resource's own field order, as `fields` keeps it for every other resource.
+    let columns: Vec<ValueColumn> = ValueColumn::ALL
+        .into_iter()
+        .filter(|c| {
+            fields
+                .as_ref()
+                .is_none_or(|f| f.iter().any(|n| n == c.name()))
+        })
+        .collect();
     let query = ValuesQuery {
         station: s.id.clone(),
         parameter: pid.clone(),
