@@ -141,6 +141,10 @@ impl MonthPart<'_> {
     }
 }
 
+/// Months read ahead of the one being sent. A month of one series is a few thousand rows,
+/// so this bounds memory while keeping both cores busy.
+const PREFETCH_MONTHS: usize = 4;
+
 /// Positions of the columns in the value files' schema.
 pub(crate) fn column_indices(columns: &[ValueColumn]) -> Result<Vec<usize>> {
     let schema = values_schema();
@@ -562,16 +566,16 @@ impl Dataset {
         scans: &ScanLog,
     ) -> Result<SendableRecordBatchStream> {
         let (selected, skip) = select(parts, a, b);
+        // One scan per month, up to PREFETCH_MONTHS read ahead in parallel and emitted in
+        // time order: file opening and decoding overlap instead of queueing.
         let mut plans = Vec::new();
-        for run in selected.chunk_by(|x, y| x.inside(lo, hi) == y.inside(lo, hi)) {
-            let plan = if run[0].inside(lo, hi) {
-                let files: Vec<(&ValueFile, usize)> =
-                    run.iter().map(|p| (p.file, p.row_group())).collect();
-                self.scanner.scan_whole(&files, columns)?
-            } else {
-                let files: Vec<&ValueFile> = run.iter().map(|p| p.file).collect();
+        for part in &selected {
+            let plan = if part.inside(lo, hi) {
                 self.scanner
-                    .scan(&files, Arc::clone(&predicate), columns, None)?
+                    .scan_whole(&[(part.file, part.row_group())], columns)?
+            } else {
+                self.scanner
+                    .scan(&[part.file], Arc::clone(&predicate), columns, None)?
             };
             scans.push(&plan);
             plans.push(plan);
@@ -579,7 +583,17 @@ impl Dataset {
         let schema = output_schema(columns)?;
         let ctx = self.task_ctx();
         let chained = futures::stream::iter(plans)
-            .map(move |p| p.execute(0, Arc::clone(&ctx)))
+            .map(move |p| {
+                // A task per month, so decoding runs on another core than the encoder.
+                let month = tokio::spawn(collect(p, Arc::clone(&ctx)));
+                async move {
+                    month
+                        .await
+                        .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?
+                }
+            })
+            .buffered(PREFETCH_MONTHS)
+            .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
             .try_flatten();
         let stream: SendableRecordBatchStream =
             Box::pin(RecordBatchStreamAdapter::new(schema, chained));

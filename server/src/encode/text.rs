@@ -40,10 +40,25 @@ impl ValuesText {
 enum Col<'a> {
     Time(&'a datafusion::arrow::array::PrimitiveArray<TimestampMicrosecondType>),
     Num(&'a datafusion::arrow::array::PrimitiveArray<Float64Type>),
-    Text(&'a DictionaryArray<Int32Type>, &'a StringArray),
+    /// Keys, and each dictionary value already escaped for the output format.
+    Text(&'a DictionaryArray<Int32Type>, Vec<Vec<u8>>),
 }
 
-fn columns<'a>(batch: &'a RecordBatch, names: &[String]) -> Result<Vec<Col<'a>>, String> {
+fn escaped(format: Format, s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() + 2);
+    match format {
+        Format::Csv => csv_field(s, &mut out),
+        Format::Xml => xml_text(s, &mut out),
+        _ => json_string(s, &mut out),
+    }
+    out
+}
+
+fn columns<'a>(
+    batch: &'a RecordBatch,
+    names: &[String],
+    format: Format,
+) -> Result<Vec<Col<'a>>, String> {
     names
         .iter()
         .map(|n| {
@@ -59,11 +74,14 @@ fn columns<'a>(batch: &'a RecordBatch, names: &[String]) -> Result<Vec<Col<'a>>,
             let d = c
                 .as_dictionary_opt::<Int32Type>()
                 .ok_or_else(|| format!("column {n} has an unexpected type"))?;
-            let values = d
+            let values: &StringArray = d
                 .values()
                 .as_string_opt::<i32>()
                 .ok_or_else(|| format!("column {n} is not text"))?;
-            Ok(Col::Text(d, values))
+            let encoded = (0..values.len())
+                .map(|k| escaped(format, values.value(k)))
+                .collect();
+            Ok(Col::Text(d, encoded))
         })
         .collect()
 }
@@ -87,16 +105,11 @@ impl ValuesText {
                     number(a.value(i), out);
                 }
             }
-            Col::Text(d, values) => {
-                let s = if d.is_null(i) {
-                    ""
-                } else {
-                    values.value(d.keys().value(i) as usize)
-                };
-                match self.format {
-                    Format::Csv => csv_field(s, out),
-                    Format::Xml => xml_text(s, out),
-                    _ => json_string(s, out),
+            Col::Text(d, encoded) => {
+                if d.is_null(i) {
+                    out.extend_from_slice(if quoted { b"\"\"" } else { b"" });
+                } else if let Some(e) = encoded.get(d.keys().value(i) as usize) {
+                    out.extend_from_slice(e);
                 }
             }
         }
@@ -114,8 +127,17 @@ impl BatchEncoder for ValuesText {
     }
 
     fn batch(&mut self, batch: &RecordBatch) -> Result<Bytes, String> {
-        let cols = columns(batch, &self.columns)?;
+        let cols = columns(batch, &self.columns, self.format)?;
         let names: Vec<String> = self.columns.clone();
+        // `"name":` once per batch, not once per row.
+        let json_keys: Vec<Vec<u8>> = names
+            .iter()
+            .map(|n| {
+                let mut k = escaped(Format::Json, n);
+                k.push(b':');
+                k
+            })
+            .collect();
         let mut out = Vec::with_capacity(batch.num_rows() * 64);
         for i in 0..batch.num_rows() {
             match self.format {
@@ -146,12 +168,11 @@ impl BatchEncoder for ValuesText {
                         out.push(b',');
                     }
                     out.push(b'{');
-                    for (k, (c, name)) in cols.iter().zip(&names).enumerate() {
+                    for (k, (c, key)) in cols.iter().zip(&json_keys).enumerate() {
                         if k > 0 {
                             out.push(b',');
                         }
-                        json_string(name, &mut out);
-                        out.push(b':');
+                        out.extend_from_slice(key);
                         self.cell(c, i, true, &mut out);
                     }
                     out.push(b'}');
