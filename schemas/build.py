@@ -130,6 +130,9 @@ def op(op_id, summary, schema, params, formats):
     for f in formats:
         if f == "json":
             content[MEDIA[f]] = {"schema": {"$ref": f"#/components/schemas/{schema}"}}
+        elif f == "geojson":
+            content[MEDIA[f]] = {"schema": {"type": "object", "required": ["type"],
+                                            "properties": {"type": {"enum": ["FeatureCollection", "Feature"]}}}}
         elif f in ("arrow", "parquet"):
             content[MEDIA[f]] = {"schema": {"type": "string", "format": "binary"}}
         else:
