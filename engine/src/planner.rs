@@ -5,9 +5,14 @@
 //! - **Partitions.** Files come from the manifest (no LIST). DataFusion cannot know that a
 //!   file's month derives from its timestamps, so the planner picks the months itself from the
 //!   per-file time ranges in the manifest.
-//! - **Row groups and pages.** A predicate on `parameter` and `timestamp`, built from typed
-//!   scalars, lets the Parquet reader skip other parameters' row groups and, through the page
-//!   index, pages outside the window; `pushdown_filters` applies it row by row while decoding.
+//! - **Whole months** (every row of the series-month inside the window, known from the
+//!   manifest) are read straight from the parameter's row group through a `ParquetAccessPlan`,
+//!   with no per-row predicate.
+//! - **Months cut by the window** get a predicate on `parameter` and `timestamp`, built from
+//!   typed scalars: the reader skips other parameters' row groups and, through the page index,
+//!   pages outside the window; `pushdown_filters` applies it row by row while decoding.
+//! - **Ascending time** reads a few months ahead in parallel tasks and emits them in order, so
+//!   file opening and decoding overlap with encoding on the other core.
 //! - **Counting and skipping.** Every file's row count per parameter is in the manifest, so
 //!   totals, `offset` and `recent` are resolved by arithmetic over whole months; only the (at
 //!   most two) months cut by the window boundaries are counted by a scan of their timestamps.
