@@ -119,7 +119,7 @@ fn api_segments(path: &str) -> Option<Vec<String>> {
 pub async fn handle<B>(state: Arc<AppState>, client: IpAddr, req: Request<B>) -> Response<Body> {
     state.metrics.requests.fetch_add(1, Ordering::Relaxed);
     let path = req.uri().path().to_owned();
-    let mut response = match limit_rate(&state, client) {
+    let mut response = match limit_rate(&state, client, &path) {
         Ok(headers) => {
             let mut r = respond(&state, &req)
                 .await
@@ -141,7 +141,7 @@ pub async fn handle<B>(state: Arc<AppState>, client: IpAddr, req: Request<B>) ->
 }
 
 /// The rate limit: headers for the response, or the 429 itself.
-fn limit_rate(state: &AppState, client: IpAddr) -> Result<HeaderMap, Response<Body>> {
+fn limit_rate(state: &AppState, client: IpAddr, path: &str) -> Result<HeaderMap, Response<Body>> {
     let mut h = HeaderMap::new();
     let Some(rate) = &state.rate else {
         return Ok(h);
@@ -156,7 +156,7 @@ fn limit_rate(state: &AppState, client: IpAddr) -> Result<HeaderMap, Response<Bo
     let mut r = ApiError::TooManyRequests {
         retry_after: d.reset_secs,
     }
-    .into_response("");
+    .into_response(path);
     r.headers_mut().extend(h);
     Err(r)
 }
@@ -200,7 +200,8 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         && let Some(inm) = headers
             .get(header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
-        && inm.split(',').any(|t| t.trim() == tag || t.trim() == "*")
+        // Only a tag we issued matches: `*` would also match requests that are not valid.
+        && inm.split(',').any(|t| t.trim() == tag)
     {
         let mut r = Response::new(empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
