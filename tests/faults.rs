@@ -105,7 +105,17 @@ fn start_download(base: &str, path: &str) -> TcpStream {
 
 #[tokio::test]
 async fn downloads_are_capped_and_a_leaving_client_frees_its_slot() {
-    let server = Server::start_with(dataset(), &[("HYDRO_MAX_HEAVY_QUERIES", "1")]);
+    // Ten years of one series (~25 MB of NDJSON): far more than loopback socket buffers hold,
+    // so the unread download really stays in flight.
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["generate", "--stations", "1", "--years", "10", "--out"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let server = Server::start_with(dir.path(), &[("HYDRO_MAX_HEAVY_QUERIES", "1")]);
     let b = &server.base;
     let sid = get(&format!("{b}/stations?limit=1")).await.json()["data"][0]["id"]
         .as_str()
