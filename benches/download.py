@@ -31,8 +31,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
-    if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--bin", "hydro"], cwd=ROOT, check=True)
+    build_release(args.no_build)
     os.makedirs(CACHE, exist_ok=True)
     archive = generate("archive-20x10", 20, 10)
     archive_small = generate("archive-1x10", 1, 10)

@@ -16,6 +16,12 @@ TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 HYDRO = os.path.join(TARGET, "release", "hydro")
 
 
+def build_release(skip):
+    """Builds target/release/hydro unless the caller says it is current."""
+    if not skip:
+        subprocess.run(["cargo", "build", "--release", "--bin", "hydro"], cwd=ROOT, check=True)
+
+
 def sh(*args, **kw):
     return subprocess.run(args, check=True, text=True, capture_output=True, **kw).stdout
 

@@ -9,11 +9,11 @@ usage: python3 benches/load.py [--seconds S] [--no-build]
 import argparse
 import collections
 import json
-import subprocess
+import os
 import threading
 import time
 
-from harness import CACHE, ROOT, Hydro, generate, sh  # noqa: F401
+from harness import Hydro, build_release, generate, sh
 
 
 def main():
@@ -21,10 +21,8 @@ def main():
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
-    if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--bin", "hydro"], cwd=ROOT, check=True)
+    build_release(args.no_build)
     archive = generate("archive-20x10", 20, 10)
-    import os
     os.environ["HYDRO_MAX_HEAVY_QUERIES"] = "4"
     server = Hydro(archive)
     b = server.base

@@ -109,14 +109,6 @@ impl Catalog {
         self.characteristics(station).iter().find(|c| &c.id == id)
     }
 
-    pub fn parameter_count(&self) -> usize {
-        self.parameters.values().map(Vec::len).sum()
-    }
-
-    pub fn characteristic_count(&self) -> usize {
-        self.characteristics.values().map(Vec::len).sum()
-    }
-
     /// Stations matching every given filter: nearest first when `near` is given, otherwise in
     /// the default order.
     pub fn find_stations(&self, filter: &StationFilter) -> Vec<StationHit<'_>> {

@@ -290,13 +290,6 @@ fn and(a: Arc<dyn PhysicalExpr>, b: Arc<dyn PhysicalExpr>) -> Arc<dyn PhysicalEx
 }
 
 impl Dataset {
-    /// The series' newest timestamp, if it has values.
-    pub fn series_end(&self, station: &StationId, parameter: &ParameterId) -> Option<Micros> {
-        self.month_parts(station, parameter)
-            .last()
-            .map(|p| p.stats.max)
-    }
-
     fn month_parts(&self, station: &StationId, parameter: &ParameterId) -> Vec<MonthPart<'_>> {
         let Some(files) = self.files.get(station) else {
             return Vec::new();

@@ -117,10 +117,6 @@ impl DatasetWriter {
         })
     }
 
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
     async fn put(&self, path: &str, bytes: Bytes) -> Result<()> {
         self.store
             .put(&Path::from(path), PutPayload::from_bytes(bytes))

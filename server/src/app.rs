@@ -163,7 +163,7 @@ fn limit_rate(state: &AppState, client: IpAddr, path: &str) -> Result<HeaderMap,
 
 async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<Body>, ApiError> {
     let uri = req.uri();
-    if uri.to_string().len() > MAX_URI {
+    if uri.path_and_query().map_or(0, |p| p.as_str().len()) > MAX_URI {
         return Err(ApiError::UriTooLong);
     }
     let header_bytes: usize = req

@@ -69,10 +69,6 @@ impl RawQuery {
             Some((_, v)) => Ok(Some(v.as_str())),
         }
     }
-
-    pub fn has(&self, name: &str) -> bool {
-        self.pairs.iter().any(|(k, _)| k == name)
-    }
 }
 
 /// At most 40 characters of user input in a message.
