@@ -18,6 +18,7 @@ pub mod model;
 pub mod planner;
 mod scan;
 pub mod spatial;
+pub mod stored;
 pub mod writer;
 
 /// The arrow DataFusion is built on; the server encodes with it.

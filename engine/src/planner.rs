@@ -28,12 +28,14 @@ use crate::ids::{ParameterId, StationId};
 use crate::layout::{COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, UTC, values_schema};
 use crate::manifest::{SeriesStats, ValueFile};
 use crate::model::Micros;
+use crate::stored::Piece;
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{SortOptions, concat_batches, take_record_batch};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::DataFusionError;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{BinaryExpr, col, lit};
 use datafusion::physical_expr::{LexOrdering, PhysicalExpr, PhysicalSortExpr};
@@ -42,6 +44,8 @@ use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream, collect};
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use std::sync::{Arc, Mutex};
 
@@ -111,6 +115,17 @@ pub struct ValuesPlan {
     pub scans: ScanLog,
 }
 
+/// A planned query whose answer may include stored row groups as they are (Parquet answers):
+/// see [`crate::stored`].
+pub struct PiecesPlan {
+    pub total: Option<u64>,
+    pub schema: SchemaRef,
+    pub pieces: PieceStream,
+    pub scans: ScanLog,
+}
+
+pub type PieceStream = BoxStream<'static, Result<Piece>>;
+
 /// The scans of one query; shared with the stream, which adds scans as it goes.
 #[derive(Clone, Default)]
 pub struct ScanLog(Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>);
@@ -144,6 +159,37 @@ impl MonthPart<'_> {
             .position(|s| std::ptr::eq(s, self.stats))
             .unwrap_or(0)
     }
+}
+
+/// What [`Dataset::ascending`] reads.
+struct Ascending<'a> {
+    predicate: Arc<dyn PhysicalExpr>,
+    /// The window in time, inclusive.
+    window: (Micros, Micros),
+    columns: &'a [ValueColumn],
+    /// Ascending positions [a, b) of the window's rows to answer.
+    rows: (u64, u64),
+    /// Hand out whole months as stored row groups; only for the whole window.
+    stored: bool,
+}
+
+/// An engine error inside a DataFusion stream, unwrapped when it came from DataFusion.
+fn into_datafusion(e: EngineError) -> DataFusionError {
+    match e {
+        EngineError::Query(e) => e,
+        other => DataFusionError::External(Box::new(other)),
+    }
+}
+
+/// Runs a month's read as its own task; a failed task is an error of the answer.
+fn spawned(
+    month: impl Future<Output = Result<Vec<Piece>>> + Send + 'static,
+) -> BoxFuture<'static, Result<Vec<Piece>>> {
+    let task = tokio::spawn(month);
+    Box::pin(async move {
+        task.await
+            .map_err(|e| EngineError::Storage(format!("read task failed: {e}")))?
+    })
 }
 
 /// Months read ahead of the one being sent. A month of one series is a few thousand rows,
@@ -377,7 +423,31 @@ impl Dataset {
 
     /// Plans a values query. Everything that can fail because of the request fails here,
     /// before the caller sends a status line.
+    /// The answer as record batches.
     pub async fn plan_values(&self, q: &ValuesQuery) -> Result<ValuesPlan> {
+        let plan = self.plan(q, false).await?;
+        let stream = plan.pieces.map(|p| match p {
+            Ok(Piece::Rows(batch)) => Ok(batch),
+            Ok(Piece::Stored(_)) => Err(DataFusionError::Internal(
+                "stored row group in a batch answer".into(),
+            )),
+            Err(e) => Err(into_datafusion(e)),
+        });
+        Ok(ValuesPlan {
+            total: plan.total,
+            schema: Arc::clone(&plan.schema),
+            stream: Box::pin(RecordBatchStreamAdapter::new(plan.schema, stream)),
+            scans: plan.scans,
+        })
+    }
+
+    /// The answer with every month that is wholly inside it as its stored row group, when the
+    /// answer is the whole window in ascending time (no page); otherwise as rows.
+    pub async fn plan_pieces(&self, q: &ValuesQuery) -> Result<PiecesPlan> {
+        self.plan(q, true).await
+    }
+
+    async fn plan(&self, q: &ValuesQuery, stored: bool) -> Result<PiecesPlan> {
         let scans = ScanLog::default();
         let columns = if q.columns.is_empty() {
             ValueColumn::ALL.to_vec()
@@ -442,11 +512,10 @@ impl Dataset {
 
         let predicate = self.predicate(&q.parameter, lo, hi)?;
         if q.limit == Some(0) || c0 >= c1 {
-            let stream = empty_stream(Arc::clone(&out_schema));
-            return Ok(ValuesPlan {
+            return Ok(PiecesPlan {
                 total,
                 schema: out_schema,
-                stream,
+                pieces: futures::stream::empty().boxed(),
                 scans,
             });
         }
@@ -455,7 +524,20 @@ impl Dataset {
                 // Ascending rows [a, b) of the window.
                 let a = c0.saturating_add(q.offset).min(c1);
                 let b = a.saturating_add(page_len).min(c1);
-                self.ascending(&parts, predicate, (lo, hi), &columns, a, b, &scans)?
+                let whole_window = a == 0 && b == c1;
+                let ascending = Ascending {
+                    predicate,
+                    window: (lo, hi),
+                    columns: &columns,
+                    rows: (a, b),
+                    stored: stored && whole_window,
+                };
+                return Ok(PiecesPlan {
+                    total,
+                    schema: out_schema,
+                    pieces: self.ascending(&parts, ascending, &scans)?,
+                    scans,
+                });
             }
             Some(true) => {
                 // Position p of the descending collection is ascending index c1 - 1 - p.
@@ -513,18 +595,20 @@ impl Dataset {
                     q.offset as usize,
                     q.limit.map(|l| l as usize),
                 ));
-                let projected = project_stream(
+                project_stream(
                     paged.execute(0, self.task_ctx())?,
                     &columns,
                     Arc::clone(&out_schema),
-                );
-                projected
+                )
             }
         };
-        Ok(ValuesPlan {
+        let pieces = stream
+            .map(|b| b.map(Piece::Rows).map_err(EngineError::from))
+            .boxed();
+        Ok(PiecesPlan {
             total,
             schema: out_schema,
-            stream,
+            pieces,
             scans,
         })
     }
@@ -550,52 +634,79 @@ impl Dataset {
         Ok(Arc::new(GlobalLimitExec::new(scan, skip as usize, fetch)))
     }
 
-    /// Ascending rows [a, b) of the window: whole months straight from their row group,
-    /// months cut by the window through the predicate, run after run in time order.
-    #[allow(clippy::too_many_arguments)]
+    /// Ascending rows [a, b) of the window: whole months straight from their row group (or
+    /// handed out stored, see [`Ascending::stored`]), months cut by the window through the
+    /// predicate, run after run in time order.
     fn ascending(
         &self,
         parts: &[MonthPart<'_>],
-        predicate: Arc<dyn PhysicalExpr>,
-        (lo, hi): (Micros, Micros),
-        columns: &[ValueColumn],
-        a: u64,
-        b: u64,
+        q: Ascending<'_>,
         scans: &ScanLog,
-    ) -> Result<SendableRecordBatchStream> {
+    ) -> Result<PieceStream> {
+        let (lo, hi) = q.window;
+        let (a, b) = q.rows;
         let (selected, skip) = select(parts, a, b);
-        // One scan per month, up to PREFETCH_MONTHS read ahead in parallel and emitted in
-        // time order: file opening and decoding overlap instead of queueing.
-        let mut plans = Vec::new();
+        let file_columns = column_indices(q.columns)?;
+        // One task per month, up to PREFETCH_MONTHS read ahead in parallel and emitted in
+        // time order: file opening and decoding overlap instead of queueing, and run on another
+        // core than the encoder.
+        let mut months: Vec<BoxFuture<'static, Result<Vec<Piece>>>> = Vec::new();
         for part in &selected {
-            let plan = if part.inside(lo, hi) {
+            let whole = part.inside(lo, hi);
+            if whole && q.stored {
+                let fetch = Dataset::stored_row_group(
+                    Arc::clone(&self.store),
+                    self.ctx
+                        .runtime_env()
+                        .cache_manager
+                        .get_file_metadata_cache(),
+                    part.file.clone(),
+                    part.row_group(),
+                    file_columns.clone(),
+                );
+                months.push(spawned(
+                    async move { Ok(vec![Piece::Stored(fetch.await?)]) },
+                ));
+                continue;
+            }
+            let plan = if whole {
                 self.scanner
-                    .scan_whole(&[(part.file, part.row_group())], columns)?
+                    .scan_whole(&[(part.file, part.row_group())], q.columns)?
             } else {
                 self.scanner
-                    .scan(&[part.file], Arc::clone(&predicate), columns, None)?
+                    .scan(&[part.file], Arc::clone(&q.predicate), q.columns, None)?
             };
             scans.push(&plan);
-            plans.push(plan);
+            let ctx = self.task_ctx();
+            months.push(spawned(async move {
+                let batches = collect(plan, ctx).await?;
+                Ok(batches.into_iter().map(Piece::Rows).collect())
+            }));
         }
-        let schema = output_schema(columns)?;
-        let ctx = self.task_ctx();
-        let chained = futures::stream::iter(plans)
-            .map(move |p| {
-                // A task per month, so decoding runs on another core than the encoder.
-                let month = tokio::spawn(collect(p, Arc::clone(&ctx)));
-                async move {
-                    month
-                        .await
-                        .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?
-                }
-            })
+        let pieces = futures::stream::iter(months)
             .buffered(PREFETCH_MONTHS)
-            .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
+            .map_ok(|pieces| futures::stream::iter(pieces.into_iter().map(Ok)))
             .try_flatten();
-        let stream: SendableRecordBatchStream =
-            Box::pin(RecordBatchStreamAdapter::new(schema, chained));
-        Ok(slice_stream(stream, skip, b.saturating_sub(a)))
+        if q.stored {
+            // The whole window: nothing to skip or cut.
+            return Ok(pieces.boxed());
+        }
+        let schema = output_schema(q.columns)?;
+        let batches = pieces.map(|p| match p {
+            Ok(Piece::Rows(batch)) => Ok(batch),
+            Ok(Piece::Stored(_)) => Err(DataFusionError::Internal(
+                "unexpected stored row group".into(),
+            )),
+            Err(e) => Err(into_datafusion(e)),
+        });
+        let sliced = slice_stream(
+            Box::pin(RecordBatchStreamAdapter::new(schema, batches)),
+            skip,
+            b.saturating_sub(a),
+        );
+        Ok(sliced
+            .map(|b| b.map(Piece::Rows).map_err(EngineError::from))
+            .boxed())
     }
 
     /// Descending rows: ascending rows [a, b) of the window, emitted newest first, one month
@@ -651,13 +762,6 @@ impl Dataset {
             .map_err(|e: EngineError| datafusion::error::DataFusionError::External(Box::new(e)));
         Box::pin(RecordBatchStreamAdapter::new(schema, stream))
     }
-}
-
-fn empty_stream(schema: SchemaRef) -> SendableRecordBatchStream {
-    Box::pin(RecordBatchStreamAdapter::new(
-        schema,
-        futures::stream::empty(),
-    ))
 }
 
 /// Drops sort-only columns so the output has exactly the requested columns.

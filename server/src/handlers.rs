@@ -3,22 +3,24 @@
 //! status line").
 
 use crate::app::AppState;
-use crate::body::{Body, BoxError, full, stream};
+use crate::body::{Body, full};
+use crate::download;
 use crate::encode::catalog::{Data, Document, encode, xml_head};
-use crate::encode::{BatchEncoder, binary, text::ValuesText};
+use crate::encode::{binary, text::ValuesText};
 use crate::envelope::{Page, PagingUrl, link, meta};
 use crate::error::ApiError;
 use crate::negotiate::{Format, choose};
 use crate::params::{self, RawQuery, SortSpec, shorten};
 use crate::resources::*;
 use crate::timefmt::TimeFormatter;
-use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, header};
+use hydro_engine::EngineError;
 use hydro_engine::catalog::StationFilter;
 use hydro_engine::ids::{CharacteristicId, ParameterId, StationId};
 use hydro_engine::model::{CharacteristicType, Station, StationType};
 use hydro_engine::planner::{SortKey, ValueColumn, ValuesQuery, Window};
+use hydro_engine::stored::Piece;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -912,36 +914,29 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
             retry_after: 1,
             detail: "too many downloads at once; retry shortly".into(),
         })?;
-    let mut plan = ctx
-        .state
-        .dataset
-        .plan_values(&query)
+    let dataset = &ctx.state.dataset;
+    let (total, schema, pieces) = if format == Format::Parquet {
+        // Parquet answers copy stored row groups as they are (see hydro_engine::stored).
+        let plan = dataset
+            .plan_pieces(&query)
+            .await
+            .map_err(|e| fault(ctx.state, e))?;
+        (plan.total, plan.schema, plan.pieces)
+    } else {
+        let plan = dataset
+            .plan_values(&query)
+            .await
+            .map_err(|e| fault(ctx.state, e))?;
+        let pieces = plan
+            .stream
+            .map(|b| b.map(Piece::Rows).map_err(EngineError::from))
+            .boxed();
+        (plan.total, plan.schema, pieces)
+    };
+    let pieces = download::first_checked(pieces)
         .await
         .map_err(|e| fault(ctx.state, e))?;
-    // Read the first batch before the status line: a broken first file is still a problem
-    // response, not a cut connection.
-    let first = match plan.stream.next().await {
-        Some(Ok(b)) => Some(b),
-        Some(Err(e)) => return Err(fault(ctx.state, e.into())),
-        None => None,
-    };
-    let schema = plan.schema.clone();
-    let rest = std::mem::replace(
-        &mut plan.stream,
-        Box::pin(
-            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-                schema.clone(),
-                futures::stream::empty(),
-            ),
-        ),
-    );
-    plan.stream = Box::pin(
-        datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-            schema,
-            futures::stream::iter(first.map(Ok)).chain(rest),
-        ),
-    );
-    let page = match (paging, plan.total) {
+    let page = match (paging, total) {
         (true, Some(total)) => Some(Page::new(total, limit, offset)),
         _ => None,
     };
@@ -956,16 +951,25 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
     );
     let meta = meta(ctx.state, "values", page.as_ref());
     let names: Vec<String> = columns.iter().map(|c| c.name().to_owned()).collect();
-    let encoder: Box<dyn BatchEncoder> = match format {
-        Format::Arrow => Box::new(binary::ArrowIpc::new(plan.schema.clone())),
-        Format::Parquet => Box::new(binary::Parquet::new(plan.schema.clone())),
-        Format::Xml => Box::new(ValuesText::new(
-            format,
-            names,
-            xml_head(&meta, links.as_ref()),
-            b"</data></response>".to_vec(),
-            ctx.time(),
-        )),
+    let held = download::Held {
+        state: Arc::clone(ctx.state),
+        permit,
+    };
+    let text = |head: Vec<u8>, tail: &[u8]| {
+        ValuesText::new(format, names.clone(), head, tail.to_vec(), ctx.time())
+    };
+    let body = match format {
+        Format::Arrow => {
+            download::sequential(pieces, Box::new(binary::ArrowIpc::new(schema)), held)
+        }
+        Format::Parquet => {
+            download::sequential(pieces, Box::new(binary::Parquet::new(schema)), held)
+        }
+        Format::Xml => download::text(
+            pieces,
+            text(xml_head(&meta, links.as_ref()), b"</data></response>"),
+            held,
+        ),
         Format::Json => {
             let mut head = b"{\"meta\":".to_vec();
             head.extend_from_slice(meta.to_string().as_bytes());
@@ -974,23 +978,10 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
                 head.extend_from_slice(l.to_string().as_bytes());
             }
             head.extend_from_slice(b",\"data\":[");
-            Box::new(ValuesText::new(
-                format,
-                names,
-                head,
-                b"]}".to_vec(),
-                ctx.time(),
-            ))
+            download::text(pieces, text(head, b"]}"), held)
         }
-        _ => Box::new(ValuesText::new(
-            format,
-            names,
-            Vec::new(),
-            Vec::new(),
-            ctx.time(),
-        )),
+        _ => download::text(pieces, text(Vec::new(), b""), held),
     };
-    let body = encode_stream(plan.stream, encoder, Arc::clone(ctx.state), permit);
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, &format!("{}_{pid}", s.id));
     Ok(Reply {
@@ -1010,50 +1001,4 @@ fn fault(state: &AppState, e: hydro_engine::EngineError) -> ApiError {
         other => state.record_fault(&other.to_string()),
     }
     e.into()
-}
-
-/// The body of a values answer: begin, one frame per batch, finish. The permit and the query
-/// live as long as the body; a client that goes away drops both.
-fn encode_stream(
-    batches: hydro_engine::SendableRecordBatchStream,
-    encoder: Box<dyn BatchEncoder>,
-    state: Arc<AppState>,
-    permit: tokio::sync::OwnedSemaphorePermit,
-) -> Body {
-    enum Stage {
-        Begin,
-        Rows,
-        Done,
-    }
-    let init = (batches, encoder, Stage::Begin, (state, permit));
-    let frames = futures::stream::unfold(init, |(mut batches, mut enc, stage, held)| async move {
-        let to_box = |e: String| -> BoxError { e.into() };
-        let (frame, next) = match stage {
-            Stage::Begin => (enc.begin().map_err(to_box), Stage::Rows),
-            Stage::Rows => match batches.next().await {
-                Some(Ok(b)) => {
-                    held.0
-                        .metrics
-                        .rows_streamed
-                        .fetch_add(b.num_rows() as u64, Ordering::Relaxed);
-                    (enc.batch(&b).map_err(to_box), Stage::Rows)
-                }
-                Some(Err(e)) => {
-                    // The status line is gone: the only honest signal left is to cut the body.
-                    held.0.record_fault(&e.to_string());
-                    (
-                        Err(to_box("query failed while streaming".into())),
-                        Stage::Done,
-                    )
-                }
-                None => (enc.finish().map_err(to_box), Stage::Done),
-            },
-            Stage::Done => return None,
-        };
-        Some((frame, (batches, enc, next, held)))
-    })
-    .filter(|r: &Result<Bytes, BoxError>| {
-        futures::future::ready(r.as_ref().map_or(true, |b| !b.is_empty()))
-    });
-    stream(frames)
 }

@@ -7,6 +7,7 @@ pub mod app;
 pub mod body;
 pub mod compress;
 pub mod config;
+pub mod download;
 pub mod encode;
 pub mod envelope;
 pub mod error;

@@ -4,23 +4,33 @@
 
 use chrono::{DateTime, FixedOffset};
 
+#[derive(Clone)]
 pub struct TimeFormatter {
     offset_secs: i64,
-    offset_text: String,
     day: i64,
-    date_text: [u8; 11],
+    /// `YYYY-MM-DDThh:mm:ss±hh:mm`: the date is rewritten when the day changes, the time of
+    /// day for every value, the offset never.
+    text: [u8; 25],
 }
+
+/// Where the time of day starts in `text`, and where the offset starts.
+const TIME: usize = 11;
+const OFFSET: usize = 19;
 
 impl TimeFormatter {
     pub fn new(offset: FixedOffset) -> Self {
         let offset_secs = i64::from(offset.local_minus_utc());
         let sign = if offset_secs < 0 { '-' } else { '+' };
         let a = offset_secs.abs();
+        let mut text = *b"0000-00-00T00:00:00+00:00";
+        let offset_text = format!("{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60);
+        if offset_text.len() == 6 {
+            text[OFFSET..].copy_from_slice(offset_text.as_bytes());
+        }
         Self {
             offset_secs,
-            offset_text: format!("{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60),
             day: i64::MIN,
-            date_text: *b"0000-00-00T",
+            text,
         }
     }
 
@@ -34,28 +44,25 @@ impl TimeFormatter {
             let date = DateTime::from_timestamp(day * 86_400, 0)
                 .map(|d| d.format("%Y-%m-%dT").to_string())
                 .unwrap_or_else(|| "0000-01-01T".into());
-            let b = date.as_bytes();
-            if b.len() == 11 {
-                self.date_text.copy_from_slice(b);
+            if date.len() == TIME {
+                self.text[..TIME].copy_from_slice(date.as_bytes());
             }
         }
-        out.extend_from_slice(&self.date_text);
         let secs = in_day / 1_000_000;
         let frac = in_day % 1_000_000;
-        let two = |out: &mut Vec<u8>, v: i64| {
-            out.push(b'0' + (v / 10) as u8);
-            out.push(b'0' + (v % 10) as u8);
-        };
-        two(out, secs / 3600);
-        out.push(b':');
-        two(out, (secs / 60) % 60);
-        out.push(b':');
-        two(out, secs % 60);
-        if frac != 0 {
-            let s = format!(".{frac:06}");
-            out.extend_from_slice(s.trim_end_matches('0').as_bytes());
+        let digits = |v: i64| [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
+        let [h0, h1] = digits(secs / 3600);
+        let [m0, m1] = digits((secs / 60) % 60);
+        let [s0, s1] = digits(secs % 60);
+        self.text[TIME..OFFSET].copy_from_slice(&[h0, h1, b':', m0, m1, b':', s0, s1]);
+        if frac == 0 {
+            out.extend_from_slice(&self.text);
+            return;
         }
-        out.extend_from_slice(self.offset_text.as_bytes());
+        out.extend_from_slice(&self.text[..OFFSET]);
+        let s = format!(".{frac:06}");
+        out.extend_from_slice(s.trim_end_matches('0').as_bytes());
+        out.extend_from_slice(&self.text[OFFSET..]);
     }
 
     pub fn format(&mut self, micros: i64) -> String {

@@ -1,5 +1,5 @@
 //! Arrow IPC stream and Parquet encoders: typed UTC timestamps, no envelope. Both write into
-//! an in-memory buffer that is drained into a body frame after every batch (Parquet: after
+//! an in-memory buffer that is drained into a body frame after every piece (Parquet: after
 //! every row group), so memory stays at one batch or row group.
 
 use super::BatchEncoder;
@@ -8,10 +8,16 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::arrow::arrow_writer::{
+    ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves,
+};
+use datafusion::parquet::basic::Compression;
+use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+use datafusion::parquet::file::writer::SerializedFileWriter;
+use hydro_engine::stored::Piece;
 
-/// Rows per Parquet row group in downloads.
+/// Rows per encoded Parquet row group in downloads (stored row groups keep their size).
 const ROW_GROUP_ROWS: usize = 128 * 1024;
 
 pub struct ArrowIpc {
@@ -42,9 +48,12 @@ impl BatchEncoder for ArrowIpc {
         Ok(self.drain())
     }
 
-    fn batch(&mut self, batch: &RecordBatch) -> Result<Bytes, String> {
+    fn piece(&mut self, piece: Piece) -> Result<Bytes, String> {
+        let Piece::Rows(batch) = piece else {
+            return Err("a stored row group cannot be sent as Arrow IPC".into());
+        };
         if let Some(w) = self.writer.as_mut() {
-            w.write(batch).map_err(|e| e.to_string())?;
+            w.write(&batch).map_err(|e| e.to_string())?;
         }
         Ok(self.drain())
     }
@@ -57,9 +66,79 @@ impl BatchEncoder for ArrowIpc {
     }
 }
 
+/// A Parquet file assembled from stored row groups, copied as they are, and rows encoded
+/// here (months cut by the window, sorted or paged answers). Encoded rows use the storage's
+/// settings (LZ4, page statistics and index) so that every row group of the file looks alike.
 pub struct Parquet {
     schema: SchemaRef,
-    writer: Option<ArrowWriter<Vec<u8>>>,
+    writer: Option<Writer>,
+}
+
+struct Writer {
+    file: SerializedFileWriter<Vec<u8>>,
+    columns: ArrowRowGroupWriterFactory,
+    /// The row group being encoded, and its rows so far.
+    open: Option<(Vec<ArrowColumnWriter>, usize)>,
+}
+
+impl Writer {
+    fn new(schema: SchemaRef) -> Result<Self, ParquetError> {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::LZ4_RAW)
+            .set_dictionary_enabled(false)
+            .set_column_dictionary_enabled("quality".into(), true)
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .build();
+        let (file, columns) =
+            ArrowWriter::try_new(Vec::new(), schema, Some(props))?.into_serialized_writer()?;
+        Ok(Self {
+            file,
+            columns,
+            open: None,
+        })
+    }
+
+    fn drain(&mut self) -> Bytes {
+        Bytes::from(std::mem::take(self.file.inner_mut()))
+    }
+
+    fn rows(&mut self, batch: &RecordBatch) -> Result<(), ParquetError> {
+        let open = match &mut self.open {
+            Some(open) => open,
+            None => {
+                let index = self.file.flushed_row_groups().len();
+                self.open
+                    .insert((self.columns.create_column_writers(index)?, 0))
+            }
+        };
+        let mut writers = open.0.iter_mut();
+        for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+            for leaf in compute_leaves(field, column)? {
+                writers
+                    .next()
+                    .ok_or_else(|| ParquetError::General("more columns than the schema".into()))?
+                    .write(&leaf)?;
+            }
+        }
+        open.1 += batch.num_rows();
+        if open.1 >= ROW_GROUP_ROWS {
+            self.close_open()?;
+        }
+        Ok(())
+    }
+
+    /// Ends the row group being encoded, if any.
+    fn close_open(&mut self) -> Result<(), ParquetError> {
+        let Some((writers, _)) = self.open.take() else {
+            return Ok(());
+        };
+        let mut group = self.file.next_row_group()?;
+        for w in writers {
+            w.close()?.append_to_row_group(&mut group)?;
+        }
+        group.close()?;
+        Ok(())
+    }
 }
 
 impl Parquet {
@@ -70,43 +149,39 @@ impl Parquet {
         }
     }
 
-    fn drain(&mut self) -> Bytes {
+    fn writer(&mut self) -> Result<&mut Writer, String> {
         self.writer
             .as_mut()
-            .map(|w| Bytes::from(std::mem::take(w.inner_mut())))
-            .unwrap_or_default()
+            .ok_or_else(|| "Parquet writer not started".to_owned())
     }
 }
 
 impl BatchEncoder for Parquet {
     fn begin(&mut self) -> Result<Bytes, String> {
-        // Speed over the last percent of size: no dictionary trials on timestamps and values
-        // (nearly all distinct), zstd at its fastest level, chunk statistics only.
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap_or_default()))
-            .set_dictionary_enabled(false)
-            .set_column_dictionary_enabled("quality".into(), true)
-            .set_statistics_enabled(EnabledStatistics::Chunk)
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .build();
-        self.writer = Some(
-            ArrowWriter::try_new(Vec::new(), self.schema.clone(), Some(props))
-                .map_err(|e| e.to_string())?,
-        );
-        Ok(self.drain())
+        let writer = self
+            .writer
+            .insert(Writer::new(self.schema.clone()).map_err(|e| e.to_string())?);
+        Ok(writer.drain())
     }
 
-    fn batch(&mut self, batch: &RecordBatch) -> Result<Bytes, String> {
-        if let Some(w) = self.writer.as_mut() {
-            w.write(batch).map_err(|e| e.to_string())?;
-        }
-        Ok(self.drain())
+    fn piece(&mut self, piece: Piece) -> Result<Bytes, String> {
+        let w = self.writer()?;
+        let done = match piece {
+            Piece::Rows(batch) => w.rows(&batch),
+            Piece::Stored(stored) => w.close_open().and_then(|()| {
+                let mut group = w.file.next_row_group()?;
+                stored.append_to(&mut group)?;
+                group.close().map(|_| ())
+            }),
+        };
+        done.map_err(|e| e.to_string())?;
+        Ok(w.drain())
     }
 
     fn finish(&mut self) -> Result<Bytes, String> {
-        if let Some(w) = self.writer.as_mut() {
-            w.finish().map_err(|e| e.to_string())?;
-        }
-        Ok(self.drain())
+        let w = self.writer()?;
+        w.close_open().map_err(|e| e.to_string())?;
+        w.file.finish().map_err(|e| e.to_string())?;
+        Ok(w.drain())
     }
 }

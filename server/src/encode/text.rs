@@ -1,39 +1,74 @@
 //! Text encoders of value batches: JSON envelope, NDJSON, CSV, XML. Columns are the requested
 //! value fields in order; timestamps use the same RFC 3339 form in every format.
 
-use super::{BatchEncoder, csv_field, json_string, number, xml_text};
+use super::{csv_field, json_string, number, xml_text};
 use crate::negotiate::Format;
 use crate::timefmt::TimeFormatter;
 use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, DictionaryArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 
+/// Encodes value batches as rows of text. It holds no state between batches, so batches can be
+/// encoded on several cores at once and sent in order (see `handlers::encode_stream`).
 pub struct ValuesText {
     format: Format,
     columns: Vec<String>,
-    head: Option<Vec<u8>>,
-    tail: Vec<u8>,
+    /// `"name":` for each column, escaped once.
+    json_keys: Vec<Vec<u8>>,
+    head: Bytes,
+    tail: Bytes,
     time: TimeFormatter,
-    rows: u64,
 }
+
+/// What separates JSON rows. Every row of a batch starts with it, since a batch does not know
+/// whether rows came before it; the stream drops the first one (`leading_separator`).
+const JSON_SEPARATOR: u8 = b',';
 
 impl ValuesText {
     /// `head`/`tail` wrap the rows (the JSON/XML envelope); CSV and NDJSON have none.
     pub fn new(
         format: Format,
         columns: Vec<String>,
-        head: Vec<u8>,
+        mut head: Vec<u8>,
         tail: Vec<u8>,
         time: TimeFormatter,
     ) -> Self {
+        if format == Format::Csv {
+            head.extend_from_slice(columns.join(",").as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
+        let json_keys = columns
+            .iter()
+            .map(|n| {
+                let mut k = escaped(Format::Json, n);
+                k.push(b':');
+                k
+            })
+            .collect();
         Self {
             format,
             columns,
-            head: Some(head),
-            tail,
+            json_keys,
+            head: Bytes::from(head),
+            tail: Bytes::from(tail),
             time,
-            rows: 0,
         }
+    }
+
+    /// Bytes before the first row.
+    pub fn head(&self) -> Bytes {
+        self.head.clone()
+    }
+
+    /// Bytes after the last row.
+    pub fn tail(&self) -> Bytes {
+        self.tail.clone()
+    }
+
+    /// Whether each batch's bytes start with a row separator that the first non-empty batch
+    /// of the answer must drop.
+    pub fn leading_separator(&self) -> bool {
+        self.format == Format::Json
     }
 }
 
@@ -86,58 +121,39 @@ fn columns<'a>(
         .collect()
 }
 
-impl ValuesText {
-    fn cell(&mut self, col: &Col<'_>, i: usize, quoted: bool, out: &mut Vec<u8>) {
-        match col {
-            Col::Time(a) => {
-                if quoted {
-                    out.push(b'"');
-                }
-                self.time.write(a.value(i), out);
-                if quoted {
-                    out.push(b'"');
-                }
+fn cell(col: &Col<'_>, i: usize, quoted: bool, time: &mut TimeFormatter, out: &mut Vec<u8>) {
+    match col {
+        Col::Time(a) => {
+            if quoted {
+                out.push(b'"');
             }
-            Col::Num(a) => {
-                if a.is_null(i) {
-                    out.extend_from_slice(if quoted { b"null" } else { b"" });
-                } else {
-                    number(a.value(i), out);
-                }
+            time.write(a.value(i), out);
+            if quoted {
+                out.push(b'"');
             }
-            Col::Text(d, encoded) => {
-                if d.is_null(i) {
-                    out.extend_from_slice(if quoted { b"\"\"" } else { b"" });
-                } else if let Some(e) = encoded.get(d.keys().value(i) as usize) {
-                    out.extend_from_slice(e);
-                }
+        }
+        Col::Num(a) => {
+            if a.is_null(i) {
+                out.extend_from_slice(if quoted { b"null" } else { b"" });
+            } else {
+                number(a.value(i), out);
+            }
+        }
+        Col::Text(d, encoded) => {
+            if d.is_null(i) {
+                out.extend_from_slice(if quoted { b"\"\"" } else { b"" });
+            } else if let Some(e) = encoded.get(d.keys().value(i) as usize) {
+                out.extend_from_slice(e);
             }
         }
     }
 }
 
-impl BatchEncoder for ValuesText {
-    fn begin(&mut self) -> Result<Bytes, String> {
-        let mut out = self.head.take().unwrap_or_default();
-        if self.format == Format::Csv {
-            out.extend_from_slice(self.columns.join(",").as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        Ok(Bytes::from(out))
-    }
-
-    fn batch(&mut self, batch: &RecordBatch) -> Result<Bytes, String> {
+impl ValuesText {
+    /// The rows of one batch.
+    pub fn rows(&self, batch: &RecordBatch) -> Result<Bytes, String> {
         let cols = columns(batch, &self.columns, self.format)?;
-        let names: Vec<String> = self.columns.clone();
-        // `"name":` once per batch, not once per row.
-        let json_keys: Vec<Vec<u8>> = names
-            .iter()
-            .map(|n| {
-                let mut k = escaped(Format::Json, n);
-                k.push(b':');
-                k
-            })
-            .collect();
+        let mut time = self.time.clone();
         let mut out = Vec::with_capacity(batch.num_rows() * 64);
         for i in 0..batch.num_rows() {
             match self.format {
@@ -146,17 +162,17 @@ impl BatchEncoder for ValuesText {
                         if k > 0 {
                             out.push(b',');
                         }
-                        self.cell(c, i, false, &mut out);
+                        cell(c, i, false, &mut time, &mut out);
                     }
                     out.extend_from_slice(b"\r\n");
                 }
                 Format::Xml => {
                     out.extend_from_slice(b"<measurement>");
-                    for (c, name) in cols.iter().zip(&names) {
+                    for (c, name) in cols.iter().zip(&self.columns) {
                         out.push(b'<');
                         out.extend_from_slice(name.as_bytes());
                         out.push(b'>');
-                        self.cell(c, i, false, &mut out);
+                        cell(c, i, false, &mut time, &mut out);
                         out.extend_from_slice(b"</");
                         out.extend_from_slice(name.as_bytes());
                         out.push(b'>');
@@ -164,16 +180,16 @@ impl BatchEncoder for ValuesText {
                     out.extend_from_slice(b"</measurement>");
                 }
                 _ => {
-                    if self.format == Format::Json && self.rows > 0 {
-                        out.push(b',');
+                    if self.format == Format::Json {
+                        out.push(JSON_SEPARATOR);
                     }
                     out.push(b'{');
-                    for (k, (c, key)) in cols.iter().zip(&json_keys).enumerate() {
+                    for (k, (c, key)) in cols.iter().zip(&self.json_keys).enumerate() {
                         if k > 0 {
                             out.push(b',');
                         }
                         out.extend_from_slice(key);
-                        self.cell(c, i, true, &mut out);
+                        cell(c, i, true, &mut time, &mut out);
                     }
                     out.push(b'}');
                     if self.format == Format::NdJson {
@@ -181,12 +197,7 @@ impl BatchEncoder for ValuesText {
                     }
                 }
             }
-            self.rows += 1;
         }
         Ok(Bytes::from(out))
-    }
-
-    fn finish(&mut self) -> Result<Bytes, String> {
-        Ok(Bytes::from(std::mem::take(&mut self.tail)))
     }
 }
