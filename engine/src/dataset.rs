@@ -7,6 +7,7 @@ use crate::catalog_file;
 use crate::error::{EngineError, Result};
 use crate::ids::StationId;
 use crate::layout::MANIFEST;
+use crate::local::LocalDir;
 use crate::manifest::{FORMAT, Manifest, ValueFile};
 use crate::scan::Scanner;
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
@@ -41,7 +42,9 @@ pub struct Dataset {
 pub fn local_store(dir: &std::path::Path) -> Result<Arc<dyn ObjectStore>> {
     std::fs::create_dir_all(dir)
         .map_err(|e| EngineError::Storage(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(Arc::new(LocalFileSystem::new_with_prefix(dir)?))
+    Ok(Arc::new(LocalDir::new(LocalFileSystem::new_with_prefix(
+        dir,
+    )?)))
 }
 
 /// `DIR` or `file:///DIR` → a local directory. Other schemes are not built into this binary.

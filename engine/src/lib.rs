@@ -13,6 +13,7 @@ pub mod generate;
 pub mod ids;
 pub mod import;
 pub mod layout;
+mod local;
 pub mod manifest;
 pub mod model;
 pub mod planner;
