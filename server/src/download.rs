@@ -85,6 +85,8 @@ pub fn text(pieces: Pieces, encoder: ValuesText, held: Held) -> Body {
             }
         })
         .buffered(PARALLEL_BATCHES)
+        .map_ok(|chunks| futures::stream::iter(chunks.into_iter().map(Ok)))
+        .try_flatten()
         .map_ok(move |mut bytes: Bytes| {
             if separator_pending && !bytes.is_empty() {
                 separator_pending = false;

@@ -65,29 +65,32 @@ pub fn number(v: f64, out: &mut Vec<u8>) {
     out.extend_from_slice(b.format_finite(v).as_bytes());
 }
 
-const POW10: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
-
 /// `v` as `m / 10^decimals` with at most three decimals, when that decimal reads back as exactly
 /// `v`. Measurements are recorded to a few decimals, and this test is several times cheaper than
-/// ryu's general search (which was a fifth of a CSV download's CPU time in `perf`). The fewest
-/// decimals that read back give the shortest form, the one ryu prints.
+/// ryu's general search (which was a fifth of a CSV download's CPU time in `perf`).
 ///
-/// Why it is exact: `m` and `10^decimals` are exact in f64, so `m / 10^decimals` is the
-/// correctly rounded value of the decimal, which is what a reader parses it to.
+/// Why it is exact: `m` and `1000` are exact in f64, so `m / 1000` is the correctly rounded value
+/// of the decimal, which is what a reader parses it to. Why it is the shortest form (the one ryu
+/// prints): below 1e12 two decimals with three places that read back as the same double differ
+/// by less than one in the last place, so any shorter form that reads back is `m` without its
+/// trailing zeros.
 fn short_decimal(v: f64) -> Option<(i64, usize)> {
     if !(v.abs() < 1e12) {
         return None;
     }
-    for (decimals, scale) in POW10.iter().enumerate() {
-        let x = v * scale;
-        // Round half away from zero with a plain conversion (no libm call); exactness is
-        // checked below, so an off-by-one here only costs the fallback.
-        let m = (x + 0.5f64.copysign(x)) as i64;
-        if m as f64 / scale == v {
-            return Some((m, decimals));
-        }
+    let x = v * 1000.0;
+    // Round half away from zero with a plain conversion (no libm call); exactness is checked
+    // next, so an off-by-one here only costs the fallback.
+    let mut m = (x + 0.5f64.copysign(x)) as i64;
+    if m as f64 / 1000.0 != v {
+        return None;
     }
-    None
+    let mut decimals = 3;
+    while decimals > 0 && m % 10 == 0 {
+        m /= 10;
+        decimals -= 1;
+    }
+    Some((m, decimals))
 }
 
 fn write_decimal(m: i64, decimals: usize, out: &mut Vec<u8>) {
@@ -181,7 +184,10 @@ mod tests {
             let r = next();
             let v = match i % 3 {
                 // measured-looking values: up to 3 decimals, any magnitude below 1e12
-                0 => (r % 2_000_000_000) as f64 / POW10[(r >> 40) as usize % 4] - 1e6,
+                0 => {
+                    (r % 2_000_000_000) as f64 / [1.0, 10.0, 100.0, 1000.0][(r >> 40) as usize % 4]
+                        - 1e6
+                }
                 1 => (r % 100_000) as f64 / 1000.0,
                 _ => f64::from_bits(r),
             };
