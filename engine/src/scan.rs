@@ -1,15 +1,14 @@
-//! One Parquet scan over value files, as DataFusion plans it: the files in the order given, one
-//! partition, the predicate pushed into row-group, page and row filtering, footers and page
-//! indexes from the shared metadata cache.
+//! One Parquet scan with a predicate over value files (months cut by a window, answers sorted
+//! by value or quality), as DataFusion plans it: the files in the order given, one partition,
+//! the predicate pushed into row-group, page and row filtering, footers and page indexes from
+//! the shared metadata cache. Whole months skip this (see `stored`).
 
 use crate::error::Result;
 use crate::layout::values_schema;
 use crate::manifest::ValueFile;
 use crate::planner::{ValueColumn, column_indices};
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::physical_plan::parquet::{
-    CachedParquetFileReaderFactory, ParquetAccessPlan,
-};
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -24,28 +23,6 @@ pub(crate) struct Scanner {
 }
 
 impl Scanner {
-    /// A scan of whole series-months: in each file only the parameter's row group, no
-    /// predicate. The manifest says every row of that row group is in the window, so the
-    /// reader decodes exactly the answer and evaluates nothing per row.
-    pub(crate) fn scan_whole(
-        &self,
-        parts: &[(&ValueFile, usize)],
-        columns: &[ValueColumn],
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let schema = values_schema();
-        let source = ParquetSource::new(Arc::clone(&schema))
-            .with_parquet_file_reader_factory(self.reader_factory.clone());
-        let group: FileGroup = parts
-            .iter()
-            .map(|(f, row_group)| {
-                let mut plan = ParquetAccessPlan::new_none(f.series.len());
-                plan.scan(*row_group);
-                PartitionedFile::new(f.path.clone(), f.size).with_extension(plan)
-            })
-            .collect();
-        self.build(source, group, columns, None)
-    }
-
     fn build(
         &self,
         source: ParquetSource,

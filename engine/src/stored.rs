@@ -7,19 +7,28 @@
 
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};
+use crate::layout::values_schema;
 use crate::manifest::ValueFile;
 use bytes::{Buf, Bytes};
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatchReader;
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
+use datafusion::parquet::arrow::ProjectionMask;
+use datafusion::parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use datafusion::parquet::column::writer::ColumnCloseResult;
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::PageIndexPolicy;
+use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::reader::{ChunkReader, Length};
 use datafusion::parquet::file::writer::SerializedRowGroupWriter;
 use std::io::Write;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// A part of the answer, in order.
@@ -92,77 +101,128 @@ impl ChunkReader for FileBytes {
     }
 }
 
-impl Dataset {
-    /// Row group `row_group` of `file`, columns `columns` (positions in the file schema), with
-    /// their statistics and page index: the footer from the shared metadata cache, the chunks
-    /// in one ranged read.
-    pub(crate) async fn stored_row_group(
-        store: Arc<dyn ObjectStore>,
-        cache: Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>,
-        file: ValueFile,
-        row_group: usize,
-        columns: Vec<usize>,
-    ) -> Result<StoredRowGroup> {
-        let meta = ObjectMeta {
-            location: Path::from(file.path.as_str()),
-            // As DataFusion's own scans key the cache (PartitionedFile::new), so both share it.
-            last_modified: chrono::DateTime::UNIX_EPOCH,
-            size: file.size,
-            e_tag: None,
-            version: None,
-        };
-        let metadata = DFParquetMetadata::new(store.as_ref(), &meta)
-            .with_file_metadata_cache(Some(cache))
-            .with_page_index_policy(Some(PageIndexPolicy::Optional))
-            .fetch_metadata()
-            .await?;
-        let group = metadata.row_groups().get(row_group).ok_or_else(|| {
-            EngineError::Dataset(format!("{}: no row group {row_group}", file.path))
-        })?;
-        let mut chunks = Vec::with_capacity(columns.len());
-        for &c in &columns {
-            let chunk = group
-                .columns()
-                .get(c)
-                .ok_or_else(|| EngineError::Dataset(format!("{}: no column {c}", file.path)))?;
-            chunks.push(chunk);
-        }
-        let ranges: Vec<Range<u64>> = chunks
+/// The chunks of some columns of one row group, read, with the file's metadata.
+struct Fetched {
+    metadata: Arc<ParquetMetaData>,
+    row_group: usize,
+    columns: Vec<usize>,
+    chunks: Vec<FileBytes>,
+}
+
+/// Row group `row_group` of `file`, columns `columns` (positions in the file schema): the
+/// footer and page index from the shared metadata cache, the chunks in one ranged read.
+async fn fetch(
+    store: &dyn ObjectStore,
+    cache: Arc<FileMetadataCache>,
+    file: &ValueFile,
+    row_group: usize,
+    columns: Vec<usize>,
+) -> Result<Fetched> {
+    let meta = ObjectMeta {
+        location: Path::from(file.path.as_str()),
+        // As DataFusion's own scans key the cache (PartitionedFile::new), so both share it.
+        last_modified: chrono::DateTime::UNIX_EPOCH,
+        size: file.size,
+        e_tag: None,
+        version: None,
+    };
+    let metadata = DFParquetMetadata::new(store, &meta)
+        .with_file_metadata_cache(Some(cache))
+        .with_page_index_policy(Some(PageIndexPolicy::Optional))
+        .fetch_metadata()
+        .await?;
+    let group = metadata
+        .row_groups()
+        .get(row_group)
+        .ok_or_else(|| EngineError::Dataset(format!("{}: no row group {row_group}", file.path)))?;
+    let mut ranges = Vec::with_capacity(columns.len());
+    for &c in &columns {
+        let chunk = group
+            .columns()
+            .get(c)
+            .ok_or_else(|| EngineError::Dataset(format!("{}: no column {c}", file.path)))?;
+        let (start, len) = chunk.byte_range();
+        ranges.push(start..start + len);
+    }
+    let bytes = store.get_ranges(&meta.location, &ranges).await?;
+    let chunks = ranges
+        .iter()
+        .zip(bytes)
+        .map(|(r, bytes)| FileBytes {
+            start: r.start,
+            bytes,
+        })
+        .collect();
+    Ok(Fetched {
+        metadata,
+        row_group,
+        columns,
+        chunks,
+    })
+}
+
+/// The fetched chunks as one file for the Parquet reader: each offset is served by the chunk
+/// that holds it.
+struct FetchedFile(Vec<FileBytes>);
+
+impl FetchedFile {
+    fn holding(&self, start: u64) -> std::result::Result<&FileBytes, ParquetError> {
+        self.0
             .iter()
-            .map(|c| {
-                let (start, len) = c.byte_range();
-                start..start + len
-            })
-            .collect();
-        let bytes = store.get_ranges(&meta.location, &ranges).await?;
+            .find(|c| c.start <= start && start < c.len())
+            .ok_or_else(|| ParquetError::EOF(format!("offset {start} was not read")))
+    }
+}
+
+impl Length for FetchedFile {
+    fn len(&self) -> u64 {
+        self.0.iter().map(Length::len).max().unwrap_or(0)
+    }
+}
+
+impl ChunkReader for FetchedFile {
+    type T = bytes::buf::Reader<Bytes>;
+
+    fn get_read(&self, start: u64) -> std::result::Result<Self::T, ParquetError> {
+        self.holding(start)?.get_read(start)
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> std::result::Result<Bytes, ParquetError> {
+        self.holding(start)?.get_bytes(start, length)
+    }
+}
+
+impl Fetched {
+    fn into_stored(self) -> Result<StoredRowGroup> {
+        let group = self.metadata.row_group(self.row_group);
         let page_index = |c: usize| {
-            let column_index = metadata
+            let column_index = self
+                .metadata
                 .column_index()
-                .and_then(|i| i.get(row_group))
+                .and_then(|i| i.get(self.row_group))
                 .and_then(|g| g.get(c))
                 .cloned();
-            let offset_index = metadata
+            let offset_index = self
+                .metadata
                 .offset_index()
-                .and_then(|i| i.get(row_group))
+                .and_then(|i| i.get(self.row_group))
                 .and_then(|g| g.get(c))
                 .cloned();
             (column_index, offset_index)
         };
-        let columns = columns
+        let columns = self
+            .columns
             .iter()
-            .zip(chunks)
-            .zip(ranges.iter().zip(bytes))
-            .map(|((&c, chunk), (range, bytes))| {
+            .zip(self.chunks)
+            .map(|(&c, chunk)| {
                 let (column_index, offset_index) = page_index(c);
+                let metadata = group.column(c).clone();
                 StoredColumn {
-                    chunk: FileBytes {
-                        start: range.start,
-                        bytes,
-                    },
+                    chunk,
                     close: ColumnCloseResult {
-                        bytes_written: chunk.compressed_size() as u64,
+                        bytes_written: metadata.compressed_size() as u64,
                         rows_written: group.num_rows() as u64,
-                        metadata: chunk.clone(),
+                        metadata,
                         bloom_filter: None,
                         column_index,
                         offset_index,
@@ -174,5 +234,80 @@ impl Dataset {
             rows: group.num_rows() as usize,
             columns,
         })
+    }
+
+    /// Decodes the row group into one batch of `schema`, whose columns are the fetched ones
+    /// in any order.
+    fn decode(self, schema: &SchemaRef) -> Result<RecordBatch> {
+        let file_schema = values_schema();
+        // The schema as the planner knows it (dictionaries, the UTC zone), rather than parsing
+        // the copy embedded in every file.
+        let options = ArrowReaderOptions::new()
+            .with_skip_arrow_metadata(true)
+            .with_schema(Arc::clone(&file_schema));
+        let reader_metadata = ArrowReaderMetadata::try_new(Arc::clone(&self.metadata), options)?;
+        let mask = ProjectionMask::roots(
+            self.metadata.file_metadata().schema_descr(),
+            self.columns.iter().copied(),
+        );
+        let rows = self.metadata.row_group(self.row_group).num_rows() as usize;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            FetchedFile(self.chunks),
+            reader_metadata,
+        )
+        .with_row_groups(vec![self.row_group])
+        .with_projection(mask)
+        .with_batch_size(rows.max(1))
+        .build()?;
+        let read_schema = reader.schema();
+        let mut batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+        let decoded = if batches.len() == 1 {
+            batches.swap_remove(0)
+        } else {
+            concat_batches(&read_schema, &batches)?
+        };
+        // The reader returns columns in file order; the answer may want another.
+        let arrays = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                decoded
+                    .column_by_name(f.name())
+                    .cloned()
+                    .ok_or_else(|| EngineError::Dataset(format!("column {} not read", f.name())))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RecordBatch::try_new(Arc::clone(schema), arrays)?)
+    }
+}
+
+impl Dataset {
+    /// A stored row group, to be copied into a Parquet answer as it is.
+    pub(crate) async fn stored_row_group(
+        store: Arc<dyn ObjectStore>,
+        cache: Arc<FileMetadataCache>,
+        file: ValueFile,
+        row_group: usize,
+        columns: Vec<usize>,
+    ) -> Result<StoredRowGroup> {
+        fetch(store.as_ref(), cache, &file, row_group, columns)
+            .await?
+            .into_stored()
+    }
+
+    /// A whole series-month, decoded: the row group straight through the Parquet reader,
+    /// without a DataFusion scan (whose per-file setup was a tenth of a download's CPU time
+    /// with ~3 000 rows per file).
+    pub(crate) async fn decoded_month(
+        store: Arc<dyn ObjectStore>,
+        cache: Arc<FileMetadataCache>,
+        file: ValueFile,
+        row_group: usize,
+        columns: Vec<usize>,
+        schema: SchemaRef,
+    ) -> Result<RecordBatch> {
+        fetch(store.as_ref(), cache, &file, row_group, columns)
+            .await?
+            .decode(&schema)
     }
 }

@@ -12,6 +12,7 @@ use hydro_engine::duration::IsoDuration;
 use hydro_engine::generate::{GenerateOptions, generate};
 use hydro_engine::ids::{ParameterId, StationId};
 use hydro_engine::planner::{ScanMetrics, SortKey, ValueColumn, ValuesQuery, Window};
+use hydro_engine::stored::Piece;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
@@ -265,6 +266,38 @@ async fn planner_matches_brute_force_over_random_windows() {
             rows == want,
             "case {case}: rows differ for {window:?} sort {sort:?} offset {offset} limit {limit:?}"
         );
+        check_pieces(&f, &q, want.len(), all.len()).await;
+    }
+}
+
+/// A Parquet answer's pieces hold as many rows as the answer, and stored row groups appear
+/// only where every row of the month belongs to it: the whole window, ascending, unpaged.
+async fn check_pieces(f: &Fixture, q: &ValuesQuery, want: usize, series_rows: usize) {
+    let plan = f.dataset.plan_pieces(q).await.unwrap();
+    let pieces: Vec<Piece> = plan.pieces.try_collect().await.unwrap();
+    let (mut rows, mut stored) = (0, 0);
+    for p in &pieces {
+        match p {
+            Piece::Rows(b) => rows += b.num_rows(),
+            Piece::Stored(g) => {
+                rows += g.rows;
+                stored += 1;
+            }
+        }
+    }
+    assert_eq!(rows, want, "{q:?}");
+    let ascending = q
+        .sort
+        .first()
+        .is_none_or(|k| k.column == ValueColumn::Timestamp && !k.descending);
+    let whole_window = ascending && q.offset == 0 && q.limit.is_none();
+    let recent_cut = matches!(q.window, Window::Recent(n) if (n as usize) < series_rows);
+    if !whole_window || recent_cut {
+        assert_eq!(stored, 0, "{q:?}");
+    }
+    // Windows over more than two months have a month wholly inside.
+    if whole_window && !matches!(q.window, Window::Recent(_)) && want > 3 * 31 * 96 {
+        assert!(stored > 0, "{q:?}");
     }
 }
 
