@@ -627,6 +627,15 @@ async fn formats_and_negotiation() {
         .unwrap();
     let n: usize = reader.map(|b| b.unwrap().num_rows()).sum();
     assert_eq!(n, rows.len());
+    // Parquet pages are compressed already: no content coding on top.
+    let gz = get_with(
+        &format!("{v}&format=parquet"),
+        &[("Accept-Encoding", "gzip, br, zstd")],
+    )
+    .await;
+    assert_eq!(gz.status, 200);
+    assert_eq!(gz.header("content-encoding"), None);
+    assert_eq!(gz.body, pq.body);
 }
 
 #[tokio::test]

@@ -281,7 +281,7 @@ fn finish(
             .get(header::ACCEPT_ENCODING)
             .and_then(|v| v.to_str().ok()),
     )
-    .filter(|_| reply.len.is_none_or(|n| n >= compress::MIN_SIZE));
+    .filter(|_| reply.compressible && reply.len.is_none_or(|n| n >= compress::MIN_SIZE));
     let mut body = reply.body;
     if let Some(c) = coding {
         body = compress::compress(body, c);

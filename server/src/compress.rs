@@ -77,24 +77,28 @@ pub fn choose(accept_encoding: Option<&str>) -> Option<Coding> {
     best.map(|b| b.2)
 }
 
+/// Compressed output is sent in frames of up to this size (the reader's default, 4 KB, made a
+/// write per 4 KB).
+const FRAME_BYTES: usize = 64 * 1024;
+
 /// Wraps a body in the encoder, streaming.
 pub fn compress(body: Body, coding: Coding) -> Body {
     let chunks = body.into_data_stream().map_err(std::io::Error::other);
     let reader = StreamReader::new(chunks);
     let out: std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>> =
         match coding {
-            Coding::Zstd => Box::pin(ReaderStream::new(ZstdEncoder::with_quality(
-                reader,
-                Level::Precise(1),
-            ))),
-            Coding::Brotli => Box::pin(ReaderStream::new(BrotliEncoder::with_quality(
-                reader,
-                Level::Precise(3),
-            ))),
-            Coding::Gzip => Box::pin(ReaderStream::new(GzipEncoder::with_quality(
-                reader,
-                Level::Precise(1),
-            ))),
+            Coding::Zstd => Box::pin(ReaderStream::with_capacity(
+                ZstdEncoder::with_quality(reader, Level::Precise(1)),
+                FRAME_BYTES,
+            )),
+            Coding::Brotli => Box::pin(ReaderStream::with_capacity(
+                BrotliEncoder::with_quality(reader, Level::Precise(3)),
+                FRAME_BYTES,
+            )),
+            Coding::Gzip => Box::pin(ReaderStream::with_capacity(
+                GzipEncoder::with_quality(reader, Level::Precise(1)),
+                FRAME_BYTES,
+            )),
         };
     crate::body::stream(out.map_err(|e| Box::new(e) as BoxError))
 }

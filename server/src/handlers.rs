@@ -42,6 +42,9 @@ pub struct Reply {
     pub content_type: String,
     pub headers: HeaderMap,
     pub cacheable: bool,
+    /// Whether a content coding may shrink it: Parquet pages are compressed already (LZ4), and
+    /// gzip on top saved a tenth of the bytes for five times the time.
+    pub compressible: bool,
 }
 
 const LIST_PARAMS: &[&str] = &["limit", "offset", "sort", "fields", "format"];
@@ -220,6 +223,7 @@ fn built(bytes: Vec<u8>, format: Format, headers: HeaderMap) -> Reply {
         content_type: format.content_type(),
         headers,
         cacheable: true,
+        compressible: true,
     }
 }
 
@@ -991,6 +995,7 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
         content_type: format.content_type(),
         headers,
         cacheable: true,
+        compressible: format != Format::Parquet,
     })
 }
 
