@@ -186,6 +186,7 @@ mod tests {
     use datafusion::object_store::ObjectStoreExt;
 
     #[tokio::test]
+    #[allow(clippy::single_range_in_vec_init)] // one range per read is the point
     async fn reads_ranges_in_place_and_reports_missing_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("f"), b"0123456789").unwrap();

@@ -30,7 +30,7 @@ use crate::ids::{ParameterId, StationId};
 use crate::layout::{COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, UTC, values_schema};
 use crate::manifest::{SeriesStats, ValueFile};
 use crate::model::Micros;
-use crate::stored::Piece;
+use crate::stored::{Piece, WholeMonth};
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{SortOptions, concat_batches, take_record_batch};
@@ -434,9 +434,8 @@ impl Dataset {
         Ok(batches.iter().map(|b| b.num_rows() as u64).sum())
     }
 
-    /// Plans a values query. Everything that can fail because of the request fails here,
-    /// before the caller sends a status line.
-    /// The answer as record batches.
+    /// Plans a values query, the answer as record batches. Everything that can fail because of
+    /// the request fails here, before the caller sends a status line.
     pub async fn plan_values(&self, q: &ValuesQuery) -> Result<ValuesPlan> {
         let plan = self.plan(q, false).await?;
         let stream = plan.pieces.map(|p| match p {
@@ -565,7 +564,7 @@ impl Dataset {
                     a,
                     b,
                     scans.clone(),
-                )
+                )?
             }
             None => {
                 // Sort by other keys: the collection through a DataFusion sort (top-k when a
@@ -666,36 +665,19 @@ impl Dataset {
         let mut months: Vec<BoxFuture<'static, Result<Vec<Piece>>>> = Vec::new();
         for part in &selected {
             let whole = part.inside(lo, hi);
-            if whole && q.stored {
-                let fetch = Dataset::stored_row_group(
-                    Arc::clone(&self.store),
-                    self.ctx
-                        .runtime_env()
-                        .cache_manager
-                        .get_file_metadata_cache(),
-                    part.file.clone(),
-                    part.row_group(),
-                    file_columns.clone(),
-                );
-                months.push(spawned(
-                    async move { Ok(vec![Piece::Stored(fetch.await?)]) },
-                ));
-                continue;
-            }
             if whole {
-                scans.count_whole_month();
-                let decode = Dataset::decoded_month(
-                    Arc::clone(&self.store),
-                    self.ctx
-                        .runtime_env()
-                        .cache_manager
-                        .get_file_metadata_cache(),
-                    part.file.clone(),
-                    part.row_group(),
-                    file_columns.clone(),
-                    output_schema(q.columns)?,
-                );
-                months.push(spawned(async move { Ok(vec![Piece::Rows(decode.await?)]) }));
+                let month = self.whole_month(part.file, part.row_group(), file_columns.clone());
+                if q.stored {
+                    months.push(spawned(async move {
+                        Ok(vec![Piece::Stored(month.stored().await?)])
+                    }));
+                } else {
+                    scans.count_whole_month();
+                    let schema = output_schema(q.columns)?;
+                    months.push(spawned(async move {
+                        Ok(vec![Piece::Rows(month.decoded(schema).await?)])
+                    }));
+                }
                 continue;
             }
             let plan =
@@ -747,62 +729,43 @@ impl Dataset {
         a: u64,
         b: u64,
         scans: ScanLog,
-    ) -> SendableRecordBatchStream {
-        // (file, its row group when the whole month is in the window, rows of this month to
-        // keep counted from the month's first window row)
+    ) -> Result<SendableRecordBatchStream> {
+        // (how to read the month, rows of it to keep counted from its first window row)
+        let file_columns = column_indices(&columns)?;
         let mut months = Vec::new();
         let mut start = 0u64;
         for part in &parts {
             let n = part.rows.unwrap_or(0);
             let (s, e) = (start.max(a), (start + n).min(b));
             if s < e {
-                let whole = part.inside(lo, hi).then(|| part.row_group());
-                months.push((part.file.clone(), whole, s - start, e - start));
+                let read = if part.inside(lo, hi) {
+                    let month = self.whole_month(part.file, part.row_group(), file_columns.clone());
+                    MonthRead::Whole(month)
+                } else {
+                    let scan =
+                        self.scanner
+                            .scan(&[part.file], Arc::clone(&predicate), &columns, None)?;
+                    MonthRead::Cut(scan)
+                };
+                months.push((read, s - start, e - start));
             }
             start += n;
         }
         months.reverse();
         let ctx = self.task_ctx();
-        let scanner = self.scanner.clone();
-        let store = Arc::clone(&self.store);
-        let cache = self
-            .ctx
-            .runtime_env()
-            .cache_manager
-            .get_file_metadata_cache();
         let schema_for_stream = Arc::clone(&schema);
         let stream = futures::stream::iter(months)
-            .then(move |(file, whole, from, to)| {
+            .then(move |(read, from, to)| {
                 let ctx = Arc::clone(&ctx);
                 let scans = scans.clone();
                 let schema = Arc::clone(&schema_for_stream);
-                let (store, cache) = (Arc::clone(&store), Arc::clone(&cache));
-                let read = match whole {
-                    Some(row_group) => MonthRead::Whole(row_group),
-                    None => MonthRead::Cut(scanner.scan(
-                        &[&file],
-                        Arc::clone(&predicate),
-                        &columns,
-                        None,
-                    )),
-                };
-                let file_columns = column_indices(&columns);
                 async move {
                     let month = match read {
-                        MonthRead::Whole(row_group) => {
+                        MonthRead::Whole(month) => {
                             scans.count_whole_month();
-                            Dataset::decoded_month(
-                                store,
-                                cache,
-                                file,
-                                row_group,
-                                file_columns?,
-                                Arc::clone(&schema),
-                            )
-                            .await?
+                            month.decoded(Arc::clone(&schema)).await?
                         }
                         MonthRead::Cut(scan) => {
-                            let scan = scan?;
                             scans.push(&scan);
                             concat_batches(&schema, &collect(scan, ctx).await?)?
                         }
@@ -812,17 +775,17 @@ impl Dataset {
                     Ok(take_record_batch(&month, &idx)?)
                 }
             })
-            .map_err(|e: EngineError| datafusion::error::DataFusionError::External(Box::new(e)));
-        Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+            .map_err(|e: EngineError| into_datafusion(e));
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
     }
 }
 
 /// How a month of a descending answer is read.
 enum MonthRead {
-    /// Every row is in the window: this row group, decoded whole.
-    Whole(usize),
+    /// Every row is in the window: the row group, decoded whole.
+    Whole(WholeMonth),
     /// Cut by the window: a scan with the predicate.
-    Cut(Result<Arc<dyn ExecutionPlan>>),
+    Cut(Arc<dyn ExecutionPlan>),
 }
 
 /// Drops sort-only columns so the output has exactly the requested columns.

@@ -281,33 +281,58 @@ impl Fetched {
     }
 }
 
-impl Dataset {
-    /// A stored row group, to be copied into a Parquet answer as it is.
-    pub(crate) async fn stored_row_group(
-        store: Arc<dyn ObjectStore>,
-        cache: Arc<FileMetadataCache>,
-        file: ValueFile,
-        row_group: usize,
-        columns: Vec<usize>,
-    ) -> Result<StoredRowGroup> {
-        fetch(store.as_ref(), cache, &file, row_group, columns)
-            .await?
-            .into_stored()
+/// A series-month wholly inside an answer: its row group, the answer's columns, and where to
+/// read them.
+pub(crate) struct WholeMonth {
+    store: Arc<dyn ObjectStore>,
+    cache: Arc<FileMetadataCache>,
+    file: ValueFile,
+    row_group: usize,
+    /// Positions in the file schema.
+    columns: Vec<usize>,
+}
+
+impl WholeMonth {
+    /// The stored row group, to be copied into a Parquet answer as it is.
+    pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
+        self.fetch().await?.into_stored()
     }
 
-    /// A whole series-month, decoded: the row group straight through the Parquet reader,
-    /// without a DataFusion scan (whose per-file setup was a tenth of a download's CPU time
-    /// with ~3 000 rows per file).
-    pub(crate) async fn decoded_month(
-        store: Arc<dyn ObjectStore>,
-        cache: Arc<FileMetadataCache>,
-        file: ValueFile,
+    /// The rows, decoded straight by the Parquet reader, without a DataFusion scan (whose
+    /// per-file setup was a tenth of a download's CPU time with ~3 000 rows per file).
+    pub(crate) async fn decoded(self, schema: SchemaRef) -> Result<RecordBatch> {
+        self.fetch().await?.decode(&schema)
+    }
+
+    async fn fetch(self) -> Result<Fetched> {
+        fetch(
+            self.store.as_ref(),
+            self.cache,
+            &self.file,
+            self.row_group,
+            self.columns,
+        )
+        .await
+    }
+}
+
+impl Dataset {
+    pub(crate) fn whole_month(
+        &self,
+        file: &ValueFile,
         row_group: usize,
         columns: Vec<usize>,
-        schema: SchemaRef,
-    ) -> Result<RecordBatch> {
-        fetch(store.as_ref(), cache, &file, row_group, columns)
-            .await?
-            .decode(&schema)
+    ) -> WholeMonth {
+        WholeMonth {
+            store: Arc::clone(&self.store),
+            cache: self
+                .ctx
+                .runtime_env()
+                .cache_manager
+                .get_file_metadata_cache(),
+            file: file.clone(),
+            row_group,
+            columns,
+        }
     }
 }

@@ -75,7 +75,7 @@ pub fn number(v: f64, out: &mut Vec<u8>) {
 /// by less than one in the last place, so any shorter form that reads back is `m` without its
 /// trailing zeros.
 fn short_decimal(v: f64) -> Option<(i64, usize)> {
-    if !(v.abs() < 1e12) {
+    if v.abs() >= 1e12 {
         return None;
     }
     let x = v * 1000.0;
