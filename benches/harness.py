@@ -85,6 +85,17 @@ def timed_curl(url, runs, gzip=False):
     return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples), samples[0][2]
 
 
+def paired_curl(ours, theirs, runs):
+    """Alternates a request to us and one to the reference, `runs` pairs after a warm-up of
+    each: (our median, our median TTFB, size, their median, median of our/their ratios)."""
+    curl(ours)
+    curl(theirs)
+    pairs = [(curl(ours), curl(theirs)) for _ in range(runs)]
+    med = statistics.median
+    return (med(o[0] for o, _ in pairs), med(o[1] for o, _ in pairs), pairs[0][0][2],
+            med(t[0] for _, t in pairs), med(o[0] / t[0] for o, t in pairs))
+
+
 def timed(fn, runs):
     fn()
     samples = []

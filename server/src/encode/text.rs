@@ -1,7 +1,7 @@
 //! Text encoders of value batches: JSON envelope, NDJSON, CSV, XML. Columns are the requested
 //! value fields in order; timestamps use the same RFC 3339 form in every format.
 
-use super::{csv_field, json_string, number, xml_text};
+use super::{Fragment, SHORT, csv_field, json_string, number, xml_text};
 use crate::negotiate::Format;
 use crate::timefmt::TimeFormatter;
 use bytes::Bytes;
@@ -81,7 +81,7 @@ enum Col<'a> {
     Time(&'a datafusion::arrow::array::PrimitiveArray<TimestampMicrosecondType>),
     Num(&'a datafusion::arrow::array::PrimitiveArray<Float64Type>),
     /// Keys, and each dictionary value already escaped for the output format.
-    Text(&'a DictionaryArray<Int32Type>, Vec<Vec<u8>>),
+    Text(&'a DictionaryArray<Int32Type>, Vec<Fragment>),
 }
 
 fn escaped(format: Format, s: &str) -> Vec<u8> {
@@ -119,7 +119,7 @@ fn columns<'a>(
                 .as_string_opt::<i32>()
                 .ok_or_else(|| format!("column {n} is not text"))?;
             let encoded = (0..values.len())
-                .map(|k| escaped(format, values.value(k)))
+                .map(|k| Fragment::new(escaped(format, values.value(k))))
                 .collect();
             Ok(Col::Text(d, encoded))
         })
@@ -140,7 +140,7 @@ fn cell(col: &Col<'_>, i: usize, json: bool, time: &mut TimeFormatter, out: &mut
             if d.is_null(i) {
                 out.extend_from_slice(if json { b"\"\"" } else { b"" });
             } else if let Some(e) = encoded.get(d.keys().value(i) as usize) {
-                out.extend_from_slice(e);
+                e.put(out);
             }
         }
     }
@@ -149,7 +149,7 @@ fn cell(col: &Col<'_>, i: usize, json: bool, time: &mut TimeFormatter, out: &mut
 impl ValuesText {
     /// The constant bytes of a row: `frags[k]` goes before cell k, the last one after the
     /// last cell. JSON timestamp quotes are folded in, so a cell writes only its value.
-    fn fragments(&self, cols: &[Col<'_>]) -> Vec<Vec<u8>> {
+    fn fragments(&self, cols: &[Col<'_>]) -> Vec<Fragment> {
         let mut frags: Vec<Vec<u8>> = vec![Vec::new(); cols.len() + 1];
         for (k, (c, name)) in cols.iter().zip(&self.columns).enumerate() {
             let quote = matches!(c, Col::Time(_)) && self.is_json();
@@ -187,7 +187,7 @@ impl ValuesText {
             Format::NdJson => end.extend_from_slice(b"}\n"),
             _ => end.push(b'}'),
         }
-        frags
+        frags.into_iter().map(Fragment::new).collect()
     }
 
     fn is_json(&self) -> bool {
@@ -200,13 +200,13 @@ impl ValuesText {
         let frags = self.fragments(&cols);
         let json = self.is_json();
         // Room for the longest row, so a buffer is never copied while it grows.
-        let row_max: usize = frags.iter().map(Vec::len).sum::<usize>()
+        let row_max: usize = frags.iter().map(Fragment::len).sum::<usize>()
             + cols
                 .iter()
                 .map(|c| match c {
                     Col::Time(_) => 40,
                     Col::Num(_) => 24,
-                    Col::Text(_, e) => e.iter().map(Vec::len).max().unwrap_or(2),
+                    Col::Text(_, e) => e.iter().map(Fragment::len).max().unwrap_or(2),
                 })
                 .sum::<usize>();
         let mut time = self.time.clone();
@@ -214,13 +214,14 @@ impl ValuesText {
         let mut chunks = Vec::with_capacity(batch.num_rows().div_ceil(CHUNK_ROWS));
         for start in (0..batch.num_rows()).step_by(CHUNK_ROWS) {
             let end = (start + CHUNK_ROWS).min(batch.num_rows());
-            let mut out = Vec::with_capacity((end - start) * row_max);
+            // SHORT more: a short copy writes that much before it truncates.
+            let mut out = Vec::with_capacity((end - start) * row_max + SHORT);
             for i in start..end {
                 for (c, frag) in cols.iter().zip(cell_frags) {
-                    out.extend_from_slice(frag);
+                    frag.put(&mut out);
                     cell(c, i, json, &mut time, &mut out);
                 }
-                out.extend_from_slice(last);
+                last.put(&mut out);
             }
             chunks.push(Bytes::from(out));
         }
