@@ -1,9 +1,12 @@
-//! Stored row groups handed out as they are on disk, for Parquet answers.
+//! Series-months wholly inside an answer, read from their stored row group.
 //!
-//! A month wholly inside a window is one stored row group (layout: one per parameter), already
-//! encoded, compressed and indexed. A Parquet answer can copy its column chunks byte for byte
-//! instead of decoding them to Arrow and encoding them again: the answer costs a read of the
-//! compressed bytes, and the page statistics and page index come along.
+//! Such a month is one stored row group (layout: one per parameter), already encoded,
+//! compressed and indexed. Its chunks are read in one ranged read (footer and page index from
+//! the metadata cache DataFusion's scans share) and then either
+//! - handed out as they are: a Parquet answer copies the column chunks byte for byte instead of
+//!   decoding them to Arrow and encoding them again, so it costs a read of the compressed
+//!   bytes, and the page statistics and page index come along; or
+//! - decoded straight by the Parquet reader, without a predicate or a DataFusion scan.
 
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};

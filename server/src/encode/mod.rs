@@ -94,6 +94,10 @@ impl Fragment {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     #[inline]
     pub fn put(&self, out: &mut Vec<u8>) {
         match self {
