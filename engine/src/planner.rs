@@ -128,8 +128,8 @@ pub struct PiecesPlan {
 
 pub type PieceStream = BoxStream<'static, Result<Piece>>;
 
-/// The scans of one query, and the whole months read without one; shared with the stream,
-/// which adds to it as it goes.
+/// The scans of one query, and the whole months read without one (counted when their read
+/// starts); shared with the stream, which adds to it as it goes.
 #[derive(Clone, Default)]
 pub struct ScanLog(
     Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
@@ -191,15 +191,17 @@ fn into_datafusion(e: EngineError) -> DataFusionError {
     }
 }
 
-/// Runs a month's read as its own task; a failed task is an error of the answer.
-fn spawned(
-    month: impl Future<Output = Result<Vec<Piece>>> + Send + 'static,
-) -> BoxFuture<'static, Result<Vec<Piece>>> {
+/// A month's read, not started yet.
+type MonthRead = BoxFuture<'static, Result<Vec<Piece>>>;
+
+/// Starts a month's read as its own task; a failed task is an error of the answer. Called as
+/// the read-ahead pulls the month, so at most `PREFETCH_MONTHS` run (or wait, done) at once.
+fn spawned(month: MonthRead) -> impl Future<Output = Result<Vec<Piece>>> {
     let task = tokio::spawn(month);
-    Box::pin(async move {
+    async move {
         task.await
             .map_err(|e| EngineError::Storage(format!("read task failed: {e}")))?
-    })
+    }
 }
 
 /// Months read ahead of the one being sent. A month of one series is a few thousand rows,
@@ -662,19 +664,21 @@ impl Dataset {
         // One task per month, up to PREFETCH_MONTHS read ahead in parallel and emitted in
         // time order: file opening and decoding overlap instead of queueing, and run on another
         // core than the encoder.
-        let mut months: Vec<BoxFuture<'static, Result<Vec<Piece>>>> = Vec::new();
+        let mut months: Vec<MonthRead> = Vec::new();
         for part in &selected {
             let whole = part.inside(lo, hi);
             if whole {
                 let month = self.whole_month(part.file, part.row_group(), file_columns.clone());
+                let scans = scans.clone();
                 if q.stored {
-                    months.push(spawned(async move {
+                    months.push(Box::pin(async move {
+                        scans.count_whole_month();
                         Ok(vec![Piece::Stored(month.stored().await?)])
                     }));
                 } else {
-                    scans.count_whole_month();
                     let schema = output_schema(q.columns)?;
-                    months.push(spawned(async move {
+                    months.push(Box::pin(async move {
+                        scans.count_whole_month();
                         Ok(vec![Piece::Rows(month.decoded(schema).await?)])
                     }));
                 }
@@ -685,12 +689,13 @@ impl Dataset {
                     .scan(&[part.file], Arc::clone(&q.predicate), q.columns, None)?;
             scans.push(&plan);
             let ctx = self.task_ctx();
-            months.push(spawned(async move {
+            months.push(Box::pin(async move {
                 let batches = collect(plan, ctx).await?;
                 Ok(batches.into_iter().map(Piece::Rows).collect())
             }));
         }
         let pieces = futures::stream::iter(months)
+            .map(spawned)
             .buffered(PREFETCH_MONTHS)
             .map_ok(|pieces| futures::stream::iter(pieces.into_iter().map(Ok)))
             .try_flatten();
@@ -740,12 +745,12 @@ impl Dataset {
             if s < e {
                 let read = if part.inside(lo, hi) {
                     let month = self.whole_month(part.file, part.row_group(), file_columns.clone());
-                    MonthRead::Whole(month)
+                    DescendingMonth::Whole(month)
                 } else {
                     let scan =
                         self.scanner
                             .scan(&[part.file], Arc::clone(&predicate), &columns, None)?;
-                    MonthRead::Cut(scan)
+                    DescendingMonth::Cut(scan)
                 };
                 months.push((read, s - start, e - start));
             }
@@ -761,11 +766,11 @@ impl Dataset {
                 let schema = Arc::clone(&schema_for_stream);
                 async move {
                     let month = match read {
-                        MonthRead::Whole(month) => {
+                        DescendingMonth::Whole(month) => {
                             scans.count_whole_month();
                             month.decoded(Arc::clone(&schema)).await?
                         }
-                        MonthRead::Cut(scan) => {
+                        DescendingMonth::Cut(scan) => {
                             scans.push(&scan);
                             concat_batches(&schema, &collect(scan, ctx).await?)?
                         }
@@ -781,7 +786,7 @@ impl Dataset {
 }
 
 /// How a month of a descending answer is read.
-enum MonthRead {
+enum DescendingMonth {
     /// Every row is in the window: the row group, decoded whole.
     Whole(WholeMonth),
     /// Cut by the window: a scan with the predicate.

@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use hydro_engine::Dataset;
 use hydro_engine::dataset::local_store;
 use hydro_engine::duration::IsoDuration;
@@ -298,6 +298,56 @@ async fn check_pieces(f: &Fixture, q: &ValuesQuery, want: usize, series_rows: us
     // Windows over more than two months have a month wholly inside.
     if whole_window && !matches!(q.window, Window::Recent(_)) && want > 3 * 31 * 96 {
         assert!(stored > 0, "{q:?}");
+    }
+}
+
+/// A long answer reads ahead a few months, not the whole series: memory is bounded by the
+/// read-ahead, whatever the size of the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_ahead_is_bounded() {
+    let f = fixture(1, 2).await;
+    let station = f.dataset.catalog.stations()[0].id.clone();
+    let parameter: ParameterId = "discharge-15min".parse().unwrap();
+    let months = f
+        .dataset
+        .manifest
+        .files
+        .iter()
+        .filter(|x| x.station == station.as_str())
+        .count();
+    assert!(months >= 24);
+    let mut q = query(
+        &station,
+        &parameter,
+        Window::Between {
+            from: None,
+            to: None,
+        },
+    );
+    q.need_total = false;
+    for pieces in [false, true] {
+        let (mut stream, scans) = if pieces {
+            let p = f.dataset.plan_pieces(&q).await.unwrap();
+            (p.pieces.map_ok(|_| ()).boxed(), p.scans)
+        } else {
+            let p = f.dataset.plan_values(&q).await.unwrap();
+            (
+                p.stream.map_ok(|_| ()).map_err(|e| e.into()).boxed(),
+                p.scans,
+            )
+        };
+        stream.next().await.unwrap().unwrap();
+        // Whatever the runtime does meanwhile, no more months start than the read-ahead.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let started = scans.metrics().files_scanned;
+        assert!(
+            started <= 6,
+            "{started} of {months} months read after the first piece (pieces: {pieces})"
+        );
+        while let Some(p) = stream.next().await {
+            p.unwrap();
+        }
+        assert_eq!(scans.metrics().files_scanned, months);
     }
 }
 
