@@ -191,6 +191,17 @@ fn into_datafusion(e: EngineError) -> DataFusionError {
     }
 }
 
+/// A piece of a batch answer as its batch; batch answers never hold stored row groups.
+fn into_batch(piece: Result<Piece>) -> Result<RecordBatch, DataFusionError> {
+    match piece {
+        Ok(Piece::Rows(batch)) => Ok(batch),
+        Ok(Piece::Stored(_)) => Err(DataFusionError::Internal(
+            "stored row group in a batch answer".into(),
+        )),
+        Err(e) => Err(into_datafusion(e)),
+    }
+}
+
 /// A month's read, not started yet.
 type MonthRead = BoxFuture<'static, Result<Vec<Piece>>>;
 
@@ -440,13 +451,7 @@ impl Dataset {
     /// the request fails here, before the caller sends a status line.
     pub async fn plan_values(&self, q: &ValuesQuery) -> Result<ValuesPlan> {
         let plan = self.plan(q, false).await?;
-        let stream = plan.pieces.map(|p| match p {
-            Ok(Piece::Rows(batch)) => Ok(batch),
-            Ok(Piece::Stored(_)) => Err(DataFusionError::Internal(
-                "stored row group in a batch answer".into(),
-            )),
-            Err(e) => Err(into_datafusion(e)),
-        });
+        let stream = plan.pieces.map(into_batch);
         Ok(ValuesPlan {
             total: plan.total,
             schema: Arc::clone(&plan.schema),
@@ -661,6 +666,7 @@ impl Dataset {
         let (a, b) = q.rows;
         let (selected, skip) = select(parts, a, b);
         let file_columns = column_indices(q.columns)?;
+        let schema = output_schema(q.columns)?;
         // One task per month, up to PREFETCH_MONTHS read ahead in parallel and emitted in
         // time order: file opening and decoding overlap instead of queueing, and run on another
         // core than the encoder.
@@ -676,7 +682,7 @@ impl Dataset {
                         Ok(vec![Piece::Stored(month.stored().await?)])
                     }));
                 } else {
-                    let schema = output_schema(q.columns)?;
+                    let schema = Arc::clone(&schema);
                     months.push(Box::pin(async move {
                         scans.count_whole_month();
                         Ok(vec![Piece::Rows(month.decoded(schema).await?)])
@@ -703,14 +709,7 @@ impl Dataset {
             // The whole window: nothing to skip or cut.
             return Ok(pieces.boxed());
         }
-        let schema = output_schema(q.columns)?;
-        let batches = pieces.map(|p| match p {
-            Ok(Piece::Rows(batch)) => Ok(batch),
-            Ok(Piece::Stored(_)) => Err(DataFusionError::Internal(
-                "unexpected stored row group".into(),
-            )),
-            Err(e) => Err(into_datafusion(e)),
-        });
+        let batches = pieces.map(into_batch);
         let sliced = slice_stream(
             Box::pin(RecordBatchStreamAdapter::new(schema, batches)),
             skip,

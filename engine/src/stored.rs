@@ -42,6 +42,15 @@ pub enum Piece {
     Stored(StoredRowGroup),
 }
 
+impl Piece {
+    pub fn rows(&self) -> usize {
+        match self {
+            Self::Rows(b) => b.num_rows(),
+            Self::Stored(g) => g.rows,
+        }
+    }
+}
+
 /// The answer's columns of one stored row group, as encoded on disk.
 pub struct StoredRowGroup {
     pub rows: usize,
@@ -195,30 +204,27 @@ impl ChunkReader for FetchedFile {
     }
 }
 
+/// A column's entry in a page index (column or offset index), when the file has one.
+fn page_index_entry<T: Clone>(
+    index: Option<&Vec<Vec<T>>>,
+    row_group: usize,
+    column: usize,
+) -> Option<T> {
+    index?.get(row_group)?.get(column).cloned()
+}
+
 impl Fetched {
-    fn into_stored(self) -> Result<StoredRowGroup> {
+    fn into_stored(self) -> StoredRowGroup {
         let group = self.metadata.row_group(self.row_group);
-        let page_index = |c: usize| {
-            let column_index = self
-                .metadata
-                .column_index()
-                .and_then(|i| i.get(self.row_group))
-                .and_then(|g| g.get(c))
-                .cloned();
-            let offset_index = self
-                .metadata
-                .offset_index()
-                .and_then(|i| i.get(self.row_group))
-                .and_then(|g| g.get(c))
-                .cloned();
-            (column_index, offset_index)
-        };
         let columns = self
             .columns
             .iter()
             .zip(self.chunks)
             .map(|(&c, chunk)| {
-                let (column_index, offset_index) = page_index(c);
+                let column_index =
+                    page_index_entry(self.metadata.column_index(), self.row_group, c);
+                let offset_index =
+                    page_index_entry(self.metadata.offset_index(), self.row_group, c);
                 let metadata = group.column(c).clone();
                 StoredColumn {
                     chunk,
@@ -233,10 +239,10 @@ impl Fetched {
                 }
             })
             .collect();
-        Ok(StoredRowGroup {
+        StoredRowGroup {
             rows: group.num_rows() as usize,
             columns,
-        })
+        }
     }
 
     /// Decodes the row group into one batch of `schema`, whose columns are the fetched ones
@@ -298,7 +304,7 @@ pub(crate) struct WholeMonth {
 impl WholeMonth {
     /// The stored row group, to be copied into a Parquet answer as it is.
     pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
-        self.fetch().await?.into_stored()
+        Ok(self.fetch().await?.into_stored())
     }
 
     /// The rows, decoded straight by the Parquet reader, without a DataFusion scan (whose

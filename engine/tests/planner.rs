@@ -46,6 +46,16 @@ async fn fixture(stations: usize, years: u32) -> Fixture {
     }
 }
 
+/// How many value files (station-months) the station has.
+fn files_of(f: &Fixture, station: &StationId) -> usize {
+    f.dataset
+        .manifest
+        .files
+        .iter()
+        .filter(|x| x.station == station.as_str())
+        .count()
+}
+
 /// Every row of one series, read file by file with the plain Parquet reader.
 fn brute_force(f: &Fixture, station: &StationId, parameter: &ParameterId) -> Vec<Row> {
     let mut rows = Vec::new();
@@ -275,16 +285,11 @@ async fn planner_matches_brute_force_over_random_windows() {
 async fn check_pieces(f: &Fixture, q: &ValuesQuery, want: usize, series_rows: usize) {
     let plan = f.dataset.plan_pieces(q).await.unwrap();
     let pieces: Vec<Piece> = plan.pieces.try_collect().await.unwrap();
-    let (mut rows, mut stored) = (0, 0);
-    for p in &pieces {
-        match p {
-            Piece::Rows(b) => rows += b.num_rows(),
-            Piece::Stored(g) => {
-                rows += g.rows;
-                stored += 1;
-            }
-        }
-    }
+    let rows: usize = pieces.iter().map(Piece::rows).sum();
+    let stored = pieces
+        .iter()
+        .filter(|p| matches!(p, Piece::Stored(_)))
+        .count();
     assert_eq!(rows, want, "{q:?}");
     let ascending = q
         .sort
@@ -308,13 +313,7 @@ async fn reading_ahead_is_bounded() {
     let f = fixture(1, 2).await;
     let station = f.dataset.catalog.stations()[0].id.clone();
     let parameter: ParameterId = "discharge-15min".parse().unwrap();
-    let months = f
-        .dataset
-        .manifest
-        .files
-        .iter()
-        .filter(|x| x.station == station.as_str())
-        .count();
+    let months = files_of(&f, &station);
     assert!(months >= 24);
     let mut q = query(
         &station,
@@ -387,13 +386,7 @@ async fn pruning_reads_only_the_window() {
     let station = f.dataset.catalog.stations()[0].id.clone();
     let parameter: ParameterId = "water-level-15min".parse().unwrap();
     let all = brute_force(&f, &station, &parameter);
-    let files_of_station = f
-        .dataset
-        .manifest
-        .files
-        .iter()
-        .filter(|x| x.station == station.as_str())
-        .count();
+    let files_of_station = files_of(&f, &station);
     assert!(files_of_station >= 24);
 
     // One day inside one month: one file, the other parameter's row group pruned, most pages

@@ -118,10 +118,7 @@ pub fn sequential(pieces: Pieces, encoder: Box<dyn BatchEncoder>, held: Held) ->
             Stage::Begin => (enc.begin().map_err(to_box), Stage::Rows),
             Stage::Rows => match pieces.next().await {
                 Some(Ok(piece)) => {
-                    held.count(match &piece {
-                        Piece::Rows(b) => b.num_rows(),
-                        Piece::Stored(g) => g.rows,
-                    });
+                    held.count(piece.rows());
                     (enc.piece(piece).map_err(to_box), Stage::Rows)
                 }
                 Some(Err(e)) => (Err(held.cut(&e)), Stage::Done),
