@@ -34,7 +34,7 @@ def free_port():
 
 # Bumped when the storage layout changes (codec, encodings), so that cached archives are
 # regenerated rather than measured in an old layout.
-LAYOUT = "lz4"
+LAYOUT = "lz4-p2k"
 
 
 def generate(name, stations, years, start="2014-01-01"):

@@ -411,9 +411,10 @@ async fn pruning_reads_only_the_window() {
         m.row_groups_pruned >= 1,
         "other parameter's row group pruned: {m:?}"
     );
+    // A month is two pages: only the one holding the day is read.
     assert!(
-        m.page_rows_pruned > 1000,
-        "page index pruned most of the month: {m:?}"
+        m.page_rows_pruned > 0 && m.page_rows_matched <= hydro_engine::layout::PAGE_ROWS,
+        "page index pruned the other page of the month: {m:?}"
     );
 
     // recent=1 opens only the newest month.

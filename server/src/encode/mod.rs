@@ -269,13 +269,21 @@ mod tests {
             0.5,
             1024.0,
             99_999_999_999.999,
+            99_999.999,
+            -100_000.5,
+            12_345.678,
+            0.0005,
+            0.125,
+            0.000_976_562_5,
+            -7.0,
         ] {
             number(v, &mut o);
             o.push(b' ');
         }
         assert_eq!(
             String::from_utf8(o).unwrap(),
-            "12 0.1 -3.25 1e20 0 -0.5 0.001 0.0001 1e-7 466.16 250000000000 0.5 1024 99999999999.999 "
+            "12 0.1 -3.25 1e20 0 -0.5 0.001 0.0001 1e-7 466.16 250000000000 0.5 1024 99999999999.999 \
+             99999.999 -100000.5 12345.678 0.0005 0.125 0.0009765625 -7 "
         );
     }
 
@@ -292,13 +300,27 @@ mod tests {
         };
         for i in 0..200_000 {
             let r = next();
-            let v = match i % 3 {
+            let v = match i % 5 {
                 // measured-looking values: up to 3 decimals, any magnitude below 1e12
                 0 => {
                     (r % 2_000_000_000) as f64 / [1.0, 10.0, 100.0, 1000.0][(r >> 40) as usize % 4]
                         - 1e6
                 }
                 1 => (r % 100_000) as f64 / 1000.0,
+                // the doubles next to a three-decimal value must not print as it
+                2 => {
+                    let v = (r % 100_000_000) as f64 / 1000.0;
+                    f64::from_bits(if r >> 63 == 0 {
+                        v.to_bits() + 1
+                    } else {
+                        v.to_bits().saturating_sub(1)
+                    })
+                }
+                // powers of two and their neighbours, where the spacing of doubles halves
+                3 => {
+                    let p = 2f64.powi((r % 50) as i32 - 12);
+                    f64::from_bits((p.to_bits() as i64 + (r >> 62) as i64 - 2) as u64)
+                }
                 _ => f64::from_bits(r),
             };
             if !v.is_finite() {
