@@ -37,8 +37,7 @@ def main():
     servers = []
     for build in args.builds:
         binary, _, archive = build.partition("@")
-        h.HYDRO = binary
-        servers.append(h.Hydro(archive or default_archive))
+        servers.append(h.Hydro(archive or default_archive, binary))
     try:
         base = servers[0].base
         sid = json.loads(h.sh("curl", "-s", f"{base}/stations?types=surfaceWater&fields=id&limit=1"))["data"][0]["id"]

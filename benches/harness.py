@@ -46,9 +46,9 @@ def generate(name, stations, years, start="2014-01-01"):
 
 
 class Hydro:
-    def __init__(self, data):
+    def __init__(self, data, binary=None):
         self.port = free_port()
-        self.proc = subprocess.Popen([HYDRO, "serve", "--data", data, "--bind", f"127.0.0.1:{self.port}"],
+        self.proc = subprocess.Popen([binary or HYDRO, "serve", "--data", data, "--bind", f"127.0.0.1:{self.port}"],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=os.environ | {"HYDRO_LOG": "warn"}, text=True)
         self.proc.stdout.readline()
         self.base = f"http://127.0.0.1:{self.port}/v1"

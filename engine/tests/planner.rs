@@ -133,6 +133,12 @@ async fn run(f: &Fixture, q: &ValuesQuery) -> (Option<u64>, Vec<Row>, ScanMetric
     (total, rows, plan.scans.metrics())
 }
 
+/// The whole series: no bounds.
+const WHOLE_SERIES: Window = Window::Between {
+    from: None,
+    to: None,
+};
+
 fn query(station: &StationId, parameter: &ParameterId, window: Window) -> ValuesQuery {
     ValuesQuery {
         station: station.clone(),
@@ -315,14 +321,7 @@ async fn reading_ahead_is_bounded() {
     let parameter: ParameterId = "discharge-15min".parse().unwrap();
     let months = files_of(&f, &station);
     assert!(months >= 24);
-    let mut q = query(
-        &station,
-        &parameter,
-        Window::Between {
-            from: None,
-            to: None,
-        },
-    );
+    let mut q = query(&station, &parameter, WHOLE_SERIES);
     q.need_total = false;
     for pieces in [false, true] {
         let (mut stream, scans) = if pieces {
@@ -423,14 +422,7 @@ async fn pruning_reads_only_the_window() {
     assert_eq!(m.files_scanned, 1, "{m:?}");
 
     // A deep offset opens only the month it lands in.
-    let mut q = query(
-        &station,
-        &parameter,
-        Window::Between {
-            from: None,
-            to: None,
-        },
-    );
+    let mut q = query(&station, &parameter, WHOLE_SERIES);
     q.offset = all.len() as u64 - 10;
     q.limit = Some(5);
     let (_, rows, m) = run(&f, &q).await;
