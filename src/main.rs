@@ -97,7 +97,7 @@ fn parse_interval_minutes(s: &str) -> anyhow::Result<u32> {
     if d.months != 0 || d.micros % 60_000_000 != 0 {
         bail!("--interval must be whole minutes, e.g. PT15M, PT1H, P1D");
     }
-    Ok(u32::try_from(d.micros / 60_000_000).context("--interval too long")?)
+    u32::try_from(d.micros / 60_000_000).context("--interval too long")
 }
 
 fn progress_bar(what: &'static str) -> impl Fn(u64, u64) {

@@ -113,7 +113,9 @@ async fn restricted_mode_checks_every_kind_of_credential() {
         c[k] = v;
         c
     };
-    let cases: Vec<(&str, Vec<(&str, String)>, u16)> = vec![
+    // (what, request headers, expected status)
+    type Case<'a> = (&'a str, Vec<(&'a str, String)>, u16);
+    let cases: Vec<Case> = vec![
         ("no credentials", vec![], 401),
         ("valid api key", vec![("X-API-Key", key.clone())], 200),
         ("wrong api key", vec![("X-API-Key", "nope".into())], 401),

@@ -113,14 +113,11 @@ impl Catalog {
     /// the default order.
     pub fn find_stations(&self, filter: &StationFilter) -> Vec<StationHit<'_>> {
         let attributes_match = |s: &Station| {
-            filter
-                .states
-                .as_ref()
-                .is_none_or(|v| v.iter().any(|x| *x == s.state))
+            filter.states.as_ref().is_none_or(|v| v.contains(&s.state))
                 && filter
                     .water_body_ids
                     .as_ref()
-                    .is_none_or(|v| v.iter().any(|x| *x == s.water_body_id))
+                    .is_none_or(|v| v.contains(&s.water_body_id))
                 && filter.types.as_ref().is_none_or(|v| v.contains(&s.kind))
         };
         let in_bbox = |s: &Station| {

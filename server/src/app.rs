@@ -127,7 +127,7 @@ pub async fn handle<B>(state: Arc<AppState>, client: IpAddr, req: Request<B>) ->
             r.headers_mut().extend(headers);
             r
         }
-        Err(r) => r,
+        Err(r) => *r,
     };
     add_cors(&state, req.headers(), response.headers_mut());
     let class = match response.status().as_u16() {
@@ -140,8 +140,13 @@ pub async fn handle<B>(state: Arc<AppState>, client: IpAddr, req: Request<B>) ->
     response
 }
 
-/// The rate limit: headers for the response, or the 429 itself.
-fn limit_rate(state: &AppState, client: IpAddr, path: &str) -> Result<HeaderMap, Response<Body>> {
+/// The rate limit: headers for the response, or the 429 itself (boxed: a response is large
+/// next to the headers of the common case).
+fn limit_rate(
+    state: &AppState,
+    client: IpAddr,
+    path: &str,
+) -> Result<HeaderMap, Box<Response<Body>>> {
     let mut h = HeaderMap::new();
     let Some(rate) = &state.rate else {
         return Ok(h);
@@ -158,7 +163,7 @@ fn limit_rate(state: &AppState, client: IpAddr, path: &str) -> Result<HeaderMap,
     }
     .into_response(path);
     r.headers_mut().extend(h);
-    Err(r)
+    Err(Box::new(r))
 }
 
 async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<Body>, ApiError> {
