@@ -195,7 +195,14 @@ async fn run() -> anyhow::Result<()> {
                 "Hydro API listening on http://{local}/v1/ (dataset {})",
                 state.dataset.manifest.version
             );
-            hydro_server::server::serve(listener, state, shutdown_signal()).await;
+            // On a worker thread rather than `main`'s own: accepting there made every new
+            // connection a wake-up of the main thread by the worker that saw it ready.
+            tokio::spawn(hydro_server::server::serve(
+                listener,
+                state,
+                shutdown_signal(),
+            ))
+            .await?;
             Ok(())
         }
         Command::Import {

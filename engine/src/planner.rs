@@ -230,6 +230,15 @@ impl MonthRead {
             Self::Inline(month) => month,
         }
     }
+
+    /// The same read on the caller's task. The answer's first month has nothing to overlap
+    /// with yet (the read-ahead starts the next ones first), and a task of its own made a
+    /// one-month answer (`recent=1`) wait for another core to wake up twice.
+    fn inline(self) -> Self {
+        match self {
+            Self::Task(month) | Self::Inline(month) => Self::Inline(month),
+        }
+    }
 }
 
 /// Months read ahead of the one being sent. A month of one series is a few thousand rows,
@@ -717,7 +726,9 @@ impl Dataset {
                 Ok(batches.into_iter().map(Piece::Rows).collect())
             })));
         }
-        let pieces = futures::stream::iter(months)
+        let mut months = months.into_iter();
+        let first = months.next().map(MonthRead::inline);
+        let pieces = futures::stream::iter(first.into_iter().chain(months))
             .map(MonthRead::start)
             .buffered(PREFETCH_MONTHS)
             .map_ok(|pieces| futures::stream::iter(pieces.into_iter().map(Ok)))
