@@ -54,6 +54,8 @@ impl Piece {
 /// The answer's columns of one stored row group, as encoded on disk.
 pub struct StoredRowGroup {
     pub rows: usize,
+    /// The read the chunks were cut from.
+    read: FileBytes,
     columns: Vec<StoredColumn>,
 }
 
@@ -63,16 +65,72 @@ struct StoredColumn {
 }
 
 impl StoredRowGroup {
+    /// The column chunks' bytes in the answer's column order, to be sent as they are. Chunks
+    /// that lie side by side in the file (the usual case) come as one slice of the read.
+    pub fn bytes(&self) -> std::result::Result<Vec<Bytes>, ParquetError> {
+        let mut spans: Vec<std::ops::Range<u64>> = Vec::with_capacity(self.columns.len());
+        for c in &self.columns {
+            let (start, end) = (c.chunk.start, c.chunk.len());
+            match spans.last_mut() {
+                Some(last) if last.end == start => last.end = end,
+                _ => spans.push(start..end),
+            }
+        }
+        spans
+            .into_iter()
+            .map(|r| self.read.at(r.start, (r.end - r.start) as usize))
+            .collect()
+    }
+
+    /// The length of all the chunks.
+    pub fn byte_len(&self) -> u64 {
+        self.columns
+            .iter()
+            .map(|c| c.chunk.bytes.len() as u64)
+            .sum()
+    }
+
     /// Appends the column chunks, in the answer's column order, to a row group of a writer
-    /// whose schema has exactly those columns. The writer moves the page offsets.
+    /// whose schema has exactly those columns. The writer moves the page offsets in the
+    /// metadata, and counts a placeholder byte for each byte of a chunk; the caller sends
+    /// [`Self::bytes`] in their place rather than have the writer copy every chunk.
     pub fn append_to<W: Write + Send>(
         self,
         row_group: &mut SerializedRowGroupWriter<'_, W>,
     ) -> std::result::Result<(), ParquetError> {
         for c in self.columns {
-            row_group.append_column(&c.chunk, c.close)?;
+            row_group.append_column(&Placeholder, c.close)?;
         }
         Ok(())
+    }
+}
+
+/// Stands in for stored column chunks while a writer accounts for them: a reader of bytes of
+/// no particular value (the sink drops them), so that nothing is copied or zeroed for them.
+/// The writer reads exactly each chunk's length.
+struct Placeholder;
+
+impl std::io::Read for Placeholder {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Ok(buf.len())
+    }
+}
+
+impl Length for Placeholder {
+    fn len(&self) -> u64 {
+        u64::MAX
+    }
+}
+
+impl ChunkReader for Placeholder {
+    type T = Placeholder;
+
+    fn get_read(&self, _start: u64) -> std::result::Result<Self::T, ParquetError> {
+        Ok(Placeholder)
+    }
+
+    fn get_bytes(&self, _start: u64, length: usize) -> std::result::Result<Bytes, ParquetError> {
+        Ok(Bytes::from(vec![0; length]))
     }
 }
 
@@ -118,6 +176,8 @@ struct Fetched {
     metadata: Arc<ParquetMetaData>,
     row_group: usize,
     columns: Vec<usize>,
+    /// The one read the chunks are cut from.
+    read: FileBytes,
     chunks: Vec<FileBytes>,
 }
 
@@ -182,6 +242,7 @@ async fn fetch(
         metadata,
         row_group,
         columns,
+        read: whole,
         chunks,
     })
 }
@@ -254,6 +315,7 @@ impl Fetched {
             .collect();
         StoredRowGroup {
             rows: group.num_rows() as usize,
+            read: self.read,
             columns,
         }
     }

@@ -137,5 +137,8 @@ pub fn sequential(pieces: Pieces, encoder: Box<dyn BatchEncoder>, held: Held) ->
         };
         Some((frame, (pieces, enc, next, held)))
     });
+    let frames = frames
+        .map_ok(|frames| futures::stream::iter(frames.into_iter().map(Ok)))
+        .try_flatten();
     stream(frames.try_filter(|b| futures::future::ready(!b.is_empty())))
 }

@@ -1,5 +1,5 @@
 //! Encoders, one per format. Value encoders take the engine's pieces (Arrow record batches,
-//! or for Parquet also stored row groups) and return the bytes of one body frame per piece;
+//! or for Parquet also stored row groups) and return the body frames of each piece;
 //! catalog encoders take the (small) list of JSON resources.
 
 pub mod binary;
@@ -12,11 +12,12 @@ use hydro_engine::stored::Piece;
 /// Turns the pieces of an answer, in order, into body bytes (the binary formats, whose
 /// writers carry state from piece to piece).
 pub trait BatchEncoder: Send {
-    /// Bytes before the first row (Arrow schema, Parquet magic).
-    fn begin(&mut self) -> Result<Bytes, String>;
-    fn piece(&mut self, piece: Piece) -> Result<Bytes, String>;
-    /// Bytes after the last row (Parquet footer).
-    fn finish(&mut self) -> Result<Bytes, String>;
+    /// Frames before the first row (Arrow schema, Parquet magic).
+    fn begin(&mut self) -> Result<Vec<Bytes>, String>;
+    /// Frames of a piece; stored Parquet chunks are frames of their own, sent as read.
+    fn piece(&mut self, piece: Piece) -> Result<Vec<Bytes>, String>;
+    /// Frames after the last row (Parquet footer).
+    fn finish(&mut self) -> Result<Vec<Bytes>, String>;
 }
 
 /// Escapes a string for JSON (quotes included).
