@@ -2,6 +2,7 @@
 //! the date part is formatted once per day and reused, the time of day comes from a table of
 //! the 1 440 minutes of a day. Sub-second parts appear only when present.
 
+use crate::encode::Out;
 use chrono::FixedOffset;
 
 const DAY_MICROS: i64 = 86_400_000_000;
@@ -35,8 +36,9 @@ impl TimeFormatter {
         }
     }
 
-    /// Appends the timestamp (UTC microseconds) in the output offset.
-    pub fn write(&mut self, micros: i64, out: &mut Vec<u8>) {
+    /// Appends the timestamp (UTC microseconds) in the output offset: at most 32 bytes.
+    #[inline(always)]
+    pub fn write(&mut self, micros: i64, out: &mut impl Out) {
         let local = micros.saturating_add(self.offset_micros);
         // Consecutive values mostly share the day: a subtraction instead of two divisions.
         let mut in_day = local.wrapping_sub(self.day_start);
@@ -48,13 +50,13 @@ impl TimeFormatter {
         }
         let secs = in_day / 1_000_000;
         let frac = in_day - secs * 1_000_000;
-        out.extend_from_slice(&self.date);
-        out.extend_from_slice(&hh_mm_ss(secs as usize).to_le_bytes());
+        out.put_fixed(&self.date, self.date.len());
+        out.put_fixed(&hh_mm_ss(secs as usize).to_le_bytes(), 8);
         if frac != 0 {
             let s = format!(".{frac:06}");
-            out.extend_from_slice(s.trim_end_matches('0').as_bytes());
+            out.put(s.trim_end_matches('0').as_bytes());
         }
-        out.extend_from_slice(&self.offset);
+        out.put_fixed(&self.offset, self.offset.len());
     }
 
     pub fn format(&mut self, micros: i64) -> String {

@@ -46,11 +46,75 @@ pub fn json_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Where text is appended: a `Vec`, or an [`Appender`] in the row loop.
+pub trait Out {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+    /// Appends the first `len` bytes of `bytes` with one copy of a fixed size: a copy of a
+    /// length known only at run time is a call to libc's `memmove`, and a CSV row made six of
+    /// them (`memmove` was 14 % of a CSV download in `perf`). Writes all N bytes, so N bytes
+    /// must be room.
+    fn put_fixed<const N: usize>(&mut self, bytes: &[u8; N], len: usize);
+}
+
+impl Out for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    #[inline]
+    fn put_fixed<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        let at = self.len();
+        self.extend_from_slice(bytes);
+        self.truncate(at + len.min(N));
+    }
+}
+
+/// Appends into a buffer, keeping the position in a register. A `Vec` stores its length after
+/// every append and loads it for the next; a CSV row is eight appends, each waiting for the
+/// store of the one before, and that chain was the longest path through the row loop.
+pub struct Appender<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl<'a> Appender<'a> {
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+
+    /// Bytes left.
+    pub fn room(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// What was appended.
+    pub fn appended(&self) -> &[u8] {
+        &self.buf[..self.pos]
+    }
+}
+
+impl Out for Appender<'_> {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        self.buf[self.pos..self.pos + bytes.len()].copy_from_slice(bytes);
+        self.pos += bytes.len();
+    }
+
+    #[inline(always)]
+    fn put_fixed<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        self.buf[self.pos..self.pos + N].copy_from_slice(bytes);
+        self.pos += len.min(N);
+    }
+}
+
 /// A finite float in the shortest form that reads back exactly (ryu); integral values get
 /// no `.0` so that JSON and CSV show `12` as users write it.
-pub fn number(v: f64, out: &mut Vec<u8>) {
+#[inline]
+pub fn number(v: f64, out: &mut impl Out) {
     if !v.is_finite() {
-        out.extend_from_slice(b"null");
+        out.put(b"null");
         return;
     }
     if let Some((m, decimals)) = short_decimal(v) {
@@ -59,16 +123,15 @@ pub fn number(v: f64, out: &mut Vec<u8>) {
     }
     if v.fract() == 0.0 && v.abs() < 1e15 {
         let mut b = itoa::Buffer::new();
-        out.extend_from_slice(b.format(v as i64).as_bytes());
+        out.put(b.format(v as i64).as_bytes());
         return;
     }
     let mut b = ryu::Buffer::new();
-    out.extend_from_slice(b.format_finite(v).as_bytes());
+    out.put(b.format_finite(v).as_bytes());
 }
 
-/// Byte strings of up to `SHORT` bytes, appended with one copy of a fixed size and a truncate:
-/// a copy of a length known only at run time is a call to libc's `memmove`, and a CSV row made
-/// six of them (`memmove` was 14 % of a CSV download in `perf`).
+/// Byte strings of up to `SHORT` bytes are appended with one copy of a fixed size
+/// ([`Out::put_fixed`]).
 pub const SHORT: usize = 32;
 
 /// Bytes written before a cell or after a row, or a dictionary value already escaped.
@@ -99,21 +162,13 @@ impl Fragment {
         self.len() == 0
     }
 
-    #[inline]
-    pub fn put(&self, out: &mut Vec<u8>) {
+    #[inline(always)]
+    pub fn put(&self, out: &mut impl Out) {
         match self {
-            Self::Short(b, n) => put_short(b, *n, out),
-            Self::Long(b) => out.extend_from_slice(b),
+            Self::Short(b, n) => out.put_fixed(b, *n),
+            Self::Long(b) => out.put(b),
         }
     }
-}
-
-/// Appends the first `n` bytes of `b` (see [`SHORT`]).
-#[inline]
-fn put_short(b: &[u8; SHORT], n: usize, out: &mut Vec<u8>) {
-    let at = out.len();
-    out.extend_from_slice(b);
-    out.truncate(at + n);
 }
 
 /// `v` as `m / 10^decimals` with at most three decimals, when that decimal reads back as exactly
@@ -146,7 +201,8 @@ fn short_decimal(v: f64) -> Option<(i64, usize)> {
 
 /// `m / 10^decimals` in decimal, written backwards into a buffer and appended in one
 /// fixed-size copy (see [`SHORT`]).
-fn write_decimal(m: i64, decimals: usize, out: &mut Vec<u8>) {
+#[inline(always)]
+fn write_decimal(m: i64, decimals: usize, out: &mut impl Out) {
     const POW10: [u64; 16] = {
         let mut p = [1u64; 16];
         let mut i = 1;
@@ -186,9 +242,7 @@ fn write_decimal(m: i64, decimals: usize, out: &mut Vec<u8>) {
         if m < 0 {
             word = (word << 8) | b'-' as u64;
         }
-        let at = out.len();
-        out.extend_from_slice(&word.to_le_bytes());
-        out.truncate(at + len);
+        out.put_fixed(&word.to_le_bytes(), len);
         return;
     }
     let mut buf = [0u8; SHORT];
@@ -210,7 +264,7 @@ fn write_decimal(m: i64, decimals: usize, out: &mut Vec<u8>) {
     if m < 0 {
         buf[0] = b'-';
     }
-    put_short(&buf, len, out);
+    out.put_fixed(&buf, len);
 }
 
 /// Escapes text for XML character data and attributes.

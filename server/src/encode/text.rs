@@ -1,7 +1,7 @@
 //! Text encoders of value batches: JSON envelope, NDJSON, CSV, XML. Columns are the requested
 //! value fields in order; timestamps use the same RFC 3339 form in every format.
 
-use super::{Fragment, SHORT, csv_field, json_string, number, xml_text};
+use super::{Appender, Fragment, Out, SHORT, csv_field, json_string, number, xml_text};
 use crate::negotiate::Format;
 use crate::timefmt::TimeFormatter;
 use bytes::Bytes;
@@ -126,19 +126,30 @@ fn columns<'a>(
         .collect()
 }
 
-fn cell(col: &Col<'_>, i: usize, json: bool, time: &mut TimeFormatter, out: &mut Vec<u8>) {
+/// The most a cell of a column can take: a timestamp at most 32 bytes, a number at most 24
+/// (ryu), text its longest dictionary value, `null` or `""`.
+fn cell_max(col: &Col<'_>) -> usize {
+    match col {
+        Col::Time(_) => 32,
+        Col::Num(_) => 24,
+        Col::Text(_, e) => e.iter().map(Fragment::len).max().unwrap_or(0).max(2),
+    }
+}
+
+#[inline(always)]
+fn cell(col: &Col<'_>, i: usize, json: bool, time: &mut TimeFormatter, out: &mut Appender<'_>) {
     match col {
         Col::Time(a) => time.write(a.value(i), out),
         Col::Num(a) => {
             if a.is_null(i) {
-                out.extend_from_slice(if json { b"null" } else { b"" });
+                out.put(if json { b"null" } else { b"" });
             } else {
                 number(a.value(i), out);
             }
         }
         Col::Text(d, encoded) => {
             if d.is_null(i) {
-                out.extend_from_slice(if json { b"\"\"" } else { b"" });
+                out.put(if json { b"\"\"" } else { b"" });
             } else if let Some(e) = encoded.get(d.keys().value(i) as usize) {
                 e.put(out);
             }
@@ -199,32 +210,111 @@ impl ValuesText {
         let cols = columns(batch, &self.columns, self.format)?;
         let frags = self.fragments(&cols);
         let json = self.is_json();
-        // Room for the longest row, so a buffer is never copied while it grows.
-        let row_max: usize = frags.iter().map(Fragment::len).sum::<usize>()
-            + cols
-                .iter()
-                .map(|c| match c {
-                    Col::Time(_) => 40,
-                    Col::Num(_) => 24,
-                    Col::Text(_, e) => e.iter().map(Fragment::len).max().unwrap_or(2),
-                })
-                .sum::<usize>();
+        let row_max = frags.iter().map(Fragment::len).sum::<usize>()
+            + cols.iter().map(cell_max).sum::<usize>();
+        // SHORT more at the end: a fixed-size copy writes up to that much beyond what it keeps.
+        let row_room = row_max + SHORT;
         let mut time = self.time.clone();
         let (last, cell_frags) = frags.split_last().ok_or("no columns")?;
-        let mut chunks = Vec::with_capacity(batch.num_rows().div_ceil(CHUNK_ROWS));
-        for start in (0..batch.num_rows()).step_by(CHUNK_ROWS) {
-            let end = (start + CHUNK_ROWS).min(batch.num_rows());
-            // SHORT more: a short copy writes that much before it truncates.
-            let mut out = Vec::with_capacity((end - start) * row_max + SHORT);
-            for i in start..end {
+        let rows = batch.num_rows();
+        let mut chunks = Vec::with_capacity(rows.div_ceil(CHUNK_ROWS));
+        // Rows are written here and copied out at their exact length, one copy a frame from a
+        // buffer that stays in the cache.
+        let mut scratch = vec![0u8; CHUNK_ROWS.min(rows) * row_max + SHORT];
+        let mut i = 0;
+        while i < rows {
+            let end = (i + CHUNK_ROWS).min(rows);
+            let mut out = Appender::new(&mut scratch);
+            // Every row checks its room: the frame ends early rather than index past it.
+            while i < end && out.room() >= row_room {
                 for (c, frag) in cols.iter().zip(cell_frags) {
                     frag.put(&mut out);
                     cell(c, i, json, &mut time, &mut out);
                 }
                 last.put(&mut out);
+                i += 1;
             }
-            chunks.push(Bytes::from(out));
+            chunks.push(Bytes::copy_from_slice(out.appended()));
         }
         Ok(chunks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::FixedOffset;
+    use datafusion::arrow::array::{ArrayRef, Float64Array, TimestampMicrosecondArray};
+    use std::sync::Arc;
+
+    /// Rows through the frame buffer match the same cells appended to a `Vec` one by one, over
+    /// several frames, with the longest cells there are: sub-second timestamps, numbers in
+    /// exponent form, nulls, and a dictionary value longer than a short fragment.
+    #[test]
+    fn frames_hold_the_same_rows_as_cell_by_cell_appends() {
+        let n = 3 * CHUNK_ROWS + 7;
+        let long = "checked, with a note longer than thirty-two bytes \"quoted\"";
+        let times: TimestampMicrosecondArray = (0..n as i64)
+            .map(|i| 1_420_070_400_000_000 + i * 900_000_123)
+            .collect::<Vec<_>>()
+            .into();
+        let values: Float64Array = (0..n)
+            .map(|i| match i % 4 {
+                0 => None,
+                1 => Some(-1.234_567_890_123e-300),
+                2 => Some(466.16),
+                _ => Some(i as f64 * 1e20),
+            })
+            .collect();
+        let keys = (0..n as i32).map(|i| i % 3).collect::<Vec<_>>();
+        let quality = DictionaryArray::<Int32Type>::try_new(
+            keys.into(),
+            Arc::new(StringArray::from(vec!["good", long, ""])),
+        )
+        .unwrap();
+        let batch = RecordBatch::try_from_iter([
+            (
+                "timestamp",
+                Arc::new(times.clone().with_timezone("+00:00")) as ArrayRef,
+            ),
+            ("value", Arc::new(values.clone()) as ArrayRef),
+            ("quality", Arc::new(quality) as ArrayRef),
+        ])
+        .unwrap();
+        let offset = FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+        let columns = ["timestamp", "value", "quality"].map(String::from).to_vec();
+        let csv = ValuesText::new(
+            Format::Csv,
+            columns,
+            Vec::new(),
+            Vec::new(),
+            TimeFormatter::new(offset),
+        );
+        let chunks = csv.rows(&batch).unwrap();
+        assert!(chunks.len() >= 4, "{} frames", chunks.len());
+        let got: Vec<u8> = chunks.concat();
+
+        let mut want = Vec::new();
+        let mut time = TimeFormatter::new(offset);
+        let mut quoted = Vec::new();
+        csv_field(long, &mut quoted);
+        for i in 0..n {
+            time.write(times.value(i), &mut want);
+            want.push(b',');
+            if values.is_valid(i) {
+                number(values.value(i), &mut want);
+            }
+            want.push(b',');
+            want.extend_from_slice(match i % 3 {
+                0 => b"good",
+                1 => &quoted,
+                _ => b"",
+            });
+            want.extend_from_slice(b"\r\n");
+        }
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
     }
 }
