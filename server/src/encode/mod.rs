@@ -342,6 +342,32 @@ mod tests {
         );
     }
 
+    /// Both ways of writing a decimal (in a register, and through a buffer) agree with `format!`
+    /// on every length of integer and fraction part, both signs.
+    #[test]
+    fn decimals_match_format() {
+        let mut ms: Vec<i64> = (0..20_000).collect();
+        for p in 1..16 {
+            let t = 10i64.pow(p);
+            ms.extend([t - 1, t, t + 1, t + 7 * (t / 10), 3 * t - 1]);
+        }
+        for m in ms.into_iter().flat_map(|m| [m, -m]) {
+            for decimals in 0..=3usize {
+                let a = m.unsigned_abs();
+                let p = 10u64.pow(decimals as u32);
+                let sign = if m < 0 { "-" } else { "" };
+                let want = if decimals == 0 {
+                    format!("{sign}{a}")
+                } else {
+                    format!("{sign}{}.{:0w$}", a / p, a % p, w = decimals)
+                };
+                let mut got = Vec::new();
+                write_decimal(m, decimals, &mut got);
+                assert_eq!(String::from_utf8(got).unwrap(), want, "{m} / 10^{decimals}");
+            }
+        }
+    }
+
     /// The fast path prints what ryu prints (its shortest round-trip form), wherever ryu does
     /// not switch to an exponent.
     #[test]
