@@ -104,10 +104,10 @@ def main():
     small_url = f"{b}/stations/{sid}"
     curl(small_url, out=os.path.join(static_dir, "small.json"))
     small = []
-    for c in (1, 16, 64):
-        ours = wrk(small_url, c)
-        theirs = wrk(f"{nginx.base}/small.json", c)
-        small.append((c, ours, theirs))
+    for c, fresh in ((1, False), (16, False), (64, False), (1, True), (16, True)):
+        ours = wrk(small_url, c, fresh=fresh)
+        theirs = wrk(f"{nginx.base}/small.json", c, fresh=fresh)
+        small.append((f"{c}, a new connection each request" if fresh else str(c), ours, theirs))
     nginx.stop()
 
     # recent=1 as the archive grows: 10, 200 and 1 000 station-years.
@@ -157,7 +157,8 @@ def main():
         rps = f"{n / t:,.0f}" if n else ""
         lines.append(f"| {did} | {what} | {'on' if gz else 'off'} | {t * 1e3:.1f} | {ttfb * 1e3:.1f} | {size / 1e6:.2f} | {rps} | {size / 1e6 / t:.0f} | "
                      f"{ng[0]} | {ng[1]} | {du[0]} | {du[1]} | {ch[0]} | {ch[1]} |")
-    lines.append("\nSmall requests (`GET /v1/stations/{id}`, wrk 5 s) vs nginx serving the same bytes:\n")
+    lines.append("\nSmall requests (`GET /v1/stations/{id}`, wrk 5 s; keep-alive, or `Connection: close` for a new "
+                 "connection each request) vs nginx serving the same bytes:\n")
     lines.append("| connections | ours req/s | p50 ms | p99 ms | nginx req/s | ours/nginx |")
     lines.append("|---|---|---|---|---|---|")
     for c, ours, theirs in small:

@@ -133,8 +133,10 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def wrk(url, connections, seconds=5):
-    out = sh("wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds}s", "--latency", url)
+def wrk(url, connections, seconds=5, fresh=False):
+    """requests/s, p50 and p99 seconds; `fresh`: a new TCP connection for every request."""
+    close = ["-H", "Connection: close"] if fresh else []
+    out = sh("wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds}s", "--latency", *close, url)
     rps = float(next(l for l in out.splitlines() if l.startswith("Requests/sec")).split()[1])
     lat = {}
     for l in out.splitlines():
