@@ -690,15 +690,23 @@ impl Dataset {
     ) -> Result<PieceStream> {
         let (lo, hi) = q.window;
         let (a, b) = q.rows;
-        let (selected, skip) = select(parts, a, b);
+        let (selected, mut skip) = select(parts, a, b);
         let file_columns = column_indices(q.columns)?;
         let schema = output_schema(q.columns)?;
         // Up to PREFETCH_MONTHS months read ahead in parallel and emitted in time order: file
         // opening and decoding overlap instead of queueing, and decoding runs on another core
         // than the encoder (see `MonthRead`).
         let mut months: Vec<MonthRead> = Vec::new();
-        for part in &selected {
+        // The window position of the month's first row, while every month so far is counted.
+        let mut position = Some(a - skip);
+        for (k, part) in selected.iter().enumerate() {
             let whole = part.inside(lo, hi);
+            // The month's rows in [a, b), so that decoding skips the pages outside them.
+            let rows = position.zip(part.rows).map(|(p, n)| {
+                let clamp = |x: u64| x.saturating_sub(p).min(n) as usize;
+                clamp(a)..clamp(b)
+            });
+            position = position.zip(part.rows).map(|(p, n)| p + n);
             if whole {
                 let month = self.whole_month(part.file, part.row_group(), file_columns.clone());
                 let scans = scans.clone();
@@ -708,10 +716,14 @@ impl Dataset {
                         Ok(vec![Piece::Stored(month.stored().await?)])
                     })));
                 } else {
+                    if k == 0 && rows.is_some() {
+                        // The decoding skips the first month's rows before `a`.
+                        skip = 0;
+                    }
                     let schema = Arc::clone(&schema);
                     months.push(MonthRead::Task(Box::pin(async move {
                         scans.count_whole_month();
-                        Ok(vec![Piece::Rows(month.decoded(schema).await?)])
+                        Ok(vec![Piece::Rows(month.decoded(schema, rows).await?)])
                     })));
                 }
                 continue;
@@ -792,19 +804,23 @@ impl Dataset {
                 let scans = scans.clone();
                 let schema = Arc::clone(&schema_for_stream);
                 async move {
-                    let month = match read {
+                    let (from, to) = (from as usize, to as usize);
+                    // The rows wanted, oldest first.
+                    let rows = match read {
                         DescendingMonth::Whole(month) => {
                             scans.count_whole_month();
-                            month.decoded(Arc::clone(&schema)).await?
+                            // Only the pages holding them are decoded.
+                            month.decoded(Arc::clone(&schema), Some(from..to)).await?
                         }
                         DescendingMonth::Cut(scan) => {
                             scans.push(&scan);
-                            concat_batches(&schema, &collect(scan, ctx).await?)?
+                            let month = concat_batches(&schema, &collect(scan, ctx).await?)?;
+                            let to = to.min(month.num_rows());
+                            month.slice(from.min(to), to - from.min(to))
                         }
                     };
-                    let (from, to) = (from as usize, (to as usize).min(month.num_rows()));
-                    let idx: UInt32Array = (from..to).rev().map(|i| i as u32).collect();
-                    Ok(take_record_batch(&month, &idx)?)
+                    let idx: UInt32Array = (0..rows.num_rows() as u32).rev().collect();
+                    Ok(take_record_batch(&rows, &idx)?)
                 }
             })
             .map_err(|e: EngineError| into_datafusion(e));
