@@ -3,10 +3,11 @@
 //! Such a month is one stored row group (layout: one per parameter), already encoded,
 //! compressed and indexed. Its chunks are read in one ranged read (footer and page index from
 //! the metadata cache DataFusion's scans share) and then either
-//! - handed out as they are: a Parquet answer copies the column chunks byte for byte instead of
-//!   decoding them to Arrow and encoding them again, so it costs a read of the compressed
-//!   bytes, and the page statistics and page index come along; or
-//! - decoded straight by the Parquet reader, without a predicate or a DataFusion scan.
+//! - handed out as they are: a Parquet answer sends the column chunks as they were read
+//!   instead of decoding them to Arrow and encoding them again, so it costs a read of the
+//!   compressed bytes, and the page statistics and page index come along; or
+//! - decoded straight by the Parquet reader, without a predicate or a DataFusion scan, only
+//!   the pages that hold the rows the answer needs.
 
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};

@@ -1,6 +1,7 @@
-//! Arrow IPC stream and Parquet encoders: typed UTC timestamps, no envelope. Both write into
-//! an in-memory buffer that is drained into a body frame after every piece (Parquet: after
-//! every row group), so memory stays at one batch or row group.
+//! Arrow IPC stream and Parquet encoders: typed UTC timestamps, no envelope. Arrow IPC writes
+//! into an in-memory buffer drained into a body frame after every batch; Parquet sends stored
+//! row groups as they were read and frames its own bytes (encoded rows, footer) at 64 KB, so
+//! memory stays at one batch or row group.
 
 use super::BatchEncoder;
 use bytes::Bytes;

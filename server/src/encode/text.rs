@@ -234,6 +234,10 @@ impl ValuesText {
                 last.put(&mut out);
                 i += 1;
             }
+            if out.appended().is_empty() {
+                // Cannot happen (the buffer holds at least one row), and must not loop.
+                return Err("a row larger than its buffer".into());
+            }
             chunks.push(Bytes::copy_from_slice(out.appended()));
         }
         Ok(chunks)
