@@ -27,7 +27,14 @@ use std::sync::Arc;
 const METADATA_CACHE_BYTES: usize = 256 * 1024 * 1024;
 
 /// The value files of one station, ascending by month.
-pub(crate) type StationFiles = Vec<ValueFile>;
+pub(crate) type StationFiles = Vec<MonthFile>;
+
+/// A value file and its location in the store, parsed once: `Path::from` percent-encodes each
+/// part of the path, and a 10-year download reads 120 files.
+pub(crate) struct MonthFile {
+    pub(crate) file: ValueFile,
+    pub(crate) location: Path,
+}
 
 pub struct Dataset {
     pub manifest: Manifest,
@@ -106,11 +113,14 @@ impl Dataset {
                 .station
                 .parse()
                 .map_err(|e| EngineError::Dataset(format!("manifest.json: {e}")))?;
-            files.entry(station).or_default().push(f.clone());
+            files.entry(station).or_default().push(MonthFile {
+                file: f.clone(),
+                location: Path::from(f.path.as_str()),
+            });
         }
         files
             .values_mut()
-            .for_each(|v| v.sort_by(|a, b| a.month.cmp(&b.month)));
+            .for_each(|v| v.sort_by(|a, b| a.file.month.cmp(&b.file.month)));
 
         let store_url = ObjectStoreUrl::parse("hydro://dataset")?;
         let runtime = RuntimeEnvBuilder::new()

@@ -39,6 +39,7 @@ use datafusion::common::ScalarValue;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::Operator;
+use datafusion::object_store::path::Path;
 use datafusion::physical_expr::expressions::{BinaryExpr, col, lit};
 use datafusion::physical_expr::{LexOrdering, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_plan::limit::GlobalLimitExec;
@@ -149,8 +150,9 @@ impl ScanLog {
 }
 
 /// One month file that holds the series, with the rows it contributes to the window.
-struct MonthPart<'a> {
-    file: &'a ValueFile,
+pub(crate) struct MonthPart<'a> {
+    pub(crate) file: &'a ValueFile,
+    pub(crate) location: &'a Path,
     stats: &'a SeriesStats,
     /// Rows inside the window; None until counted.
     rows: Option<u64>,
@@ -162,7 +164,7 @@ impl MonthPart<'_> {
     }
 
     /// The series' row group: files hold one row group per parameter, in `series` order.
-    fn row_group(&self) -> usize {
+    pub(crate) fn row_group(&self) -> usize {
         self.file
             .series
             .iter()
@@ -394,13 +396,15 @@ impl Dataset {
         };
         files
             .iter()
-            .filter_map(|file| {
-                let stats = file
+            .filter_map(|f| {
+                let stats = f
+                    .file
                     .series
                     .iter()
                     .find(|s| s.parameter == parameter.as_str())?;
                 (stats.rows > 0).then_some(MonthPart {
-                    file,
+                    file: &f.file,
+                    location: &f.location,
                     stats,
                     rows: None,
                 })
@@ -708,7 +712,7 @@ impl Dataset {
             });
             position = position.zip(part.rows).map(|(p, n)| p + n);
             if whole {
-                let month = self.whole_month(part.file, part.row_group(), file_columns.clone());
+                let month = self.whole_month(part, file_columns.clone());
                 let scans = scans.clone();
                 if q.stored {
                     months.push(MonthRead::Inline(Box::pin(async move {
@@ -783,7 +787,7 @@ impl Dataset {
             let (s, e) = (start.max(a), (start + n).min(b));
             if s < e {
                 let read = if part.inside(lo, hi) {
-                    let month = self.whole_month(part.file, part.row_group(), file_columns.clone());
+                    let month = self.whole_month(part, file_columns.clone());
                     DescendingMonth::Whole(month)
                 } else {
                     let scan =

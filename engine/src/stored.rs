@@ -12,7 +12,7 @@
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};
 use crate::layout::values_schema;
-use crate::manifest::ValueFile;
+use crate::planner::MonthPart;
 use bytes::{Buf, Bytes};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
@@ -184,20 +184,22 @@ struct Fetched {
     chunks: Vec<FileBytes>,
 }
 
-/// Row group `row_group` of `file`, columns `columns` (positions in the file schema): the
-/// footer and page index from the shared metadata cache, the chunks in one ranged read.
+/// Row group `row_group` of the file at `location` (`size` bytes), columns `columns`
+/// (positions in the file schema): the footer and page index from the shared metadata cache,
+/// the chunks in one ranged read.
 async fn fetch(
     store: &dyn ObjectStore,
     cache: Arc<FileMetadataCache>,
-    file: &ValueFile,
+    location: Path,
+    size: u64,
     row_group: usize,
     columns: Vec<usize>,
 ) -> Result<Fetched> {
     let meta = ObjectMeta {
-        location: Path::from(file.path.as_str()),
+        location,
         // As DataFusion's own scans key the cache (PartitionedFile::new), so both share it.
         last_modified: chrono::DateTime::UNIX_EPOCH,
-        size: file.size,
+        size,
         e_tag: None,
         version: None,
     };
@@ -206,16 +208,15 @@ async fn fetch(
         .with_page_index_policy(Some(PageIndexPolicy::Optional))
         .fetch_metadata()
         .await?;
-    let group = metadata
-        .row_groups()
-        .get(row_group)
-        .ok_or_else(|| EngineError::Dataset(format!("{}: no row group {row_group}", file.path)))?;
+    let group = metadata.row_groups().get(row_group).ok_or_else(|| {
+        EngineError::Dataset(format!("{}: no row group {row_group}", meta.location))
+    })?;
     let mut ranges = Vec::with_capacity(columns.len());
     for &c in &columns {
         let chunk = group
             .columns()
             .get(c)
-            .ok_or_else(|| EngineError::Dataset(format!("{}: no column {c}", file.path)))?;
+            .ok_or_else(|| EngineError::Dataset(format!("{}: no column {c}", meta.location)))?;
         let (start, len) = chunk.byte_range();
         ranges.push(start..start + len);
     }
@@ -383,7 +384,8 @@ impl Fetched {
 pub(crate) struct WholeMonth {
     store: Arc<dyn ObjectStore>,
     cache: Arc<FileMetadataCache>,
-    file: ValueFile,
+    location: Path,
+    size: u64,
     row_group: usize,
     /// Positions in the file schema.
     columns: Vec<usize>,
@@ -410,7 +412,8 @@ impl WholeMonth {
         fetch(
             self.store.as_ref(),
             self.cache,
-            &self.file,
+            self.location,
+            self.size,
             self.row_group,
             self.columns,
         )
@@ -419,12 +422,7 @@ impl WholeMonth {
 }
 
 impl Dataset {
-    pub(crate) fn whole_month(
-        &self,
-        file: &ValueFile,
-        row_group: usize,
-        columns: Vec<usize>,
-    ) -> WholeMonth {
+    pub(crate) fn whole_month(&self, part: &MonthPart<'_>, columns: Vec<usize>) -> WholeMonth {
         WholeMonth {
             store: Arc::clone(&self.store),
             cache: self
@@ -432,8 +430,9 @@ impl Dataset {
                 .runtime_env()
                 .cache_manager
                 .get_file_metadata_cache(),
-            file: file.clone(),
-            row_group,
+            location: part.location.clone(),
+            size: part.file.size,
+            row_group: part.row_group(),
             columns,
         }
     }
