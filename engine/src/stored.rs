@@ -85,14 +85,6 @@ impl StoredRowGroup {
             .collect()
     }
 
-    /// The length of all the chunks.
-    pub fn byte_len(&self) -> u64 {
-        self.columns
-            .iter()
-            .map(|c| c.chunk.bytes.len() as u64)
-            .sum()
-    }
-
     /// Appends the column chunks, in the answer's column order, to a row group of a writer
     /// whose schema has exactly those columns. The writer moves the page offsets in the
     /// metadata, and counts a placeholder byte for each byte of a chunk; the caller sends

@@ -115,13 +115,13 @@ impl Sink {
         }
     }
 
-    /// Queues stored chunks (`len` bytes in all) after everything written so far; the next
-    /// `len` bytes written are their placeholders.
-    fn place(&mut self, chunks: Vec<Bytes>, len: u64) -> Result<(), ParquetError> {
+    /// Queues stored chunks after everything written so far; as many bytes as they hold,
+    /// written next, are their placeholders.
+    fn place(&mut self, chunks: Vec<Bytes>) -> Result<(), ParquetError> {
         self.expect_no_placeholders()?;
         self.frame_written();
+        self.skip = chunks.iter().map(|c| c.len() as u64).sum();
         self.frames.extend(chunks);
-        self.skip = len;
         Ok(())
     }
 
@@ -199,8 +199,7 @@ impl Writer {
         self.close_open()?;
         // Everything the writer buffered goes before the chunks.
         self.file.flush()?;
-        let (chunks, len) = (stored.bytes()?, stored.byte_len());
-        self.file.inner_mut().place(chunks, len)?;
+        self.file.inner_mut().place(stored.bytes()?)?;
         let mut group = self.file.next_row_group()?;
         stored.append_to(&mut group)?;
         group.close()?;
