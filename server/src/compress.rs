@@ -1,12 +1,13 @@
 //! Content coding by `Accept-Encoding` (q-values honoured): zstd, br or gzip, streamed.
 //! Levels favour speed: bulk downloads are limited by the encoder, not the wire, beyond a
-//! few MB/s.
+//! few MB/s; for the same reason gzip and zstd answers are compressed in parts side by side.
 
 use crate::body::{Body, BoxError};
 use async_compression::Level;
-use async_compression::tokio::bufread::{BrotliEncoder, GzipEncoder, ZstdEncoder};
+use async_compression::tokio::bufread::BrotliEncoder;
 use bytes::Bytes;
-use futures::{Stream, TryStreamExt};
+use flate2::{Compress, Compression, FlushCompress};
+use futures::{Stream, StreamExt, TryStreamExt};
 use http_body_util::BodyExt;
 use tokio_util::io::{ReaderStream, StreamReader};
 
@@ -77,30 +78,214 @@ pub fn choose(accept_encoding: Option<&str>) -> Option<Coding> {
     best.map(|b| b.2)
 }
 
-/// Compressed output is sent in frames of up to this size (the reader's default, 4 KB, made a
+/// Brotli output is sent in frames of up to this size (the reader's default, 4 KB, made a
 /// write per 4 KB).
 const FRAME_BYTES: usize = 64 * 1024;
 
+/// Input compressed as one job. gzip and zstd answers are cut into jobs compressed side by side
+/// on the runtime's workers: a sequential compressor held a 10-year CSV download to one core,
+/// 2.5 × the time of the uncompressed answer. Half a MB keeps what independent zstd frames lose
+/// in ratio small and a few jobs in flight a few MB.
+const JOB_BYTES: usize = 512 * 1024;
+
+/// Jobs compressed ahead of the socket.
+const JOBS_AHEAD: usize = 4;
+
+/// Deflate's window: each gzip job is primed with this much of the input before it, so that
+/// cutting the answer into jobs costs (almost) no ratio, as in pigz.
+const DEFLATE_WINDOW: usize = 32 * 1024;
+
 /// Wraps a body in the encoder, streaming.
 pub fn compress(body: Body, coding: Coding) -> Body {
+    match coding {
+        Coding::Brotli => brotli(body),
+        Coding::Gzip => in_parallel(body, Joined::Gzip),
+        Coding::Zstd => in_parallel(body, Joined::Zstd),
+    }
+}
+
+/// Brotli streams cannot be cut into independent parts and joined, so they stay sequential.
+fn brotli(body: Body) -> Body {
     let chunks = body.into_data_stream().map_err(std::io::Error::other);
-    let reader = StreamReader::new(chunks);
-    let out: std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>> =
-        match coding {
-            Coding::Zstd => Box::pin(ReaderStream::with_capacity(
-                ZstdEncoder::with_quality(reader, Level::Precise(1)),
-                FRAME_BYTES,
-            )),
-            Coding::Brotli => Box::pin(ReaderStream::with_capacity(
-                BrotliEncoder::with_quality(reader, Level::Precise(3)),
-                FRAME_BYTES,
-            )),
-            Coding::Gzip => Box::pin(ReaderStream::with_capacity(
-                GzipEncoder::with_quality(reader, Level::Precise(1)),
-                FRAME_BYTES,
-            )),
+    let encoder = BrotliEncoder::with_quality(StreamReader::new(chunks), Level::Precise(3));
+    crate::body::stream(
+        ReaderStream::with_capacity(encoder, FRAME_BYTES).map_err(|e| Box::new(e) as BoxError),
+    )
+}
+
+/// The codings whose output can be made in parts and joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Joined {
+    Gzip,
+    Zstd,
+}
+
+/// One job's input, and for deflate the input just before it (its priming dictionary).
+struct Job {
+    input: Vec<u8>,
+    before: Vec<u8>,
+}
+
+/// One job's output, and for gzip the CRC-32 of its input, which the trailer combines.
+struct Compressed {
+    bytes: Bytes,
+    crc: crc32fast::Hasher,
+}
+
+/// gzip: one member (RFC 1952) whose deflate stream is the jobs' raw deflate blocks, each
+/// ended with a sync flush so that the next starts on a byte boundary, then an empty final
+/// block and the trailer. Decoders see one ordinary gzip stream. zstd: one frame per job,
+/// frames concatenated (RFC 8878, section 3.1).
+fn in_parallel(body: Body, coding: Joined) -> Body {
+    let compressed = jobs(body.into_data_stream(), coding)
+        .map(move |job| async move {
+            let job = job?;
+            tokio::spawn(async move { compress_job(coding, &job) })
+                .await
+                .map_err(BoxError::from)?
+        })
+        .buffered(JOBS_AHEAD);
+    let stitch = Stitch {
+        jobs: Box::pin(compressed),
+        coding,
+        crc: crc32fast::Hasher::new(),
+        stage: Stage::Header,
+    };
+    crate::body::stream(futures::stream::unfold(stitch, Stitch::next))
+}
+
+/// Cuts the answer's frames into jobs of at least `JOB_BYTES` (the last one shorter).
+fn jobs(
+    frames: impl Stream<Item = Result<Bytes, BoxError>> + Send + Unpin,
+    coding: Joined,
+) -> impl Stream<Item = Result<Job, BoxError>> + Send {
+    let primed = coding == Joined::Gzip;
+    futures::stream::unfold(Some((frames, Vec::new())), move |state| async move {
+        let (mut frames, before) = state?;
+        let mut input = Vec::with_capacity(JOB_BYTES + FRAME_BYTES);
+        while input.len() < JOB_BYTES {
+            match frames.next().await {
+                Some(Ok(frame)) => input.extend_from_slice(&frame),
+                Some(Err(e)) => return Some((Err(e), None)),
+                None if input.is_empty() => return None,
+                None => return Some((Ok(Job { input, before }), None)),
+            }
+        }
+        let next_before = if primed {
+            input[input.len().saturating_sub(DEFLATE_WINDOW)..].to_vec()
+        } else {
+            Vec::new()
         };
-    crate::body::stream(out.map_err(|e| Box::new(e) as BoxError))
+        Some((Ok(Job { input, before }), Some((frames, next_before))))
+    })
+}
+
+fn compress_job(coding: Joined, job: &Job) -> Result<Compressed, BoxError> {
+    let mut crc = crc32fast::Hasher::new();
+    let bytes = match coding {
+        Joined::Gzip => {
+            crc.update(&job.input);
+            deflate_job(job)?
+        }
+        Joined::Zstd => zstd::bulk::compress(&job.input, 1)?,
+    };
+    Ok(Compressed {
+        bytes: bytes.into(),
+        crc,
+    })
+}
+
+/// Raw deflate of a job, primed with the input before it and ended with a sync flush.
+fn deflate_job(job: &Job) -> Result<Vec<u8>, BoxError> {
+    let mut deflate = Compress::new(Compression::fast(), false);
+    if !job.before.is_empty() {
+        deflate.set_dictionary(&job.before)?;
+    }
+    let mut out = Vec::with_capacity(job.input.len() / 3 + 1024);
+    loop {
+        let consumed = deflate.total_in() as usize;
+        deflate.compress_vec(&job.input[consumed..], &mut out, FlushCompress::Sync)?;
+        // A flush is complete when all input is in and the output had room to spare.
+        if deflate.total_in() as usize == job.input.len() && out.len() < out.capacity() {
+            return Ok(out);
+        }
+        out.reserve(out.capacity());
+    }
+}
+
+/// gzip header: deflate, no name or time, "fastest" (XFL 4), OS unknown.
+const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 0xff];
+/// An empty final deflate block with fixed codes: BFINAL, BTYPE 01, end of block.
+const DEFLATE_END: [u8; 2] = [0x03, 0x00];
+
+/// Puts the jobs' output in order between the coding's header and trailer.
+struct Stitch<J> {
+    jobs: std::pin::Pin<Box<J>>,
+    coding: Joined,
+    crc: crc32fast::Hasher,
+    stage: Stage,
+}
+
+enum Stage {
+    Header,
+    /// Jobs are coming; whether one has been sent (zstd needs at least one frame).
+    Jobs {
+        sent: bool,
+    },
+    Done,
+}
+
+impl<J: Stream<Item = Result<Compressed, BoxError>>> Stitch<J> {
+    async fn next(mut self) -> Option<(Result<Bytes, BoxError>, Self)> {
+        loop {
+            match self.stage {
+                Stage::Header => {
+                    self.stage = Stage::Jobs { sent: false };
+                    if self.coding == Joined::Gzip {
+                        return Some((Ok(Bytes::from_static(&GZIP_HEADER)), self));
+                    }
+                }
+                Stage::Jobs { sent } => match self.jobs.next().await {
+                    Some(Ok(job)) => {
+                        self.crc.combine(&job.crc);
+                        self.stage = Stage::Jobs { sent: true };
+                        return Some((Ok(job.bytes), self));
+                    }
+                    // No trailer after a fault: the answer must not look complete.
+                    Some(Err(e)) => {
+                        self.stage = Stage::Done;
+                        return Some((Err(e), self));
+                    }
+                    None => {
+                        self.stage = Stage::Done;
+                        if let Some(trailer) = self.trailer(sent) {
+                            return Some((trailer, self));
+                        }
+                    }
+                },
+                Stage::Done => return None,
+            }
+        }
+    }
+
+    /// What follows the last job: gzip's end, or for an empty zstd answer one empty frame.
+    fn trailer(&self, sent: bool) -> Option<Result<Bytes, BoxError>> {
+        match self.coding {
+            Joined::Gzip => {
+                let mut end = DEFLATE_END.to_vec();
+                end.extend_from_slice(&self.crc.clone().finalize().to_le_bytes());
+                // ISIZE is the input's length modulo 2^32 (RFC 1952).
+                end.extend_from_slice(&(self.crc.total_len() as u32).to_le_bytes());
+                Some(Ok(end.into()))
+            }
+            Joined::Zstd if !sent => Some(
+                zstd::bulk::compress(&[], 1)
+                    .map(Bytes::from)
+                    .map_err(BoxError::from),
+            ),
+            Joined::Zstd => None,
+        }
+    }
 }
 
 #[cfg(test)]
