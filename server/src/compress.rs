@@ -302,4 +302,59 @@ mod tests {
         assert_eq!(choose(Some("identity")), None);
         assert_eq!(choose(Some("*")), Some(Coding::Zstd));
     }
+
+    /// The compressed body of `frames` (each `None` a fault), drained: its bytes, and whether
+    /// it ended in a fault.
+    fn drain(coding: Coding, frames: Vec<Option<&'static [u8]>>) -> (Vec<u8>, bool) {
+        let frames = frames.into_iter().map(|f| {
+            f.map(Bytes::from_static)
+                .ok_or_else(|| BoxError::from("fault"))
+        });
+        let body = compress(crate::body::stream(futures::stream::iter(frames)), coding);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let mut out = Vec::new();
+            let mut data = body.into_data_stream();
+            while let Some(chunk) = data.next().await {
+                match chunk {
+                    Ok(bytes) => out.extend_from_slice(&bytes),
+                    Err(_) => return (out, true),
+                }
+            }
+            (out, false)
+        })
+    }
+
+    fn gunzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(bytes).read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    /// An empty answer is still a whole gzip member and a zstd frame, which decode to nothing.
+    #[test]
+    fn empty_answers_decode_to_nothing() {
+        let (gz, fault) = drain(Coding::Gzip, vec![]);
+        assert!(!fault);
+        assert_eq!(gunzip(&gz).expect("gzip"), b"");
+        let (zst, fault) = drain(Coding::Zstd, vec![]);
+        assert!(!fault);
+        assert!(!zst.is_empty());
+        assert_eq!(zstd::stream::decode_all(&zst[..]).expect("zstd"), b"");
+    }
+
+    /// A fault mid-answer ends the body in an error, and the gzip sent so far lacks its
+    /// trailer: a client cannot take the cut answer for a whole one.
+    #[test]
+    fn a_fault_leaves_the_answer_incomplete() {
+        let (gz, fault) = drain(Coding::Gzip, vec![Some(b"t,v\n1,2\n"), None]);
+        assert!(fault);
+        assert!(gunzip(&gz).is_err(), "{} bytes decode", gz.len());
+        let (whole, fault) = drain(Coding::Gzip, vec![Some(b"t,v\n1,2\n")]);
+        assert!(!fault);
+        assert_eq!(gunzip(&whole).expect("gzip"), b"t,v\n1,2\n");
+    }
 }
