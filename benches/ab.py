@@ -45,10 +45,10 @@ def main():
         static = tempfile.mkdtemp()
         os.chmod(static, 0o755)  # nginx workers run as another user
         first = os.path.join(static, "answer")
-        h.curl(base + path, out=first)
+        h.curl(base + path, out=first, fresh=True)
         for s in servers[1:]:
             other = os.path.join(static, "other")
-            h.curl(s.base + path, out=other)
+            h.curl(s.base + path, out=other, fresh=True)
             # JSON and XML answers name the server's own address (meta.baseUrl, links).
             same = (open(other, "rb").read().replace(s.base.encode(), b"BASE")
                     == open(first, "rb").read().replace(base.encode(), b"BASE"))
@@ -61,14 +61,14 @@ def main():
             cpu = [0.0 for _ in servers]
             theirs = []
             for s in servers:
-                h.curl(s.base + path)
+                h.curl(s.base + path, fresh=True)
             h.curl(f"{nginx.base}/answer")
             for _ in range(args.runs):
                 t_nginx = h.curl(f"{nginx.base}/answer")[0]
                 theirs.append(t_nginx)
                 for i, s in enumerate(servers):
                     before = cpu_ms(s.proc.pid)
-                    t = h.curl(s.base + path)[0]
+                    t = h.curl(s.base + path, fresh=True)[0]
                     cpu[i] += cpu_ms(s.proc.pid) - before
                     times[i].append(t)
                     ratios[i].append(t / t_nginx)

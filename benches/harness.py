@@ -70,27 +70,31 @@ class Hydro:
         self.proc.wait(timeout=30)
 
 
-def curl(url, gzip=False, out="/dev/null"):
+def curl(url, gzip=False, out="/dev/null", fresh=False):
+    """(seconds, seconds to first byte, bytes). `fresh`: `Cache-Control: no-cache`, so that the
+    server makes the answer anew instead of sending it from its answer store."""
     args = ["curl", "-s", "-o", out, "-w", "%{time_total} %{time_starttransfer} %{size_download} %{http_code}"]
     if gzip:
         args += ["-H", "Accept-Encoding: gzip"]
+    if fresh:
+        args += ["-H", "Cache-Control: no-cache"]
     total, ttfb, size, code = sh(*args, url).split()
     assert code == "200", (url, code)
     return float(total), float(ttfb), int(size)
 
 
-def timed_curl(url, runs, gzip=False):
-    curl(url, gzip)  # warm caches once
-    samples = [curl(url, gzip) for _ in range(runs)]
+def timed_curl(url, runs, gzip=False, fresh=False):
+    curl(url, gzip, fresh=fresh)  # warm caches once
+    samples = [curl(url, gzip, fresh=fresh) for _ in range(runs)]
     return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples), samples[0][2]
 
 
-def paired_curl(ours, theirs, runs):
+def paired_curl(ours, theirs, runs, fresh=False):
     """Alternates a request to us and one to the reference, `runs` pairs after a warm-up of
     each: (our median, our median TTFB, size, their median, median of our/their ratios)."""
-    curl(ours)
+    curl(ours, fresh=fresh)
     curl(theirs)
-    pairs = [(curl(ours), curl(theirs)) for _ in range(runs)]
+    pairs = [(curl(ours, fresh=fresh), curl(theirs)) for _ in range(runs)]
     med = statistics.median
     return (med(o[0] for o, _ in pairs), med(o[1] for o, _ in pairs), pairs[0][0][2],
             med(t[0] for _, t in pairs), med(o[0] / t[0] for o, t in pairs))

@@ -35,12 +35,12 @@ def main():
     server = Hydro(archive)
     sid = json.loads(sh("curl", "-s", f"{server.base}/stations?types=surfaceWater&fields=id&limit=1"))["data"][0]["id"]
     url = f"{server.base}/stations/{sid}/parameters/discharge-15min/values?format={args.format}"
-    curl(url)  # footers into the cache, files into the page cache
+    curl(url, fresh=True)  # footers into the cache, files into the page cache
     perf = subprocess.Popen(["perf", "record", "-F", "4000", "-g", "-p", str(server.proc.pid), "-o", stem + ".data"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     for _ in range(args.requests):
-        curl(url)
+        curl(url, fresh=True)
     perf.send_signal(2)
     perf.wait(timeout=60)
     server.stop()

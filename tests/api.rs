@@ -694,6 +694,115 @@ fn decode_body(coding: &str, body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A counter or gauge from `/metrics`.
+async fn metric(base: &str, name: &str) -> u64 {
+    let text = get(&format!("{}/metrics", base.trim_end_matches("/v1")))
+        .await
+        .text();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} missing:\n{text}"))
+        .parse()
+        .unwrap()
+}
+
+/// A value answer asked for a third time comes from the answer store: the same bytes and
+/// headers, now with a length. `Cache-Control: no-cache` gets one made afresh.
+#[tokio::test]
+async fn repeated_answers_come_from_the_store() {
+    let server = server();
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let url = format!(
+        "{base}/stations/{sid}/parameters/discharge-15min/values?format=csv&limit=50000&offset=7"
+    );
+    let hits = "hydro_answer_store_hits_total";
+    let first = get(&url).await;
+    assert_eq!(first.status, 200);
+    assert!(first.header("content-length").is_none(), "streamed");
+    let second = get(&url).await;
+    assert_eq!(second.body, first.body);
+    assert_eq!(metric(base, hits).await, 0);
+    assert_eq!(metric(base, "hydro_answer_store_answers").await, 1);
+    let stored = get(&url).await;
+    assert_eq!(metric(base, hits).await, 1);
+    assert_eq!(stored.status, 200);
+    assert_eq!(stored.body, first.body);
+    assert_eq!(
+        stored.header("content-length"),
+        Some(first.body.len().to_string())
+    );
+    for h in [
+        "content-type",
+        "content-disposition",
+        "etag",
+        "link",
+        "x-total-count",
+        "cache-control",
+        "vary",
+        "access-control-allow-origin",
+    ] {
+        assert!(first.header(h).is_some(), "{h}");
+        assert_eq!(stored.header(h), first.header(h), "{h}");
+    }
+    let head = request("HEAD", &url, &[]).await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    assert_eq!(
+        head.header("content-length"),
+        stored.header("content-length")
+    );
+
+    let fresh = get_with(&url, &[("Cache-Control", "no-cache")]).await;
+    assert_eq!(fresh.body, first.body);
+    assert!(fresh.header("content-length").is_none(), "made afresh");
+    assert_eq!(
+        metric(base, hits).await,
+        2,
+        "only the HEAD came from the store"
+    );
+
+    // Each coding is an answer of its own.
+    let gzip = [("Accept-Encoding", "gzip")];
+    for _ in 0..2 {
+        get_with(&url, &gzip).await;
+    }
+    let coded = get_with(&url, &gzip).await;
+    assert_eq!(metric(base, hits).await, 3);
+    assert_eq!(coded.header("content-encoding").as_deref(), Some("gzip"));
+    assert_eq!(decode_body("gzip", &coded.body), first.body.to_vec());
+    assert_ne!(coded.header("etag"), first.header("etag"));
+}
+
+/// An answer larger than the whole store is sent but never kept; a store directory that
+/// cannot be made stops the server at start with a clear message.
+#[tokio::test]
+async fn the_store_keeps_to_its_size_and_its_directory() {
+    let server = Server::start_with(dataset(), &[("HYDRO_ANSWER_STORE_BYTES", "100000")]);
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let url = format!("{base}/stations/{sid}/parameters/discharge-15min/values?format=csv");
+    let first = get(&url).await;
+    assert!(first.body.len() > 100_000);
+    for _ in 0..3 {
+        let again = get(&url).await;
+        assert_eq!(again.body, first.body);
+        assert!(again.header("content-length").is_none());
+    }
+    assert_eq!(metric(base, "hydro_answer_store_hits_total").await, 0);
+    assert_eq!(metric(base, "hydro_answer_store_bytes").await, 0);
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data"])
+        .arg(dataset())
+        .env("HYDRO_ANSWER_STORE_DIR", "/nonexistent/hydro-answers")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("answer store in /nonexistent"), "{err}");
+}
+
 /// A long answer is compressed in several jobs side by side (gzip, zstd): decoded, it is the
 /// plain answer byte for byte, in every coding.
 #[tokio::test]

@@ -2,6 +2,7 @@
 //! caching headers, conditional requests, content coding).
 
 use crate::access::Gate;
+use crate::answers::{self, Answers};
 use crate::body::{Body, empty, full};
 use crate::compress;
 use crate::config::{Config, Variant};
@@ -51,6 +52,8 @@ pub struct AppState {
     pub rate: Option<RateLimiter>,
     /// The last failure to read data (when, what), for `/v1/health`.
     pub last_fault: std::sync::Mutex<Option<(Instant, String)>>,
+    /// Finished value answers, sent again from disk.
+    pub answers: Arc<Answers>,
 }
 
 impl AppState {
@@ -71,7 +74,12 @@ impl AppState {
             .unwrap_or_default();
         let gate = Gate::new(&config)?;
         let rate = RateLimiter::new(config.rate_limit_per_second, config.rate_burst);
+        let answers = Answers::new(
+            config.answer_store_dir.as_deref(),
+            config.answer_store_bytes,
+        )?;
         Ok(Self {
+            answers: Arc::new(answers),
             gate,
             rate,
             last_fault: std::sync::Mutex::new(None),
@@ -213,6 +221,12 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         caching_headers(state, r.headers_mut(), tag);
         return Ok(r);
     }
+    if let Some(tag) = &etag
+        && reuse_allowed(headers)
+        && let Some(hit) = state.answers.get(tag)
+    {
+        return Ok(stored(state, hit, tag, head));
+    }
     let ctx = handlers::Ctx {
         state,
         query: &query,
@@ -221,6 +235,43 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
     };
     let reply = handlers::route(&ctx, &segments).await?;
     Ok(finish(state, reply, headers, etag.as_deref(), head))
+}
+
+/// Whether the client lets us answer from the answer store: `Cache-Control: no-cache` or
+/// `no-store` asks for an answer made afresh (and not kept).
+fn reuse_allowed(headers: &HeaderMap) -> bool {
+    !headers
+        .get_all(header::CACHE_CONTROL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|d| {
+            let d = d.trim();
+            d.eq_ignore_ascii_case("no-cache") || d.eq_ignore_ascii_case("no-store")
+        })
+}
+
+/// A stored answer as a response: the headers it had, its length known.
+fn stored(state: &AppState, hit: answers::Hit, etag: &str, head: bool) -> Response<Body> {
+    let mut r = Response::new(if head { empty() } else { hit.body });
+    let h = r.headers_mut();
+    h.extend(hit.head.headers.clone());
+    content_headers(h, &hit.head.content_type, hit.head.coding);
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(hit.len));
+    caching_headers(state, h, etag);
+    r
+}
+
+fn content_headers(h: &mut HeaderMap, content_type: &str, coding: Option<compress::Coding>) {
+    if let Ok(v) = HeaderValue::from_str(content_type) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    if let Some(c) = coding {
+        h.insert(
+            header::CONTENT_ENCODING,
+            HeaderValue::from_static(c.token()),
+        );
+    }
 }
 
 /// Strong ETag: dataset version + path + query + the negotiation headers. Computed before the
@@ -274,6 +325,8 @@ fn caching_headers(state: &AppState, h: &mut HeaderMap, etag: &str) {
     );
 }
 
+/// The handler's reply as a response: coded, with caching headers, and (for a value answer
+/// with a tag, the client allowing it) kept in the answer store as it streams.
 fn finish(
     state: &AppState,
     reply: Reply,
@@ -291,19 +344,24 @@ fn finish(
     if let Some(c) = coding {
         body = compress::compress(body, c);
     }
+    if let Some(tag) = etag
+        && reply.keep
+        && reply.status == StatusCode::OK
+        && !head
+        && reuse_allowed(req_headers)
+    {
+        let kept = answers::Head {
+            content_type: reply.content_type.clone(),
+            coding,
+            headers: reply.headers.clone(),
+        };
+        body = state.answers.store(tag, kept, body);
+    }
     let mut r = Response::new(if head { empty() } else { body });
     *r.status_mut() = reply.status;
     let h = r.headers_mut();
     h.extend(reply.headers);
-    if let Ok(v) = HeaderValue::from_str(&reply.content_type) {
-        h.insert(header::CONTENT_TYPE, v);
-    }
-    if let Some(c) = coding {
-        h.insert(
-            header::CONTENT_ENCODING,
-            HeaderValue::from_static(c.token()),
-        );
-    }
+    content_headers(h, &reply.content_type, coding);
     match etag {
         Some(tag) if reply.cacheable => caching_headers(state, h, tag),
         _ => {

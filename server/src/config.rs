@@ -65,6 +65,11 @@ pub struct Config {
     pub jwt_required_scope: Option<String>,
     /// Origins allowed by CORS when restricted (echoed back; never `*`).
     pub cors_origins: Vec<String>,
+    /// Bytes of finished value answers kept on disk and sent again (0: none kept).
+    pub answer_store_bytes: u64,
+    /// Where the answer store makes its private directory (the system's temporary directory
+    /// when unset).
+    pub answer_store_dir: Option<String>,
 }
 
 impl Default for Config {
@@ -97,6 +102,8 @@ impl Default for Config {
             jwt_audience: None,
             jwt_required_scope: None,
             cors_origins: Vec::new(),
+            answer_store_bytes: 1 << 30,
+            answer_store_dir: None,
         }
     }
 }
@@ -169,6 +176,8 @@ impl Config {
         "jwt_audience",
         "jwt_required_scope",
         "cors_origins",
+        "answer_store_bytes",
+        "answer_store_dir",
     ];
     const LIST_KEYS: &'static [&'static str] = &["api_key_hashes", "basic_users", "cors_origins"];
 

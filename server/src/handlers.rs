@@ -45,6 +45,9 @@ pub struct Reply {
     /// Whether a content coding may shrink it: Parquet pages are compressed already (LZ4), and
     /// gzip on top saved a tenth of the bytes for five times the time.
     pub compressible: bool,
+    /// Whether the finished answer may be kept and sent again (`answers`): value answers,
+    /// which cost the most to make.
+    pub keep: bool,
 }
 
 const LIST_PARAMS: &[&str] = &["limit", "offset", "sort", "fields", "format"];
@@ -224,6 +227,7 @@ fn built(bytes: Vec<u8>, format: Format, headers: HeaderMap) -> Reply {
         headers,
         cacheable: true,
         compressible: true,
+        keep: false,
     }
 }
 
@@ -392,11 +396,15 @@ async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 pub fn metrics(state: &AppState) -> String {
     let m = &state.metrics;
     let available = state.heavy.available_permits();
+    let stored = state.answers.size();
     format!(
         "# HELP hydro_requests_total HTTP requests by status class.\n# TYPE hydro_requests_total counter\n\
 hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} {}\nhydro_requests_total{{class=\"4xx\"}} {}\nhydro_requests_total{{class=\"5xx\"}} {}\n\
 # HELP hydro_value_rows_streamed_total Value rows sent.\n# TYPE hydro_value_rows_streamed_total counter\nhydro_value_rows_streamed_total {}\n\
 # HELP hydro_heavy_query_permits_available Free slots for value queries.\n# TYPE hydro_heavy_query_permits_available gauge\nhydro_heavy_query_permits_available {}\n\
+# HELP hydro_answer_store_hits_total Value answers sent again from the answer store.\n# TYPE hydro_answer_store_hits_total counter\nhydro_answer_store_hits_total {}\n\
+# HELP hydro_answer_store_answers Value answers in the answer store.\n# TYPE hydro_answer_store_answers gauge\nhydro_answer_store_answers {}\n\
+# HELP hydro_answer_store_bytes Bytes in the answer store.\n# TYPE hydro_answer_store_bytes gauge\nhydro_answer_store_bytes {}\n\
 # HELP hydro_uptime_seconds Seconds since start.\n# TYPE hydro_uptime_seconds gauge\nhydro_uptime_seconds {}\n",
         m.status_2xx.load(Ordering::Relaxed),
         m.status_3xx.load(Ordering::Relaxed),
@@ -404,6 +412,9 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
         m.status_5xx.load(Ordering::Relaxed),
         m.rows_streamed.load(Ordering::Relaxed),
         available,
+        state.answers.hits.load(Ordering::Relaxed),
+        stored.0,
+        stored.1,
         state.started.elapsed().as_secs(),
     )
 }
@@ -996,6 +1007,7 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
         headers,
         cacheable: true,
         compressible: format != Format::Parquet,
+        keep: true,
     })
 }
 

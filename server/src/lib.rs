@@ -3,6 +3,7 @@
 //! `hydro_engine`.
 
 pub mod access;
+pub mod answers;
 pub mod app;
 pub mod body;
 pub mod compress;

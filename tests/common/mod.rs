@@ -40,6 +40,8 @@ pub fn dataset() -> &'static Path {
 pub struct Server {
     child: Child,
     pub base: String,
+    /// Where the server keeps its answer store: killed servers cannot remove their own.
+    answers: tempfile::TempDir,
 }
 
 impl Drop for Server {
@@ -52,10 +54,12 @@ impl Drop for Server {
 impl Server {
     /// Starts `hydro serve` on 127.0.0.1:0 with extra environment.
     pub fn start_with(data: &Path, env: &[(&str, &str)]) -> Server {
+        let answers = tempfile::tempdir().expect("answer store directory");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydro"));
         cmd.args(["serve", "--bind", "127.0.0.1:0", "--data"])
             .arg(data)
             .env_remove("HYDRO_VARIANT")
+            .env("HYDRO_ANSWER_STORE_DIR", answers.path())
             .env("HYDRO_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -74,7 +78,11 @@ impl Server {
             .unwrap_or_else(|| panic!("no URL in banner: {line}"))
             .trim_end_matches('/')
             .to_owned();
-        Server { child, base: url }
+        Server {
+            child,
+            base: url,
+            answers,
+        }
     }
 
     pub fn start() -> Server {

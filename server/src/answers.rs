@@ -1,0 +1,504 @@
+//! Finished value answers kept on disk and sent again as they are.
+//!
+//! A dataset is immutable while the server runs (a new version means a new process), so the
+//! bytes of a value answer depend only on what its strong ETag already covers: dataset
+//! version, path, query, `Accept` and `Accept-Encoding` (the content coding included). A
+//! 10-year CSV answer costs the server tens of milliseconds of CPU to format; sent from a file
+//! it costs a copy. Users who fetch the same series again (scripts rerun, a popular gauge,
+//! benchmarks) get it at the speed of the disk cache.
+//!
+//! - An answer is written while it streams, and only the second time its key is seen: a crawl
+//!   that fetches every series once pays nothing for the store.
+//! - It is kept only when it streamed to its end; a fault or a client that left discards it.
+//! - Answers under 256 KB are not kept (`MIN_KEPT`); no file is made for them.
+//! - The store is bounded in bytes; the least recently used answers make room.
+//! - It lives in a private directory (mode 0700) made at start and removed at exit, so answers
+//!   of a restricted service are not left readable, and no answer outlives its process.
+//! - A request with `Cache-Control: no-cache` or `no-store` is computed afresh and not stored.
+
+use crate::body::{Body, BoxError};
+use crate::compress::Coding;
+use bytes::{Bytes, BytesMut};
+use http::HeaderMap;
+use hyper::body::{Frame, SizeHint};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+/// Bytes per frame of a stored answer sent again. Frames this size are reused by the
+/// allocator; larger ones came fresh from the OS each time (see `encode::text::CHUNK_ROWS`).
+const READ_FRAME: usize = 64 * 1024;
+
+/// Bytes gathered before a write while an answer is stored: a few writes per megabyte
+/// instead of one per body frame.
+const WRITE_BUFFER: usize = 1024 * 1024;
+
+/// Keys seen once are remembered up to this many; then the memory starts over.
+const SEEN_MAX: usize = 16 * 1024;
+
+/// Shorter answers are not kept: they cost little to make, and a store of many small files
+/// would cost more to index than it saves. It also bounds the number of stored answers
+/// (capacity / this), which keeps eviction's scan of the index short.
+const MIN_KEPT: usize = 256 * 1024;
+
+/// What the response of a stored answer carries besides its bytes.
+#[derive(Clone)]
+pub struct Head {
+    pub content_type: String,
+    pub coding: Option<Coding>,
+    /// The handler's own headers (paging, `Content-Disposition`).
+    pub headers: HeaderMap,
+}
+
+/// A stored answer ready to send.
+pub struct Hit {
+    pub head: Arc<Head>,
+    pub len: u64,
+    pub body: Body,
+}
+
+struct Entry {
+    file: PathBuf,
+    len: u64,
+    head: Arc<Head>,
+    last_used: u64,
+}
+
+#[derive(Default)]
+struct Index {
+    entries: HashMap<String, Entry>,
+    seen: HashSet<String>,
+    bytes: u64,
+    clock: u64,
+    next_file: u64,
+}
+
+impl Index {
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// Removes least recently used answers until `incoming` more bytes fit.
+    fn make_room(&mut self, incoming: u64, capacity: u64) {
+        while self.bytes + incoming > capacity {
+            let Some(oldest) = self
+                .entries
+                .iter()
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(k, _)| k.clone())
+            else {
+                return;
+            };
+            if let Some(e) = self.entries.remove(&oldest) {
+                self.bytes -= e.len;
+                // A reader that opened it keeps its handle; the name goes now.
+                let _ = std::fs::remove_file(&e.file);
+            }
+        }
+    }
+}
+
+/// The store of finished answers.
+pub struct Answers {
+    dir: tempfile::TempDir,
+    capacity: u64,
+    min_len: usize,
+    index: Mutex<Index>,
+    pub hits: AtomicU64,
+}
+
+impl Answers {
+    /// A fresh private directory inside `parent`; by default `/var/tmp`, which is on disk
+    /// where `/tmp` may be memory (tmpfs), else the system's temporary directory.
+    pub fn new(parent: Option<&str>, capacity: u64) -> Result<Self, String> {
+        Self::with_min_len(parent, capacity, MIN_KEPT)
+    }
+
+    fn with_min_len(parent: Option<&str>, capacity: u64, min_len: usize) -> Result<Self, String> {
+        let parent = match parent {
+            Some(p) => PathBuf::from(p),
+            None if Path::new("/var/tmp").is_dir() => PathBuf::from("/var/tmp"),
+            None => std::env::temp_dir(),
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("hydro-answers-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir_in(&parent)
+            .map_err(|e| format!("answer store in {}: {e}", parent.display()))?;
+        Ok(Self {
+            dir,
+            capacity,
+            min_len,
+            index: Mutex::new(Index::default()),
+            hits: AtomicU64::new(0),
+        })
+    }
+
+    fn index(&self) -> MutexGuard<'_, Index> {
+        // A panic while holding the lock leaves the index consistent enough to keep serving.
+        self.index.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Stored answers and their bytes, for `/metrics`.
+    pub fn size(&self) -> (usize, u64) {
+        let i = self.index();
+        (i.entries.len(), i.bytes)
+    }
+
+    /// The stored answer for `key`, opened; None when there is none (or it was just evicted).
+    pub fn get(&self, key: &str) -> Option<Hit> {
+        let (file, len, head) = {
+            let mut i = self.index();
+            let now = i.tick();
+            let e = i.entries.get_mut(key)?;
+            e.last_used = now;
+            (e.file.clone(), e.len, Arc::clone(&e.head))
+        };
+        let file = File::open(file).ok()?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(Hit {
+            head,
+            len,
+            body: read_body(file, len),
+        })
+    }
+
+    /// Whether an answer for `key` should be stored as it streams: the second time it is seen,
+    /// and only when it is not stored already.
+    fn admit(&self, key: &str) -> bool {
+        let mut i = self.index();
+        if i.entries.contains_key(key) {
+            return false;
+        }
+        if i.seen.remove(key) {
+            return true;
+        }
+        if i.seen.len() >= SEEN_MAX {
+            i.seen.clear();
+        }
+        i.seen.insert(key.to_owned());
+        false
+    }
+
+    /// `body` as it is, written to the store on the way when `key` is admitted.
+    pub fn store(self: &Arc<Self>, key: &str, head: Head, body: Body) -> Body {
+        if self.capacity == 0 || !self.admit(key) {
+            return body;
+        }
+        let sink = Sink {
+            answers: Arc::clone(self),
+            key: key.to_owned(),
+            head: Arc::new(head),
+            out: Copy::Early(Vec::new()),
+            len: 0,
+        };
+        http_body_util::BodyExt::boxed_unsync(Tee {
+            inner: body,
+            sink: Some(sink),
+        })
+    }
+
+    /// A new file for an answer being written, and the name it gets when done.
+    fn new_file(&self) -> std::io::Result<Copy> {
+        let n = {
+            let mut i = self.index();
+            i.next_file += 1;
+            i.next_file
+        };
+        let part = self.dir.path().join(format!("{n}.part"));
+        let file = File::create(&part)?;
+        Ok(Copy::File {
+            part,
+            name: self.dir.path().join(format!("{n}.answer")),
+            out: BufWriter::with_capacity(WRITE_BUFFER, file),
+        })
+    }
+
+    /// Takes a finished answer into the index, evicting older ones to make room.
+    fn commit(&self, sink: Sink) {
+        let Sink {
+            key,
+            head,
+            out,
+            len,
+            ..
+        } = sink;
+        let Copy::File { part, name, out } = out else {
+            return; // too short to keep
+        };
+        let done = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|_| std::fs::rename(&part, &name));
+        if done.is_err() || len > self.capacity {
+            let _ = std::fs::remove_file(&part);
+            let _ = std::fs::remove_file(&name);
+            return;
+        }
+        let mut i = self.index();
+        if let Some(old) = i.entries.remove(&key) {
+            // Two requests stored the same answer at once; the later one stays.
+            i.bytes -= old.len;
+            let _ = std::fs::remove_file(&old.file);
+        }
+        i.make_room(len, self.capacity);
+        let last_used = i.tick();
+        i.bytes += len;
+        i.entries.insert(
+            key,
+            Entry {
+                file: name,
+                len,
+                head,
+                last_used,
+            },
+        );
+    }
+}
+
+/// An answer being written to the store.
+struct Sink {
+    answers: Arc<Answers>,
+    key: String,
+    head: Arc<Head>,
+    out: Copy,
+    len: u64,
+}
+
+/// Where the copy goes: memory until the answer is long enough to keep, then a file.
+enum Copy {
+    Early(Vec<u8>),
+    File {
+        part: PathBuf,
+        name: PathBuf,
+        out: BufWriter<File>,
+    },
+}
+
+impl Sink {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
+        self.len += data.len() as u64;
+        if self.len > self.answers.capacity {
+            return Err(std::io::ErrorKind::FileTooLarge.into());
+        }
+        match &mut self.out {
+            Copy::File { out, .. } => out.write_all(data),
+            Copy::Early(early) => {
+                early.extend_from_slice(data);
+                if early.len() < self.answers.min_len {
+                    return Ok(());
+                }
+                let early = std::mem::take(early);
+                self.out = self.answers.new_file()?;
+                match &mut self.out {
+                    Copy::File { out, .. } => out.write_all(&early),
+                    Copy::Early(_) => Ok(()),
+                }
+            }
+        }
+    }
+
+    fn discard(self) {
+        if let Copy::File { part, .. } = self.out {
+            let _ = std::fs::remove_file(part);
+        }
+    }
+}
+
+/// A body that passes its frames on and writes their bytes to a [`Sink`]. A failed write or an
+/// answer over the store's size gives up the copy, never the answer.
+struct Tee {
+    inner: Body,
+    sink: Option<Sink>,
+}
+
+impl Tee {
+    fn write(&mut self, data: &[u8]) {
+        if let Some(sink) = &mut self.sink
+            && sink.write(data).is_err()
+        {
+            self.abandon();
+        }
+    }
+
+    fn abandon(&mut self) {
+        if let Some(sink) = self.sink.take() {
+            sink.discard();
+        }
+    }
+
+    fn commit(&mut self) {
+        if let Some(sink) = self.sink.take() {
+            Arc::clone(&sink.answers).commit(sink);
+        }
+    }
+}
+
+impl Drop for Tee {
+    /// The client left (or the connection broke) before the end: nothing is kept.
+    fn drop(&mut self) {
+        self.abandon();
+    }
+}
+
+impl hyper::body::Body for Tee {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.write(data);
+                }
+            }
+            Poll::Ready(Some(Err(_))) => this.abandon(),
+            Poll::Ready(None) => this.commit(),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A stored answer's file as body frames, read as the connection takes them. The file is in
+/// the page cache after its first use, so reads take microseconds and run on the body's task.
+fn read_body(file: File, len: u64) -> Body {
+    let frames = futures::stream::unfold((file, len), |(mut file, left)| async move {
+        if left == 0 {
+            return None;
+        }
+        let want = READ_FRAME.min(usize::try_from(left).unwrap_or(READ_FRAME));
+        let mut buf = BytesMut::zeroed(want);
+        match file.read_exact(&mut buf) {
+            Ok(()) => Some((Ok(buf.freeze()), (file, left - want as u64))),
+            // Cut short (the file changed under us): end the body in an error so the
+            // connection is cut rather than the answer silently short.
+            Err(e) => Some((Err(BoxError::from(e)), (file, 0))),
+        }
+    });
+    crate::body::stream(frames)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::full;
+    use http_body_util::BodyExt;
+
+    fn head() -> Head {
+        Head {
+            content_type: "text/csv".into(),
+            coding: None,
+            headers: HeaderMap::new(),
+        }
+    }
+
+    async fn read(body: Body) -> Result<Bytes, BoxError> {
+        Ok(body.collect().await?.to_bytes())
+    }
+
+    /// Stored on the second sight, sent from the file from the third; the least recently used
+    /// answer leaves when the store is full.
+    #[tokio::test]
+    async fn stores_on_second_sight_and_evicts_the_least_recently_used() {
+        let answers = Arc::new(Answers::with_min_len(None, 10, 1).unwrap());
+        let send = |key: &str, text: &'static str| {
+            let a = Arc::clone(&answers);
+            let key = key.to_owned();
+            async move {
+                if let Some(hit) = a.get(&key) {
+                    return (true, read(hit.body).await.unwrap());
+                }
+                let body = a.store(&key, head(), full(text));
+                (false, read(body).await.unwrap())
+            }
+        };
+        assert_eq!(send("a", "aaaa").await, (false, Bytes::from("aaaa")));
+        assert_eq!(send("a", "aaaa").await, (false, Bytes::from("aaaa")));
+        assert_eq!(send("a", "aaaa").await, (true, Bytes::from("aaaa")));
+        send("b", "bbbb").await;
+        send("b", "bbbb").await;
+        assert_eq!(answers.size(), (2, 8));
+        // "a" used last: "b" makes room for "c".
+        assert!(send("a", "aaaa").await.0);
+        send("c", "cccc").await;
+        send("c", "cccc").await;
+        assert_eq!(answers.size(), (2, 8));
+        assert!(send("a", "aaaa").await.0);
+        assert!(send("c", "cccc").await.0);
+        assert!(!send("b", "bbbb").await.0);
+        // Larger than the whole store: sent, never kept.
+        send("d", "ddddddddddddddd").await;
+        send("d", "ddddddddddddddd").await;
+        assert!(!send("d", "ddddddddddddddd").await.0);
+        let files = std::fs::read_dir(answers.dir.path()).unwrap().count();
+        assert_eq!(files, 2, "only the stored answers are on disk");
+    }
+
+    /// An answer shorter than the least worth keeping is sent each time, and no file is made.
+    #[tokio::test]
+    async fn short_answers_are_not_kept() {
+        let answers = Arc::new(Answers::with_min_len(None, 1 << 20, 16).unwrap());
+        for _ in 0..3 {
+            let body = answers.store("s", head(), full("fifteen bytes.."));
+            assert_eq!(read(body).await.unwrap(), Bytes::from("fifteen bytes.."));
+            assert!(answers.get("s").is_none());
+        }
+        assert_eq!(answers.size(), (0, 0));
+        assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 0);
+        for _ in 0..2 {
+            read(answers.store("l", head(), full("sixteen bytes...")))
+                .await
+                .unwrap();
+        }
+        assert_eq!(answers.size(), (1, 16));
+    }
+
+    /// An answer that ends in an error, or is dropped half-read, is not kept.
+    #[tokio::test]
+    async fn broken_or_abandoned_answers_are_not_kept() {
+        let answers = Arc::new(Answers::with_min_len(None, 1 << 20, 1).unwrap());
+        let failing = || {
+            crate::body::stream(futures::stream::iter([
+                Ok(Bytes::from("part")),
+                Err(BoxError::from("fault")),
+            ]))
+        };
+        assert!(read(answers.store("k", head(), failing())).await.is_err());
+        assert!(read(answers.store("k", head(), failing())).await.is_err());
+        assert!(answers.get("k").is_none());
+
+        let two = || {
+            crate::body::stream(futures::stream::iter([
+                Ok(Bytes::from("one")),
+                Ok(Bytes::from("two")),
+            ]))
+        };
+        read(answers.store("j", head(), two())).await.unwrap();
+        let mut body = answers.store("j", head(), two());
+        assert!(body.frame().await.is_some());
+        drop(body);
+        assert!(answers.get("j").is_none());
+        assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 0);
+    }
+}
