@@ -82,6 +82,18 @@ def main():
                 results.append((did, what, answer, gz, t, ttfb, size, n))
     peak_after_series = server.peak_rss_mb()
 
+    # What storing costs: the first request for an answer makes it, the second makes it and
+    # writes the copy, the third is sent from the store. Distinct keys with the same rows
+    # (`to` past the end of the series, one second apart).
+    storing = []
+    for did, what, q, n in downloads[:4]:
+        seq = [[], [], []]
+        for k in range(runs):
+            url = f"{series}{q}{'&' if q else '?'}to=2099-01-01T00:{k // 60:02d}:{k % 60:02d}Z"
+            for step in seq:
+                step.append(curl(url)[0])
+        storing.append((did, what, *(statistics.median(step) for step in seq)))
+
     # D7: near over a 100 000-station catalog.
     cat = Hydro(catalog)
     near = f"{cat.base}/stations?near=10.0,51.0,25"
@@ -163,6 +175,12 @@ def main():
         rps = f"{n / t:,.0f}" if n else ""
         lines.append(f"| {did} | {what} | {answer} | {'on' if gz else 'off'} | {t * 1e3:.1f} | {ttfb * 1e3:.1f} | {size / 1e6:.2f} | {rps} | {size / 1e6 / t:.0f} | "
                      f"{ng[0]} | {ng[1]} | {du[0]} | {du[1]} | {ch[0]} | {ch[1]} |")
+    lines.append("\nWhat storing costs: an answer's first request makes it, the second makes it and writes the copy, "
+                 f"the third is sent from the store (medians over {runs} distinct keys with the same rows):\n")
+    lines.append("| id | download | first ms | second ms | third ms |")
+    lines.append("|---|---|---|---|---|")
+    for did, what, first, second, third in storing:
+        lines.append(f"| {did} | {what} | {first * 1e3:.1f} | {second * 1e3:.1f} | {third * 1e3:.1f} |")
     lines.append("\nSmall requests (`GET /v1/stations/{id}`, wrk 5 s; keep-alive, or `Connection: close` for a new "
                  "connection each request) vs nginx serving the same bytes:\n")
     lines.append("| connections | ours req/s | p50 ms | p99 ms | nginx req/s | ours/nginx |")
