@@ -112,6 +112,9 @@ pub struct Answers {
     min_len: usize,
     index: Mutex<Index>,
     pub hits: AtomicU64,
+    /// Bytes of answers being written. They may not exceed the capacity either, so the disk
+    /// holds at most twice it however many downloads are under way.
+    writing: AtomicU64,
 }
 
 impl Answers {
@@ -138,6 +141,7 @@ impl Answers {
             min_len,
             index: Mutex::new(Index::default()),
             hits: AtomicU64::new(0),
+            writing: AtomicU64::new(0),
         })
     }
 
@@ -223,6 +227,7 @@ impl Answers {
 
     /// Takes a finished answer into the index, evicting older ones to make room.
     fn commit(&self, sink: Sink) {
+        self.writing.fetch_sub(sink.len, Ordering::Relaxed);
         let Sink {
             key,
             head,
@@ -284,8 +289,10 @@ enum Copy {
 
 impl Sink {
     fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
-        self.len += data.len() as u64;
-        if self.len > self.answers.capacity {
+        let n = data.len() as u64;
+        self.len += n;
+        let writing = self.answers.writing.fetch_add(n, Ordering::Relaxed) + n;
+        if self.len > self.answers.capacity || writing > self.answers.capacity {
             return Err(std::io::ErrorKind::FileTooLarge.into());
         }
         match &mut self.out {
@@ -306,6 +313,7 @@ impl Sink {
     }
 
     fn discard(self) {
+        self.answers.writing.fetch_sub(self.len, Ordering::Relaxed);
         if let Copy::File { part, .. } = self.out {
             let _ = std::fs::remove_file(part);
         }
@@ -453,6 +461,7 @@ mod tests {
         assert!(!send("d", "ddddddddddddddd").await.0);
         let files = std::fs::read_dir(answers.dir.path()).unwrap().count();
         assert_eq!(files, 2, "only the stored answers are on disk");
+        assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
     }
 
     /// An answer shorter than the least worth keeping is sent each time, and no file is made.
@@ -472,6 +481,38 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(answers.size(), (1, 16));
+    }
+
+    /// Answers written side by side share the capacity: the one that would take the total
+    /// over it gives up its copy (and is still sent whole).
+    #[tokio::test]
+    async fn answers_being_written_share_the_capacity() {
+        let answers = Arc::new(Answers::with_min_len(None, 10, 1).unwrap());
+        let halves = |c: &'static str| {
+            crate::body::stream(futures::stream::iter([
+                Ok(Bytes::from(c)),
+                Ok(Bytes::from(c)),
+            ]))
+        };
+        for key in ["x", "y"] {
+            read(answers.store(key, head(), halves("---")))
+                .await
+                .unwrap();
+        }
+        let mut x = answers.store("x", head(), halves("xxx"));
+        let mut y = answers.store("y", head(), halves("yyy"));
+        let mut got = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            for (body, out) in [(&mut x, &mut got.0), (&mut y, &mut got.1)] {
+                if let Some(frame) = body.frame().await {
+                    out.extend_from_slice(frame.unwrap().data_ref().unwrap());
+                }
+            }
+        }
+        assert_eq!((&got.0[..], &got.1[..]), (&b"xxxxxx"[..], &b"yyyyyy"[..]));
+        assert!(answers.get("x").is_some());
+        assert!(answers.get("y").is_none());
+        assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
     }
 
     /// An answer that ends in an error, or is dropped half-read, is not kept.
@@ -499,6 +540,7 @@ mod tests {
         assert!(body.frame().await.is_some());
         drop(body);
         assert!(answers.get("j").is_none());
+        assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
         assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 0);
     }
 }
