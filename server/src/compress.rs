@@ -104,10 +104,13 @@ pub fn compress(body: Body, coding: Coding) -> Body {
     }
 }
 
-/// Brotli streams cannot be cut into independent parts and joined, so they stay sequential.
+/// Brotli streams cannot be cut into independent parts and joined, so they stay sequential,
+/// and at quality 1: a 10-year CSV answer took 253 ms at quality 3 and 150 ms at 1 for 7 %
+/// more bytes (1.99 → 2.14 MB), and since the answer streams while it is compressed, quality 1
+/// is the faster download on any link above about 8 MB/s.
 fn brotli(body: Body) -> Body {
     let chunks = body.into_data_stream().map_err(std::io::Error::other);
-    let encoder = BrotliEncoder::with_quality(StreamReader::new(chunks), Level::Precise(3));
+    let encoder = BrotliEncoder::with_quality(StreamReader::new(chunks), Level::Precise(1));
     crate::body::stream(
         ReaderStream::with_capacity(encoder, FRAME_BYTES).map_err(|e| Box::new(e) as BoxError),
     )
