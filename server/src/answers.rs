@@ -371,6 +371,10 @@ impl hyper::body::Body for Tee {
                 if let Some(data) = frame.data_ref() {
                     this.write(data);
                 }
+                // hyper stops polling a body that says it has ended: commit now.
+                if this.inner.is_end_stream() {
+                    this.commit();
+                }
             }
             Poll::Ready(Some(Err(_))) => this.abandon(),
             Poll::Ready(None) => this.commit(),
