@@ -67,8 +67,8 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     /// Bytes of finished value answers kept on disk and sent again (0: none kept).
     pub answer_store_bytes: u64,
-    /// Where the answer store makes its private directory (the system's temporary directory
-    /// when unset).
+    /// Where the answer store makes its private directory (`/var/tmp` when unset: on disk,
+    /// where `/tmp` may be memory).
     pub answer_store_dir: Option<String>,
 }
 
