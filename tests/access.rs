@@ -303,12 +303,6 @@ async fn rate_limit_answers_429_with_headers() {
 
 #[test]
 fn restricted_without_credentials_configured_refuses_to_start() {
-    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--data"])
-        .arg(dataset())
-        .env("HYDRO_ACCESS", "restricted")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("restricted needs"));
+    let err = common::serve_refused(&[("HYDRO_ACCESS", "restricted")]);
+    assert!(err.contains("restricted needs"));
 }

@@ -792,14 +792,7 @@ async fn the_store_keeps_to_its_size_and_its_directory() {
     assert_eq!(metric(base, "hydro_answer_store_hits_total").await, 0);
     assert_eq!(metric(base, "hydro_answer_store_bytes").await, 0);
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--data"])
-        .arg(dataset())
-        .env("HYDRO_ANSWER_STORE_DIR", "/nonexistent/hydro-answers")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = common::serve_refused(&[("HYDRO_ANSWER_STORE_DIR", "/nonexistent/hydro-answers")]);
     assert!(err.contains("answer store in /nonexistent"), "{err}");
 }
 

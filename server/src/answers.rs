@@ -191,15 +191,16 @@ impl Answers {
         false
     }
 
-    /// `body` as it is, written to the store on the way when `key` is admitted.
-    pub fn store(self: &Arc<Self>, key: &str, head: Head, body: Body) -> Body {
+    /// `body` as it is, written to the store on the way when `key` is admitted. `head` is
+    /// called only then: most answers are not stored, and need no copy of their headers.
+    pub fn store(self: &Arc<Self>, key: &str, head: impl FnOnce() -> Head, body: Body) -> Body {
         if self.capacity == 0 || !self.admit(key) {
             return body;
         }
         let sink = Sink {
             answers: Arc::clone(self),
             key: key.to_owned(),
-            head: Arc::new(head),
+            head: Arc::new(head()),
             out: Copy::Early(Vec::new()),
             len: 0,
         };
@@ -441,7 +442,7 @@ mod tests {
                 if let Some(hit) = a.get(&key) {
                     return (true, read(hit.body).await.unwrap());
                 }
-                let body = a.store(&key, head(), full(text));
+                let body = a.store(&key, head, full(text));
                 (false, read(body).await.unwrap())
             }
         };
@@ -473,14 +474,14 @@ mod tests {
     async fn short_answers_are_not_kept() {
         let answers = Arc::new(Answers::with_min_len(None, 1 << 20, 16).unwrap());
         for _ in 0..3 {
-            let body = answers.store("s", head(), full("fifteen bytes.."));
+            let body = answers.store("s", head, full("fifteen bytes.."));
             assert_eq!(read(body).await.unwrap(), Bytes::from("fifteen bytes.."));
             assert!(answers.get("s").is_none());
         }
         assert_eq!(answers.size(), (0, 0));
         assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 0);
         for _ in 0..2 {
-            read(answers.store("l", head(), full("sixteen bytes...")))
+            read(answers.store("l", head, full("sixteen bytes...")))
                 .await
                 .unwrap();
         }
@@ -499,12 +500,10 @@ mod tests {
             ]))
         };
         for key in ["x", "y"] {
-            read(answers.store(key, head(), halves("---")))
-                .await
-                .unwrap();
+            read(answers.store(key, head, halves("---"))).await.unwrap();
         }
-        let mut x = answers.store("x", head(), halves("xxx"));
-        let mut y = answers.store("y", head(), halves("yyy"));
+        let mut x = answers.store("x", head, halves("xxx"));
+        let mut y = answers.store("y", head, halves("yyy"));
         let mut got = (Vec::new(), Vec::new());
         for _ in 0..3 {
             for (body, out) in [(&mut x, &mut got.0), (&mut y, &mut got.1)] {
@@ -529,8 +528,8 @@ mod tests {
                 Err(BoxError::from("fault")),
             ]))
         };
-        assert!(read(answers.store("k", head(), failing())).await.is_err());
-        assert!(read(answers.store("k", head(), failing())).await.is_err());
+        assert!(read(answers.store("k", head, failing())).await.is_err());
+        assert!(read(answers.store("k", head, failing())).await.is_err());
         assert!(answers.get("k").is_none());
 
         let two = || {
@@ -539,8 +538,8 @@ mod tests {
                 Ok(Bytes::from("two")),
             ]))
         };
-        read(answers.store("j", head(), two())).await.unwrap();
-        let mut body = answers.store("j", head(), two());
+        read(answers.store("j", head, two())).await.unwrap();
+        let mut body = answers.store("j", head, two());
         assert!(body.frame().await.is_some());
         drop(body);
         assert!(answers.get("j").is_none());

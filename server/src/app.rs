@@ -221,8 +221,9 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         caching_headers(state, r.headers_mut(), tag);
         return Ok(r);
     }
+    let reuse = reuse_allowed(headers);
     if let Some(tag) = &etag
-        && reuse_allowed(headers)
+        && reuse
         && let Some(hit) = state.answers.get(tag)
     {
         return Ok(stored(state, hit, tag, head));
@@ -234,7 +235,15 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         path,
     };
     let reply = handlers::route(&ctx, &segments).await?;
-    Ok(finish(state, reply, headers, etag.as_deref(), head))
+    let may_store = reuse && !head;
+    Ok(finish(
+        state,
+        reply,
+        headers,
+        etag.as_deref(),
+        head,
+        may_store,
+    ))
 }
 
 /// Whether the client lets us answer from the answer store: `Cache-Control: no-cache` or
@@ -326,13 +335,14 @@ fn caching_headers(state: &AppState, h: &mut HeaderMap, etag: &str) {
 }
 
 /// The handler's reply as a response: coded, with caching headers, and (for a value answer
-/// with a tag, the client allowing it) kept in the answer store as it streams.
+/// with a tag, when `may_store`) kept in the answer store as it streams.
 fn finish(
     state: &AppState,
     reply: Reply,
     req_headers: &HeaderMap,
     etag: Option<&str>,
     head: bool,
+    may_store: bool,
 ) -> Response<Body> {
     let coding = compress::choose(
         req_headers
@@ -345,12 +355,11 @@ fn finish(
         body = compress::compress(body, c);
     }
     if let Some(tag) = etag
+        && may_store
         && reply.keep
         && reply.status == StatusCode::OK
-        && !head
-        && reuse_allowed(req_headers)
     {
-        let kept = answers::Head {
+        let kept = || answers::Head {
             content_type: reply.content_type.clone(),
             coding,
             headers: reply.headers.clone(),

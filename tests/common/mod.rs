@@ -98,6 +98,19 @@ impl Server {
     }
 }
 
+/// Runs `hydro serve` on the test dataset with `env`, expects it to refuse to start, and
+/// returns what it said on stderr.
+pub fn serve_refused(env: &[(&str, &str)]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data"])
+        .arg(dataset())
+        .envs(env.iter().copied())
+        .output()
+        .expect("run hydro serve");
+    assert!(!out.status.success(), "hydro serve started");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 pub struct Resp {
     pub status: u16,
     pub headers: http::HeaderMap,
