@@ -673,6 +673,32 @@ async fn etag_compression_and_cors() {
     );
 }
 
+/// An ETag names bytes: a server started again with the same settings gives the same ETag,
+/// one whose links point elsewhere gives another, and does not answer 304 to the old one.
+#[tokio::test]
+async fn etags_change_with_the_settings_that_shape_the_bytes() {
+    let here = [("HYDRO_BASE_URL", "https://hydro.example/v1")];
+    let elsewhere = [("HYDRO_BASE_URL", "https://mirror.example/v1")];
+    let path = "/stations?limit=2";
+    let mut tags = Vec::new();
+    for env in [&here, &here, &elsewhere] {
+        let server = Server::start_with(dataset(), env);
+        let r = get(&format!("{}{path}", server.base)).await;
+        assert_eq!(r.status, 200);
+        tags.push((r.header("etag").unwrap(), r.text(), server));
+    }
+    assert_eq!(tags[0].0, tags[1].0, "same settings, same bytes, same ETag");
+    assert_eq!(tags[0].1, tags[1].1);
+    assert_ne!(tags[0].1, tags[2].1, "links follow the base address");
+    assert_ne!(tags[0].0, tags[2].0);
+    let stale = get_with(
+        &format!("{}{path}", tags[2].2.base),
+        &[("If-None-Match", &tags[0].0)],
+    )
+    .await;
+    assert_eq!(stale.status, 200, "an ETag of other bytes is not a match");
+}
+
 fn decode_body(coding: &str, body: &[u8]) -> Vec<u8> {
     use std::io::Read;
     let mut out = Vec::new();

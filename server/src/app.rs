@@ -54,6 +54,8 @@ pub struct AppState {
     pub last_fault: std::sync::Mutex<Option<(Instant, String)>>,
     /// Finished value answers, sent again from disk.
     pub answers: Arc<Answers>,
+    /// What shapes a response besides the dataset and the request, in every ETag.
+    pub representation: String,
 }
 
 impl AppState {
@@ -78,7 +80,9 @@ impl AppState {
             config.answer_store_dir.as_deref(),
             config.answer_store_bytes,
         )?;
+        let representation = representation(&config, &base_url);
         Ok(Self {
+            representation,
             answers: Arc::new(answers),
             gate,
             rate,
@@ -283,8 +287,37 @@ fn content_headers(h: &mut HeaderMap, content_type: &str, coding: Option<compres
     }
 }
 
-/// Strong ETag: dataset version + path + query + the negotiation headers. Computed before the
-/// handler runs, so a matching `If-None-Match` costs no query at all.
+/// A digest of the settings that shape response bytes besides the dataset and the request:
+/// the `meta` block, the base address in links, the output offset, the variant, and the build
+/// (whose encoders make the bytes). A strong ETag must change when the bytes do, so a restart
+/// with another `base_url` or a new release does not answer `304 Not Modified` to a client
+/// holding bytes it no longer sends. Access settings are left out: they decide who gets an
+/// answer, not its bytes, and no secret goes into a header.
+fn representation(c: &Config, base_url: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        env!("CARGO_PKG_VERSION"),
+        &c.title,
+        &c.version,
+        &c.description,
+        &c.description_url,
+        &c.publisher_name,
+        &c.publisher_email,
+        &c.license_name,
+        &c.license_url,
+        base_url,
+        &c.output_offset,
+        &format!("{:?}", c.variant),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+/// Strong ETag: dataset version + settings that shape the bytes + path + query + the
+/// negotiation headers. Computed before the handler runs, so a matching `If-None-Match` costs
+/// no query at all.
 fn etag(state: &AppState, path: &str, query: &RawQuery, headers: &HeaderMap) -> Option<String> {
     if path.ends_with("/health") {
         return None;
@@ -294,8 +327,8 @@ fn etag(state: &AppState, path: &str, query: &RawQuery, headers: &HeaderMap) -> 
     let mut h = Sha256::new();
     for part in [
         state.dataset.manifest.version.as_str(),
+        state.representation.as_str(),
         path,
-        state.config.output_offset.as_str(),
     ] {
         h.update(part.as_bytes());
         h.update([0]);
