@@ -141,6 +141,16 @@ def op(op_id, summary, schema, params, formats):
                     "responses": {"200": {"description": "OK", "content": content}, "304": {"description": "Not modified"}} | ERRORS}}
 
 
+def ranged(path):
+    """Value answers also come in byte ranges (a resumed download), while the answer store is on."""
+    responses = path["get"]["responses"]
+    part = {"schema": {"type": "string", "format": "binary"}}
+    responses["206"] = {"description": "Partial content: the byte range asked for with Range (and If-Range)",
+                        "content": {media: part for media in responses["200"]["content"]}}
+    responses["416"] = problem("the byte range starts beyond the end of the answer")
+    return path
+
+
 WINDOW = [q("from", "start (inclusive), ISO 8601 with offset", {"type": "string", "format": "date-time"}),
           q("to", "end (inclusive), ISO 8601 with offset", {"type": "string", "format": "date-time"}),
           q("recent", "the newest N values", {"type": "integer", "minimum": 0}),
@@ -168,8 +178,8 @@ openapi = {
                               [STATION_ID] + LIST + [FMT(CATALOG)], CATALOG),
         S + "/parameters/{parameterId}": op("getParameter", "One parameter", "parameter",
                                             [STATION_ID, PARAMETER_ID, LIST[3], FMT(CATALOG)], CATALOG),
-        S + "/parameters/{parameterId}/values": op("listValues", "Values of a series", "values",
-                                                   [STATION_ID, PARAMETER_ID] + WINDOW + LIST + [FMT(VALUES)], VALUES),
+        S + "/parameters/{parameterId}/values": ranged(op("listValues", "Values of a series", "values",
+                                                   [STATION_ID, PARAMETER_ID] + WINDOW + LIST + [FMT(VALUES)], VALUES)),
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
                                    [STATION_ID, q("types", "comma list of mainValue, statistic, derived, mark"),
                                     q("parameterIds", "comma list of parameter ids")] + LIST + [FMT(CATALOG)], CATALOG),

@@ -800,6 +800,96 @@ async fn repeated_answers_come_from_the_store() {
     assert_ne!(coded.header("etag"), first.header("etag"));
 }
 
+/// A download cut off part way resumes with a byte range. The first range request makes the
+/// whole answer (kept in the store, or in memory when short) and sends the part; the parts put
+/// together are the answer. Several ranges, a malformed one, `If-Range` with another tag or
+/// `no-cache` get the whole answer; a range beyond the end gets 416.
+#[tokio::test]
+async fn downloads_resume_from_a_byte_range() {
+    let server = server();
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let values = format!("{base}/stations/{sid}/parameters/discharge-15min/values");
+    for (query, stored) in [
+        ("format=csv&limit=50000&offset=3", true),
+        ("limit=20", false),
+    ] {
+        let url = format!("{values}?{query}");
+        let whole = get(&url).await;
+        assert_eq!(whole.status, 200);
+        assert_eq!(whole.header("accept-ranges").as_deref(), Some("bytes"));
+        let etag = whole.header("etag").unwrap();
+        let n = whole.body.len();
+        assert_eq!(stored, n > 256 * 1024, "{n} bytes");
+        let cut = n / 3;
+        let rest = get_with(
+            &url,
+            &[("Range", &format!("bytes={cut}-")), ("If-Range", &etag)],
+        )
+        .await;
+        assert_eq!(rest.status, 206, "{query}");
+        assert_eq!(
+            rest.header("content-range"),
+            Some(format!("bytes {cut}-{}/{n}", n - 1))
+        );
+        assert_eq!(rest.header("content-length"), Some((n - cut).to_string()));
+        assert!(
+            rest.header("access-control-expose-headers")
+                .unwrap()
+                .contains("Content-Range"),
+            "browser scripts can read which part they got"
+        );
+        for h in ["etag", "content-type", "link", "accept-ranges"] {
+            assert_eq!(rest.header(h), whole.header(h), "{h}");
+        }
+        let mut joined = whole.body[..cut].to_vec();
+        joined.extend_from_slice(&rest.body);
+        assert_eq!(joined, whole.body.to_vec());
+        let middle = get_with(&url, &[("Range", "bytes=10-19")]).await;
+        assert_eq!(middle.status, 206);
+        assert_eq!(middle.body[..], whole.body[10..20]);
+        let tail = get_with(&url, &[("Range", "bytes=-5")]).await;
+        assert_eq!(tail.body[..], whole.body[n - 5..]);
+
+        for asked in [
+            [("Range", "bytes=0-1,5-6"), ("X-Nothing", "")],
+            [("Range", "bytes=oops"), ("X-Nothing", "")],
+            [("Range", "bytes=5-"), ("If-Range", "\"another\"")],
+            [("Range", "bytes=5-"), ("Cache-Control", "no-cache")],
+        ] {
+            let r = get_with(&url, &asked).await;
+            assert_eq!(r.status, 200, "{asked:?}");
+            assert_eq!(r.body, whole.body, "{asked:?}");
+        }
+        let beyond = get_with(&url, &[("Range", &format!("bytes={n}-"))]).await;
+        assert_eq!(beyond.status, 416);
+        assert_eq!(beyond.header("content-range"), Some(format!("bytes */{n}")));
+        assert_eq!(
+            beyond.header("content-type").as_deref(),
+            Some("application/problem+json")
+        );
+        let head = request("HEAD", &url, &[("Range", "bytes=5-")]).await;
+        assert_eq!(head.status, 200, "HEAD ignores Range");
+    }
+
+    // A range of a compressed answer is a range of its compressed bytes.
+    let url = format!("{values}?format=csv&limit=40000");
+    let gzip = ("Accept-Encoding", "gzip");
+    let whole = get_with(&url, &[gzip]).await;
+    assert_eq!(whole.header("content-encoding").as_deref(), Some("gzip"));
+    let rest = get_with(&url, &[gzip, ("Range", "bytes=100-")]).await;
+    assert_eq!(rest.status, 206);
+    assert_eq!(rest.header("content-encoding").as_deref(), Some("gzip"));
+    assert_eq!(rest.body[..], whole.body[100..]);
+
+    // Without a store, ranges are not offered, and a Range header gets the whole answer.
+    let off = Server::start_with(dataset(), &[("HYDRO_ANSWER_STORE_BYTES", "0")]);
+    let url = url.replace(base.as_str(), &off.base);
+    let r = get_with(&url, &[("Range", "bytes=5-")]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("accept-ranges"), None);
+}
+
 /// An answer larger than the whole store is sent but never kept; a store directory that
 /// cannot be made stops the server at start with a clear message.
 #[tokio::test]
@@ -815,6 +905,10 @@ async fn the_store_keeps_to_its_size_and_its_directory() {
         assert_eq!(again.body, first.body);
         assert!(again.header("content-length").is_none());
     }
+    // A range of an answer too large to keep: the whole answer.
+    let ranged = get_with(&url, &[("Range", "bytes=5-")]).await;
+    assert_eq!(ranged.status, 200);
+    assert_eq!(ranged.body, first.body);
     assert_eq!(metric(base, "hydro_answer_store_hits_total").await, 0);
     assert_eq!(metric(base, "hydro_answer_store_bytes").await, 0);
 

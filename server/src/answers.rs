@@ -23,7 +23,8 @@ use http::HeaderMap;
 use hyper::body::{Frame, SizeHint};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -56,11 +57,45 @@ pub struct Head {
     pub headers: HeaderMap,
 }
 
-/// A stored answer ready to send.
+/// A whole answer ready to send, or any byte range of it.
 pub struct Hit {
     pub head: Arc<Head>,
     pub len: u64,
-    pub body: Body,
+    source: Source,
+}
+
+enum Source {
+    /// A stored answer, opened.
+    File(File),
+    /// An answer made for a range request, too short to store.
+    Memory(Bytes),
+}
+
+impl Hit {
+    /// All of the answer.
+    pub fn body(self) -> Body {
+        let len = self.len;
+        self.part(0..len)
+    }
+
+    /// Bytes `range` of the answer, which must lie inside it.
+    pub fn part(self, range: Range<u64>) -> Body {
+        let len = range.end.saturating_sub(range.start);
+        match self.source {
+            Source::Memory(bytes) => {
+                let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(bytes.len());
+                crate::body::full(bytes.slice(at(range.start)..at(range.end)))
+            }
+            Source::File(mut file) => match file.seek(SeekFrom::Start(range.start)) {
+                Ok(_) => read_body(file, len),
+                Err(e) => {
+                    crate::body::stream(futures::stream::once(
+                        async move { Err(BoxError::from(e)) },
+                    ))
+                }
+            },
+        }
+    }
 }
 
 struct Entry {
@@ -156,8 +191,19 @@ impl Answers {
         (i.entries.len(), i.bytes)
     }
 
+    /// Whether answers are kept at all.
+    pub fn enabled(&self) -> bool {
+        self.capacity > 0
+    }
+
     /// The stored answer for `key`, opened; None when there is none (or it was just evicted).
     pub fn get(&self, key: &str) -> Option<Hit> {
+        let hit = self.open(key)?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(hit)
+    }
+
+    fn open(&self, key: &str) -> Option<Hit> {
         let (file, len, head) = {
             let mut i = self.index();
             let now = i.tick();
@@ -166,12 +212,52 @@ impl Answers {
             (e.file.clone(), e.len, Arc::clone(&e.head))
         };
         let file = File::open(file).ok()?;
-        self.hits.fetch_add(1, Ordering::Relaxed);
         Some(Hit {
             head,
             len,
-            body: read_body(file, len),
+            source: Source::File(file),
         })
+    }
+
+    /// The whole of an answer not stored yet, made before any of it is sent, for a request of
+    /// a byte range of it (a resumed download): a range needs the answer's length, which a
+    /// streamed answer learns only at its end. The answer is stored as any other (the next
+    /// piece of the download is a hit), or held in memory when too short to store. None when
+    /// it is larger than the store, or failed while it was made.
+    pub async fn make(self: &Arc<Self>, key: &str, head: Head, mut body: Body) -> Option<Hit> {
+        use http_body_util::BodyExt;
+        if !self.enabled() {
+            return None;
+        }
+        let mut sink = Sink {
+            answers: Arc::clone(self),
+            key: key.to_owned(),
+            head: Arc::new(head),
+            out: Copy::Early(Vec::new()),
+            len: 0,
+        };
+        while let Some(frame) = body.frame().await {
+            let written = match &frame {
+                Ok(f) => f.data_ref().map_or(Ok(()), |d| sink.write(d)),
+                Err(_) => Err(std::io::ErrorKind::Interrupted.into()),
+            };
+            if written.is_err() {
+                sink.discard();
+                return None;
+            }
+        }
+        if let Copy::Early(early) = &mut sink.out {
+            let bytes = Bytes::from(std::mem::take(early));
+            let head = Arc::clone(&sink.head);
+            sink.discard();
+            return Some(Hit {
+                head,
+                len: bytes.len() as u64,
+                source: Source::Memory(bytes),
+            });
+        }
+        self.commit(sink);
+        self.open(key)
     }
 
     /// Whether an answer for `key` should be stored as it streams: the second time it is seen,
@@ -440,7 +526,7 @@ mod tests {
             let key = key.to_owned();
             async move {
                 if let Some(hit) = a.get(&key) {
-                    return (true, read(hit.body).await.unwrap());
+                    return (true, read(hit.body()).await.unwrap());
                 }
                 let body = a.store(&key, head, full(text));
                 (false, read(body).await.unwrap())

@@ -9,9 +9,11 @@ use crate::config::{Config, Variant};
 use crate::error::ApiError;
 use crate::handlers::{self, Reply};
 use crate::params::RawQuery;
+use crate::range;
 use crate::ratelimit::RateLimiter;
 use chrono::FixedOffset;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use http_range_header::ParsedRanges;
 use hydro_engine::Dataset;
 use percent_encoding::percent_decode_str;
 use sha2::{Digest, Sha256};
@@ -226,11 +228,19 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         return Ok(r);
     }
     let reuse = reuse_allowed(headers);
+    // Ranges are cut from the store: none when it is off or the client asks for fresh bytes.
+    let ranges = etag
+        .as_deref()
+        .filter(|_| !head && reuse && state.answers.enabled())
+        .and_then(|tag| range::requested(headers, tag));
     if let Some(tag) = &etag
         && reuse
         && let Some(hit) = state.answers.get(tag)
     {
-        return Ok(stored(state, hit, tag, head));
+        return match &ranges {
+            Some(r) => partial(state, hit, tag, r),
+            None => Ok(stored(state, hit, tag, head)),
+        };
     }
     let ctx = handlers::Ctx {
         state,
@@ -239,6 +249,23 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         path,
     };
     let reply = handlers::route(&ctx, &segments).await?;
+    if let (Some(r), Some(tag)) = (&ranges, &etag)
+        && reply.keep
+        && reply.status == StatusCode::OK
+    {
+        let coding = coding(&reply, headers);
+        let kept = kept_head(&reply.content_type, &reply.headers, coding);
+        if let Some(hit) = state
+            .answers
+            .make(tag, kept, coded(reply.body, coding))
+            .await
+        {
+            return partial(state, hit, tag, r);
+        }
+        // Larger than the store, or failed while made: the whole answer, made again.
+        let reply = handlers::route(&ctx, &segments).await?;
+        return Ok(finish(state, reply, headers, etag.as_deref(), head, false));
+    }
     let may_store = reuse && !head;
     Ok(finish(
         state,
@@ -266,13 +293,79 @@ fn reuse_allowed(headers: &HeaderMap) -> bool {
 
 /// A stored answer as a response: the headers it had, its length known.
 fn stored(state: &AppState, hit: answers::Hit, etag: &str, head: bool) -> Response<Body> {
-    let mut r = Response::new(if head { empty() } else { hit.body });
+    let (kept, len) = (Arc::clone(&hit.head), hit.len);
+    let mut r = Response::new(if head { empty() } else { hit.body() });
     let h = r.headers_mut();
-    h.extend(hit.head.headers.clone());
-    content_headers(h, &hit.head.content_type, hit.head.coding);
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(hit.len));
-    caching_headers(state, h, etag);
+    answer_headers(state, h, &kept, etag);
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     r
+}
+
+/// The part of a whole answer that the request's ranges select: 206 with that part, the
+/// whole answer when they select several parts, or 416 when they start beyond its end.
+fn partial(
+    state: &AppState,
+    hit: answers::Hit,
+    etag: &str,
+    ranges: &ParsedRanges,
+) -> Result<Response<Body>, ApiError> {
+    let part = match range::select(ranges, hit.len) {
+        range::Part::Bytes(part) => part,
+        range::Part::Whole => return Ok(stored(state, hit, etag, false)),
+        range::Part::Unsatisfiable => return Err(ApiError::RangeNotSatisfiable { len: hit.len }),
+    };
+    let (kept, len) = (Arc::clone(&hit.head), hit.len);
+    let mut r = Response::new(hit.part(part.clone()));
+    *r.status_mut() = StatusCode::PARTIAL_CONTENT;
+    let h = r.headers_mut();
+    answer_headers(state, h, &kept, etag);
+    h.insert(
+        header::CONTENT_LENGTH,
+        HeaderValue::from(part.end - part.start),
+    );
+    if let Ok(v) = HeaderValue::from_str(&range::content_range(&part, len)) {
+        h.insert(header::CONTENT_RANGE, v);
+    }
+    Ok(r)
+}
+
+/// The headers of a whole answer sent again, or of a part of it.
+fn answer_headers(state: &AppState, h: &mut HeaderMap, kept: &answers::Head, etag: &str) {
+    h.extend(kept.headers.clone());
+    content_headers(h, &kept.content_type, kept.coding);
+    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    caching_headers(state, h, etag);
+}
+
+/// The content coding of a reply: the client's choice, for bodies that compress and are
+/// long enough to gain from it.
+fn coding(reply: &Reply, req_headers: &HeaderMap) -> Option<compress::Coding> {
+    compress::choose(
+        req_headers
+            .get(header::ACCEPT_ENCODING)
+            .and_then(|v| v.to_str().ok()),
+    )
+    .filter(|_| reply.compressible && reply.len.is_none_or(|n| n >= compress::MIN_SIZE))
+}
+
+fn coded(body: Body, coding: Option<compress::Coding>) -> Body {
+    match coding {
+        Some(c) => compress::compress(body, c),
+        None => body,
+    }
+}
+
+/// What a stored copy of a reply keeps besides its bytes.
+fn kept_head(
+    content_type: &str,
+    headers: &HeaderMap,
+    coding: Option<compress::Coding>,
+) -> answers::Head {
+    answers::Head {
+        content_type: content_type.to_owned(),
+        coding,
+        headers: headers.clone(),
+    }
 }
 
 fn content_headers(h: &mut HeaderMap, content_type: &str, coding: Option<compress::Coding>) {
@@ -377,33 +470,23 @@ fn finish(
     head: bool,
     may_store: bool,
 ) -> Response<Body> {
-    let coding = compress::choose(
-        req_headers
-            .get(header::ACCEPT_ENCODING)
-            .and_then(|v| v.to_str().ok()),
-    )
-    .filter(|_| reply.compressible && reply.len.is_none_or(|n| n >= compress::MIN_SIZE));
-    let mut body = reply.body;
-    if let Some(c) = coding {
-        body = compress::compress(body, c);
-    }
-    if let Some(tag) = etag
-        && may_store
-        && reply.keep
-        && reply.status == StatusCode::OK
-    {
-        let kept = || answers::Head {
-            content_type: reply.content_type.clone(),
-            coding,
-            headers: reply.headers.clone(),
-        };
-        body = state.answers.store(tag, kept, body);
-    }
+    let coding = coding(&reply, req_headers);
+    let value_answer = reply.keep && reply.status == StatusCode::OK;
+    let body = match etag {
+        Some(tag) if may_store && value_answer => {
+            let kept = || kept_head(&reply.content_type, &reply.headers, coding);
+            state.answers.store(tag, kept, coded(reply.body, coding))
+        }
+        _ => coded(reply.body, coding),
+    };
     let mut r = Response::new(if head { empty() } else { body });
     *r.status_mut() = reply.status;
     let h = r.headers_mut();
     h.extend(reply.headers);
     content_headers(h, &reply.content_type, coding);
+    if value_answer && state.answers.enabled() && etag.is_some() {
+        h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    }
     match etag {
         Some(tag) if reply.cacheable => caching_headers(state, h, tag),
         _ => {
@@ -470,6 +553,6 @@ fn add_cors(state: &AppState, req: &HeaderMap, h: &mut HeaderMap) {
     );
     h.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("ETag, Cache-Control, Last-Modified, Link, X-Total-Count, Content-Disposition, Retry-After"),
+        HeaderValue::from_static("ETag, Cache-Control, Last-Modified, Link, X-Total-Count, Content-Disposition, Content-Range, Accept-Ranges, Retry-After"),
     );
 }

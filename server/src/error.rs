@@ -28,6 +28,10 @@ pub enum ApiError {
         retry_after: u64,
         detail: String,
     },
+    /// A byte range that starts beyond an answer of `len` bytes.
+    RangeNotSatisfiable {
+        len: u64,
+    },
     /// Logged, never shown.
     Internal(String),
 }
@@ -49,6 +53,7 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -70,6 +75,9 @@ impl ApiError {
             Self::HeadersTooLarge => "the request headers are larger than 64 KiB".into(),
             Self::TooManyRequests { retry_after } => {
                 format!("rate limit exceeded; retry in {retry_after} s")
+            }
+            Self::RangeNotSatisfiable { len } => {
+                format!("the answer has {len} bytes; the range asked for starts beyond them")
             }
             Self::Internal(_) => "the server could not answer this request".into(),
         }
@@ -116,6 +124,11 @@ impl ApiError {
             }
             Self::TooManyRequests { retry_after } | Self::Unavailable { retry_after, .. } => {
                 h.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
+            }
+            Self::RangeNotSatisfiable { len } => {
+                if let Ok(v) = HeaderValue::from_str(&format!("bytes */{len}")) {
+                    h.insert(header::CONTENT_RANGE, v);
+                }
             }
             _ => {}
         }

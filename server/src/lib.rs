@@ -15,6 +15,7 @@ pub mod error;
 pub mod handlers;
 pub mod negotiate;
 pub mod params;
+pub mod range;
 pub mod ratelimit;
 pub mod resources;
 pub mod schemas;
