@@ -916,6 +916,31 @@ async fn the_store_keeps_to_its_size_and_its_directory() {
     assert!(err.contains("answer store in /nonexistent"), "{err}");
 }
 
+/// A server killed hard cannot remove its answer store; the next server started in the same
+/// directory does, and keeps its own.
+#[tokio::test]
+async fn a_killed_servers_store_is_removed_by_the_next() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().to_str().unwrap();
+    let stores = || -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    };
+    let mut killed = Server::start_with(dataset(), &[("HYDRO_ANSWER_STORE_DIR", dir)]);
+    let first = stores();
+    assert_eq!(first.len(), 1, "{first:?}");
+    killed.child().kill().unwrap();
+    killed.child().wait().unwrap();
+    assert_eq!(stores(), first, "SIGKILL leaves the store behind");
+    let next = Server::start_with(dataset(), &[("HYDRO_ANSWER_STORE_DIR", dir)]);
+    let now = stores();
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now, first);
+    assert!(get(&format!("{}/health", next.base)).await.status == 200);
+}
+
 /// A long answer is compressed in several jobs side by side (gzip, zstd): decoded, it is the
 /// plain answer byte for byte, in every coding.
 #[tokio::test]

@@ -13,7 +13,8 @@
 //! - Answers under 256 KB are not kept (`MIN_KEPT`); no file is made for them.
 //! - The store is bounded in bytes; the least recently used answers make room.
 //! - It lives in a private directory (mode 0700) made at start and removed at exit, so answers
-//!   of a restricted service are not left readable, and no answer outlives its process.
+//!   of a restricted service are not left readable, and no answer outlives its process. The
+//!   directory of a server killed hard is removed by the next server started beside it.
 //! - A request with `Cache-Control: no-cache` or `no-store` is computed afresh and not stored.
 
 use crate::body::{Body, BoxError};
@@ -140,6 +141,41 @@ impl Index {
     }
 }
 
+/// Store directories are named `hydro-answers-<pid>-<random>`: the pid says whose it is.
+const STORE_PREFIX: &str = "hydro-answers-";
+
+/// Removes the store directories in `parent` of servers that are no longer running. A server
+/// removes its own at exit, but one killed hard (SIGKILL, out of memory, a power cut) cannot,
+/// and a server restarted again and again after crashes would fill the disk with up to
+/// `answer_store_bytes` each time. Stores of running servers, and names that do not follow
+/// the pattern, are left alone; another user's directories cannot be removed (mode 0700).
+/// Only where `/proc` tells which processes run (Linux); elsewhere nothing is removed.
+fn remove_stores_of_dead_servers(parent: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(STORE_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => tracing::info!("removed the answer store of stopped server {pid}"),
+                Err(e) => tracing::debug!("answer store of stopped server {pid}: {e}"),
+            }
+        }
+    }
+}
+
 /// The store of finished answers.
 pub struct Answers {
     dir: tempfile::TempDir,
@@ -166,10 +202,11 @@ impl Answers {
             None => std::env::temp_dir(),
         };
         let dir = tempfile::Builder::new()
-            .prefix("hydro-answers-")
+            .prefix(&format!("{STORE_PREFIX}{}-", std::process::id()))
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(&parent)
             .map_err(|e| format!("answer store in {}: {e}", parent.display()))?;
+        remove_stores_of_dead_servers(&parent);
         Ok(Self {
             dir,
             capacity,
@@ -602,6 +639,29 @@ mod tests {
         assert!(answers.get("x").is_some());
         assert!(answers.get("y").is_none());
         assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
+    }
+
+    /// Stores left by servers that were killed are removed when a server starts beside them;
+    /// the stores of running servers and other directories stay.
+    #[tokio::test]
+    async fn stores_of_stopped_servers_are_removed_at_start() {
+        let parent = tempfile::tempdir().unwrap();
+        let mut stopped = std::process::Command::new("true").spawn().unwrap();
+        let dead = stopped.id();
+        stopped.wait().unwrap();
+        let make = |name: String| {
+            let dir = parent.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("1.answer"), "kept bytes").unwrap();
+            dir
+        };
+        let left = make(format!("{STORE_PREFIX}{dead}-a1b2c3"));
+        let running = make(format!("{STORE_PREFIX}{}-d4e5f6", std::process::id()));
+        let other = make(format!("{STORE_PREFIX}notapid"));
+        let answers = Answers::new(parent.path().to_str(), 1 << 20).unwrap();
+        assert!(!left.exists(), "the store of a stopped server is removed");
+        assert!(running.exists() && other.exists());
+        assert!(answers.dir.path().exists());
     }
 
     /// An answer that ends in an error, or is dropped half-read, is not kept.
