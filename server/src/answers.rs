@@ -266,23 +266,23 @@ impl Answers {
         if !self.enabled() {
             return None;
         }
-        let mut sink = Sink {
+        // Discarded unless taken out at the end: on a failed write, a fault, or a client that
+        // left while the answer was made (this future dropped).
+        let mut making = Unfinished(Some(Sink {
             answers: Arc::clone(self),
             key: key.to_owned(),
             head: Arc::new(head),
             out: Copy::Early(Vec::new()),
             len: 0,
-        };
+        }));
         while let Some(frame) = body.frame().await {
-            let written = match &frame {
-                Ok(f) => f.data_ref().map_or(Ok(()), |d| sink.write(d)),
-                Err(_) => Err(std::io::ErrorKind::Interrupted.into()),
-            };
-            if written.is_err() {
-                sink.discard();
-                return None;
+            let sink = making.0.as_mut()?;
+            let data = frame.ok()?;
+            if let Some(d) = data.data_ref() {
+                sink.write(d).ok()?;
             }
         }
+        let mut sink = making.0.take()?;
         if let Copy::Early(early) = &mut sink.out {
             let bytes = Bytes::from(std::mem::take(early));
             let head = Arc::clone(&sink.head);
@@ -444,6 +444,17 @@ impl Sink {
     }
 }
 
+/// A sink whose answer is being made: discarded when dropped before its end.
+struct Unfinished(Option<Sink>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(sink) = self.0.take() {
+            sink.discard();
+        }
+    }
+}
+
 /// A body that passes its frames on and writes their bytes to a [`Sink`]. A failed write or an
 /// answer over the store's size gives up the copy, never the answer.
 struct Tee {
@@ -539,6 +550,7 @@ fn read_body(file: File, len: u64) -> Body {
 mod tests {
     use super::*;
     use crate::body::full;
+    use futures::StreamExt;
     use http_body_util::BodyExt;
 
     fn head() -> Head {
@@ -639,6 +651,32 @@ mod tests {
         assert!(answers.get("x").is_some());
         assert!(answers.get("y").is_none());
         assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
+    }
+
+    /// An answer made whole for a range is stored, or held in memory when short; one whose
+    /// client leaves while it is made leaves no file and no bytes counted as being written.
+    #[tokio::test]
+    async fn answers_made_for_a_range_are_kept_or_discarded() {
+        let answers = Arc::new(Answers::with_min_len(None, 1 << 20, 8).unwrap());
+        let hit = answers
+            .make("m", head(), full("long enough"))
+            .await
+            .unwrap();
+        assert_eq!(read(hit.part(5..11)).await.unwrap(), Bytes::from("enough"));
+        assert_eq!(answers.size(), (1, 11));
+        let short = answers.make("s", head(), full("short")).await.unwrap();
+        assert_eq!(read(short.part(1..3)).await.unwrap(), Bytes::from("ho"));
+        assert_eq!(answers.size(), (1, 11), "short answers are not stored");
+
+        let endless = crate::body::stream(
+            futures::stream::iter([Ok(Bytes::from("first part, never finished"))])
+                .chain(futures::stream::pending()),
+        );
+        let making = answers.make("e", head(), endless);
+        assert!(futures::FutureExt::now_or_never(making).is_none());
+        assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
+        assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 1);
+        assert!(answers.get("e").is_none());
     }
 
     /// Stores left by servers that were killed are removed when a server starts beside them;
