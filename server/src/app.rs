@@ -382,14 +382,14 @@ fn content_headers(h: &mut HeaderMap, content_type: &str, coding: Option<compres
 
 /// A digest of the settings that shape response bytes besides the dataset and the request:
 /// the `meta` block, the base address in links, the output offset, the variant, and the build
-/// (whose encoders make the bytes). A strong ETag must change when the bytes do, so a restart
+/// (whose encoders make the bytes, see [`build`]). A strong ETag must change when the bytes do, so a restart
 /// with another `base_url` or a new release does not answer `304 Not Modified` to a client
 /// holding bytes it no longer sends. Access settings are left out: they decide who gets an
 /// answer, not its bytes, and no secret goes into a header.
 fn representation(c: &Config, base_url: &str) -> String {
     let mut h = Sha256::new();
     for part in [
-        env!("CARGO_PKG_VERSION"),
+        &build(),
         &c.title,
         &c.version,
         &c.description,
@@ -406,6 +406,15 @@ fn representation(c: &Config, base_url: &str) -> String {
         h.update([0]);
     }
     hex::encode(&h.finalize()[..16])
+}
+
+/// The running build, as far as it shapes bytes: the version, and the executable's size and
+/// time, since versions are not bumped for every change to an encoder. A reinstall of the same
+/// build changes ETags too, which costs clients one download each, never a stale answer.
+fn build() -> String {
+    let exe = std::env::current_exe().and_then(|p| p.metadata());
+    let (len, modified) = exe.map_or((0, None), |m| (m.len(), m.modified().ok()));
+    format!("{} {len} {modified:?}", env!("CARGO_PKG_VERSION"))
 }
 
 /// Strong ETag: dataset version + settings that shape the bytes + path + query + the
