@@ -147,10 +147,15 @@ const STORE_PREFIX: &str = "hydro-answers-";
 /// Removes the store directories in `parent` of servers that are no longer running. A server
 /// removes its own at exit, but one killed hard (SIGKILL, out of memory, a power cut) cannot,
 /// and a server restarted again and again after crashes would fill the disk with up to
-/// `answer_store_bytes` each time. Stores of running servers, and names that do not follow
-/// the pattern, are left alone; another user's directories cannot be removed (mode 0700).
-/// Only where `/proc` tells which processes run (Linux); elsewhere nothing is removed.
-fn remove_stores_of_dead_servers(parent: &Path) {
+/// `answer_store_bytes` each time. Only directories owned by the user that owns `ours` (this
+/// server's new store) are removed, never a link; stores of running servers, and names that
+/// do not follow the pattern, are left alone. Only where `/proc` tells which processes run
+/// (Linux); elsewhere nothing is removed.
+fn remove_stores_of_dead_servers(parent: &Path, ours: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(owner) = ours.metadata().map(|m| m.uid()) else {
+        return;
+    };
     if !Path::new("/proc/self").exists() {
         return;
     }
@@ -158,6 +163,11 @@ fn remove_stores_of_dead_servers(parent: &Path) {
         return;
     };
     for entry in entries.flatten() {
+        let ours_to_remove =
+            std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == owner);
+        if !ours_to_remove {
+            continue;
+        }
         let name = entry.file_name();
         let Some(pid) = name
             .to_str()
@@ -206,7 +216,7 @@ impl Answers {
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(&parent)
             .map_err(|e| format!("answer store in {}: {e}", parent.display()))?;
-        remove_stores_of_dead_servers(&parent);
+        remove_stores_of_dead_servers(&parent, dir.path());
         Ok(Self {
             dir,
             capacity,
@@ -680,7 +690,7 @@ mod tests {
     }
 
     /// Stores left by servers that were killed are removed when a server starts beside them;
-    /// the stores of running servers and other directories stay.
+    /// the stores of running servers, other directories and links stay.
     #[tokio::test]
     async fn stores_of_stopped_servers_are_removed_at_start() {
         let parent = tempfile::tempdir().unwrap();
@@ -696,9 +706,16 @@ mod tests {
         let left = make(format!("{STORE_PREFIX}{dead}-a1b2c3"));
         let running = make(format!("{STORE_PREFIX}{}-d4e5f6", std::process::id()));
         let other = make(format!("{STORE_PREFIX}notapid"));
+        let target = make("not a store".into());
+        let link = parent.path().join(format!("{STORE_PREFIX}{dead}-link"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
         let answers = Answers::new(parent.path().to_str(), 1 << 20).unwrap();
         assert!(!left.exists(), "the store of a stopped server is removed");
         assert!(running.exists() && other.exists());
+        assert!(
+            link.exists() && target.join("1.answer").exists(),
+            "links are not followed"
+        );
         assert!(answers.dir.path().exists());
     }
 
