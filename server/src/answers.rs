@@ -163,11 +163,6 @@ fn remove_stores_of_dead_servers(parent: &Path, ours: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        let ours_to_remove =
-            std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == owner);
-        if !ours_to_remove {
-            continue;
-        }
         let name = entry.file_name();
         let Some(pid) = name
             .to_str()
@@ -177,7 +172,9 @@ fn remove_stores_of_dead_servers(parent: &Path, ours: &Path) {
         else {
             continue;
         };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        let ours_to_remove =
+            std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == owner);
+        if ours_to_remove && !Path::new(&format!("/proc/{pid}")).exists() {
             match std::fs::remove_dir_all(entry.path()) {
                 Ok(()) => tracing::info!("removed the answer store of stopped server {pid}"),
                 Err(e) => tracing::debug!("answer store of stopped server {pid}: {e}"),
@@ -327,7 +324,7 @@ impl Answers {
     /// `body` as it is, written to the store on the way when `key` is admitted. `head` is
     /// called only then: most answers are not stored, and need no copy of their headers.
     pub fn store(self: &Arc<Self>, key: &str, head: impl FnOnce() -> Head, body: Body) -> Body {
-        if self.capacity == 0 || !self.admit(key) {
+        if !self.enabled() || !self.admit(key) {
             return body;
         }
         let sink = Sink {
@@ -339,7 +336,7 @@ impl Answers {
         };
         http_body_util::BodyExt::boxed_unsync(Tee {
             inner: body,
-            sink: Some(sink),
+            sink: Unfinished(Some(sink)),
         })
     }
 
@@ -454,50 +451,45 @@ impl Sink {
     }
 }
 
-/// A sink whose answer is being made: discarded when dropped before its end.
+/// A sink whose answer is still streaming: discarded when dropped before its end, so a copy
+/// is never left half written (nor its bytes counted as being written).
 struct Unfinished(Option<Sink>);
 
-impl Drop for Unfinished {
-    fn drop(&mut self) {
+impl Unfinished {
+    fn discard(&mut self) {
         if let Some(sink) = self.0.take() {
             sink.discard();
         }
     }
 }
 
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        self.discard();
+    }
+}
+
 /// A body that passes its frames on and writes their bytes to a [`Sink`]. A failed write or an
 /// answer over the store's size gives up the copy, never the answer.
+/// Dropped before its end (the client left, the connection broke), the copy is discarded.
 struct Tee {
     inner: Body,
-    sink: Option<Sink>,
+    sink: Unfinished,
 }
 
 impl Tee {
     fn write(&mut self, data: &[u8]) {
-        if let Some(sink) = &mut self.sink
+        if let Some(sink) = &mut self.sink.0
             && sink.write(data).is_err()
         {
-            self.abandon();
-        }
-    }
-
-    fn abandon(&mut self) {
-        if let Some(sink) = self.sink.take() {
-            sink.discard();
+            self.sink.discard();
         }
     }
 
     fn commit(&mut self) {
-        if let Some(sink) = self.sink.take() {
+        if let Some(sink) = self.sink.0.take() {
             Arc::clone(&sink.answers).commit(sink);
         }
-    }
-}
-
-impl Drop for Tee {
-    /// The client left (or the connection broke) before the end: nothing is kept.
-    fn drop(&mut self) {
-        self.abandon();
     }
 }
 
@@ -521,7 +513,7 @@ impl hyper::body::Body for Tee {
                     this.commit();
                 }
             }
-            Poll::Ready(Some(Err(_))) => this.abandon(),
+            Poll::Ready(Some(Err(_))) => this.sink.discard(),
             Poll::Ready(None) => this.commit(),
             Poll::Pending => {}
         }

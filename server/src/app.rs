@@ -382,9 +382,9 @@ fn content_headers(h: &mut HeaderMap, content_type: &str, coding: Option<compres
 
 /// A digest of the settings that shape response bytes besides the dataset and the request:
 /// the `meta` block, the base address in links, the output offset, the variant, and the build
-/// (whose encoders make the bytes, see [`build`]). A strong ETag must change when the bytes do, so a restart
-/// with another `base_url` or a new release does not answer `304 Not Modified` to a client
-/// holding bytes it no longer sends. Access settings are left out: they decide who gets an
+/// (whose encoders make the bytes, see [`build`]). A strong ETag must change when the bytes
+/// do, so a restart with another `base_url` or a new release does not answer
+/// `304 Not Modified` to a client holding bytes it no longer sends. Access settings are left out: they decide who gets an
 /// answer, not its bytes, and no secret goes into a header.
 fn representation(c: &Config, base_url: &str) -> String {
     let mut h = Sha256::new();
