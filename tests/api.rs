@@ -749,9 +749,11 @@ async fn repeated_answers_come_from_the_store() {
     let second = get(&url).await;
     assert_eq!(second.body, first.body);
     assert_eq!(metric(base, hits).await, 0);
-    assert_eq!(metric(base, "hydro_answer_store_answers").await, 1);
+    // Asked for again at once, while the store's writer may still be writing the copy: the
+    // request waits for it rather than make the answer a third time.
     let stored = get(&url).await;
     assert_eq!(metric(base, hits).await, 1);
+    assert_eq!(metric(base, "hydro_answer_store_answers").await, 1);
     assert_eq!(stored.status, 200);
     assert_eq!(stored.body, first.body);
     assert_eq!(

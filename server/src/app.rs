@@ -235,7 +235,7 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         .and_then(|tag| range::requested(headers, tag));
     if let Some(tag) = &etag
         && reuse
-        && let Some(hit) = state.answers.get(tag)
+        && let Some(hit) = state.answers.get(tag).await
     {
         return match &ranges {
             Some(r) => partial(state, hit, tag, r),

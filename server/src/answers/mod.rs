@@ -9,6 +9,10 @@
 //!
 //! - An answer is written while it streams, and only the second time its key is seen: a crawl
 //!   that fetches every series once pays nothing for the store.
+//! - The copy is written by a thread of its own (`writer`), from the body frames themselves: a
+//!   streamed answer never waits for the disk, and gives its copy up when the thread is far
+//!   behind. It is in the store once the thread has written it, a moment after its last byte;
+//!   a request for it in that moment waits for the thread rather than make the answer again.
 //! - It is kept only when it streamed to its end; a fault or a client that left discards it.
 //! - Answers under 256 KB are not kept (`MIN_KEPT`); no file is made for them.
 //! - The store is bounded in bytes; the least recently used answers make room.
@@ -24,7 +28,7 @@ use http::HeaderMap;
 use hyper::body::{Frame, SizeHint};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -32,14 +36,13 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
+use writer::{Finished, Job, Writer};
+
+mod writer;
 
 /// Bytes per frame of a stored answer sent again. Frames this size are reused by the
 /// allocator; larger ones came fresh from the OS each time (see `encode::text::CHUNK_ROWS`).
 const READ_FRAME: usize = 64 * 1024;
-
-/// Bytes gathered before a write while an answer is stored: a few writes per megabyte
-/// instead of one per body frame.
-const WRITE_BUFFER: usize = 1024 * 1024;
 
 /// Keys seen once are remembered up to this many; then the memory starts over.
 const SEEN_MAX: usize = 16 * 1024;
@@ -110,6 +113,8 @@ struct Entry {
 struct Index {
     entries: HashMap<String, Entry>,
     seen: HashSet<String>,
+    /// Answers that streamed to their end, whose copies the writer has not taken in yet.
+    finishing: HashSet<String>,
     bytes: u64,
     clock: u64,
     next_file: u64,
@@ -119,6 +124,44 @@ impl Index {
     fn tick(&mut self) -> u64 {
         self.clock += 1;
         self.clock
+    }
+
+    /// Takes a finished answer in, evicting older ones to make room; false (and nothing taken)
+    /// when it is larger than the whole store.
+    fn keep(
+        &mut self,
+        key: String,
+        file: PathBuf,
+        len: u64,
+        head: Arc<Head>,
+        capacity: u64,
+    ) -> bool {
+        if len > capacity {
+            return false;
+        }
+        if let Some(old) = self.entries.remove(&key) {
+            // Two requests stored the same answer at once; the later one stays.
+            self.bytes -= old.len;
+            let _ = std::fs::remove_file(&old.file);
+        }
+        self.make_room(len, capacity);
+        let last_used = self.tick();
+        self.bytes += len;
+        self.entries.insert(
+            key,
+            Entry {
+                file,
+                len,
+                head,
+                last_used,
+            },
+        );
+        true
+    }
+
+    fn next_copy(&mut self) -> u64 {
+        self.next_file += 1;
+        self.next_file
     }
 
     /// Removes least recently used answers until `incoming` more bytes fit.
@@ -183,15 +226,24 @@ fn remove_stores_of_dead_servers(parent: &Path, ours: &Path) {
     }
 }
 
+/// The index, also when a panic while it was held poisoned the lock: every change to it is
+/// whole before anything can panic, so it stays consistent enough to keep serving.
+fn lock(index: &Mutex<Index>) -> MutexGuard<'_, Index> {
+    index.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The store of finished answers.
 pub struct Answers {
+    /// Declared before `dir`, so dropped first: the thread finishes before the directory goes.
+    writer: Writer,
+    #[allow(dead_code, reason = "held for its drop, which removes the directory")]
     dir: tempfile::TempDir,
     capacity: u64,
     min_len: usize,
-    index: Mutex<Index>,
+    index: Arc<Mutex<Index>>,
     pub hits: AtomicU64,
-    /// Bytes of answers being written. They may not exceed the capacity either, so the disk
-    /// holds at most twice it however many downloads are under way.
+    /// Bytes of answers streaming into the store. They may not exceed the capacity either, so
+    /// the disk holds at most about twice it however many downloads are under way.
     writing: AtomicU64,
 }
 
@@ -214,19 +266,22 @@ impl Answers {
             .tempdir_in(&parent)
             .map_err(|e| format!("answer store in {}: {e}", parent.display()))?;
         remove_stores_of_dead_servers(&parent, dir.path());
+        let index = Arc::new(Mutex::new(Index::default()));
+        let writer = Writer::start(dir.path().to_owned(), Arc::clone(&index), capacity)
+            .map_err(|e| format!("answer store writer: {e}"))?;
         Ok(Self {
+            writer,
             dir,
             capacity,
             min_len,
-            index: Mutex::new(Index::default()),
+            index,
             hits: AtomicU64::new(0),
             writing: AtomicU64::new(0),
         })
     }
 
     fn index(&self) -> MutexGuard<'_, Index> {
-        // A panic while holding the lock leaves the index consistent enough to keep serving.
-        self.index.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.index)
     }
 
     /// Stored answers and their bytes, for `/metrics`.
@@ -241,7 +296,13 @@ impl Answers {
     }
 
     /// The stored answer for `key`, opened; None when there is none (or it was just evicted).
-    pub fn get(&self, key: &str) -> Option<Hit> {
+    /// An answer whose copy is still being written is waited for: the writer's backlog is a
+    /// few milliseconds, making the answer again tens.
+    pub async fn get(&self, key: &str) -> Option<Hit> {
+        let finishing = self.index().finishing.contains(key);
+        if finishing {
+            self.writer.settled().await;
+        }
         let hit = self.open(key)?;
         self.hits.fetch_add(1, Ordering::Relaxed);
         Some(hit)
@@ -273,34 +334,38 @@ impl Answers {
         if !self.enabled() {
             return None;
         }
-        // Discarded unless taken out at the end: on a failed write, a fault, or a client that
-        // left while the answer was made (this future dropped).
-        let mut making = Unfinished(Some(Sink {
-            answers: Arc::clone(self),
-            key: key.to_owned(),
-            head: Arc::new(head),
-            out: Copy::Early(Vec::new()),
-            len: 0,
-        }));
+        // Discarded unless finished: on a failed write, a fault, or a client that left while
+        // the answer was made (this future dropped).
+        let mut making = Unfinished(Some(Sink::new(self, key, Arc::new(head))));
         while let Some(frame) = body.frame().await {
+            let Ok(data) = frame.ok()?.into_data() else {
+                continue;
+            };
             let sink = making.0.as_mut()?;
-            let data = frame.ok()?;
-            if let Some(d) = data.data_ref() {
-                sink.write(d).ok()?;
+            if let Some(batch) = sink.add(&data).ok()? {
+                // No client waits on these frames: wait for the writer rather than give up.
+                let room = self.writer.room(batch.len).await?;
+                sink.hand_over(batch, room).ok()?;
             }
         }
-        let mut sink = making.0.take()?;
-        if let Copy::Early(early) = &mut sink.out {
-            let bytes = Bytes::from(std::mem::take(early));
+        let sink = making.0.as_mut()?;
+        let Some(rest) = sink.rest() else {
             let head = Arc::clone(&sink.head);
-            sink.discard();
+            let mut bytes = BytesMut::new();
+            sink.held
+                .frames
+                .iter()
+                .for_each(|b| bytes.extend_from_slice(b));
             return Some(Hit {
                 head,
                 len: bytes.len() as u64,
-                source: Source::Memory(bytes),
+                source: Source::Memory(bytes.freeze()),
             });
-        }
-        self.commit(sink);
+        };
+        let room = self.writer.room(rest.len).await?;
+        sink.hand_over(rest, room).ok()?;
+        making.0.take()?.finish();
+        self.writer.settled().await;
         self.open(key)
     }
 
@@ -308,7 +373,7 @@ impl Answers {
     /// and only when it is not stored already.
     fn admit(&self, key: &str) -> bool {
         let mut i = self.index();
-        if i.entries.contains_key(key) {
+        if i.entries.contains_key(key) || i.finishing.contains(key) {
             return false;
         }
         if i.seen.remove(key) {
@@ -327,126 +392,117 @@ impl Answers {
         if !self.enabled() || !self.admit(key) {
             return body;
         }
-        let sink = Sink {
-            answers: Arc::clone(self),
-            key: key.to_owned(),
-            head: Arc::new(head()),
-            out: Copy::Early(Vec::new()),
-            len: 0,
-        };
         http_body_util::BodyExt::boxed_unsync(Tee {
             inner: body,
-            sink: Unfinished(Some(sink)),
+            sink: Unfinished(Some(Sink::new(self, key, Arc::new(head())))),
         })
-    }
-
-    /// A new file for an answer being written, and the name it gets when done.
-    fn new_file(&self) -> std::io::Result<Copy> {
-        let n = {
-            let mut i = self.index();
-            i.next_file += 1;
-            i.next_file
-        };
-        let part = self.dir.path().join(format!("{n}.part"));
-        let file = File::create(&part)?;
-        Ok(Copy::File {
-            part,
-            name: self.dir.path().join(format!("{n}.answer")),
-            out: BufWriter::with_capacity(WRITE_BUFFER, file),
-        })
-    }
-
-    /// Takes a finished answer into the index, evicting older ones to make room.
-    fn commit(&self, sink: Sink) {
-        self.writing.fetch_sub(sink.len, Ordering::Relaxed);
-        let Sink {
-            key,
-            head,
-            out,
-            len,
-            ..
-        } = sink;
-        let Copy::File { part, name, out } = out else {
-            return; // too short to keep
-        };
-        let done = out
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .and_then(|_| std::fs::rename(&part, &name));
-        if done.is_err() || len > self.capacity {
-            let _ = std::fs::remove_file(&part);
-            let _ = std::fs::remove_file(&name);
-            return;
-        }
-        let mut i = self.index();
-        if let Some(old) = i.entries.remove(&key) {
-            // Two requests stored the same answer at once; the later one stays.
-            i.bytes -= old.len;
-            let _ = std::fs::remove_file(&old.file);
-        }
-        i.make_room(len, self.capacity);
-        let last_used = i.tick();
-        i.bytes += len;
-        i.entries.insert(
-            key,
-            Entry {
-                file: name,
-                len,
-                head,
-                last_used,
-            },
-        );
     }
 }
 
-/// An answer being written to the store.
+/// The copy is given up: the answer is larger than the store allows, the writer is too far
+/// behind, or gone.
+struct GiveUp;
+
+/// Bytes handed to the writer at a time. One wake-up of its thread a frame (a CSV frame is
+/// 512 rows, ~20 KB) cost more than the thread saved a 10-year CSV download.
+const WRITE_BATCH: usize = 1024 * 1024;
+
+/// Frames for the writer, in order.
+#[derive(Default)]
+struct Batch {
+    frames: Vec<Bytes>,
+    len: usize,
+}
+
+/// An answer's copy on its way to the store.
 struct Sink {
     answers: Arc<Answers>,
     key: String,
     head: Arc<Head>,
-    out: Copy,
+    /// The copy's number (its file's name), once frames went to the writer.
+    n: Option<u64>,
+    /// Frames not handed over yet.
+    held: Batch,
     len: u64,
 }
 
-/// Where the copy goes: memory until the answer is long enough to keep, then a file.
-enum Copy {
-    Early(Vec<u8>),
-    File {
-        part: PathBuf,
-        name: PathBuf,
-        out: BufWriter<File>,
-    },
-}
-
 impl Sink {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
+    fn new(answers: &Arc<Answers>, key: &str, head: Arc<Head>) -> Self {
+        Self {
+            answers: Arc::clone(answers),
+            key: key.to_owned(),
+            head,
+            n: None,
+            held: Batch::default(),
+            len: 0,
+        }
+    }
+
+    /// Takes `data` into the copy; returns the frames held so far once they make a batch.
+    fn add(&mut self, data: &Bytes) -> Result<Option<Batch>, GiveUp> {
+        let answers = &self.answers;
         let n = data.len() as u64;
         self.len += n;
-        let writing = self.answers.writing.fetch_add(n, Ordering::Relaxed) + n;
-        if self.len > self.answers.capacity || writing > self.answers.capacity {
-            return Err(std::io::ErrorKind::FileTooLarge.into());
+        // Answers being written side by side may not exceed the capacity either, so the disk
+        // holds at most twice it however many downloads are under way.
+        let writing = answers.writing.fetch_add(n, Ordering::Relaxed) + n;
+        if self.len > answers.capacity || writing > answers.capacity {
+            return Err(GiveUp);
         }
-        match &mut self.out {
-            Copy::File { out, .. } => out.write_all(data),
-            Copy::Early(early) => {
-                early.extend_from_slice(data);
-                if early.len() < self.answers.min_len {
-                    return Ok(());
-                }
-                let early = std::mem::take(early);
-                self.out = self.answers.new_file()?;
-                match &mut self.out {
-                    Copy::File { out, .. } => out.write_all(&early),
-                    Copy::Early(_) => Ok(()),
-                }
-            }
+        self.held.frames.push(data.clone());
+        self.held.len += data.len();
+        Ok((self.held.len >= WRITE_BATCH).then(|| std::mem::take(&mut self.held)))
+    }
+
+    /// At the answer's end, the frames still held; None when the answer is too short to keep
+    /// (its frames stay in `held`).
+    fn rest(&mut self) -> Option<Batch> {
+        let long_enough = self.len >= self.answers.min_len as u64;
+        long_enough.then(|| std::mem::take(&mut self.held))
+    }
+
+    /// Hands a batch to the writer, with its room in the writer's queue.
+    fn hand_over(
+        &mut self,
+        batch: Batch,
+        room: tokio::sync::OwnedSemaphorePermit,
+    ) -> Result<(), GiveUp> {
+        if batch.frames.is_empty() {
+            return Ok(());
+        }
+        let answers = &self.answers;
+        let n = *self.n.get_or_insert_with(|| answers.index().next_copy());
+        let job = Job::Write {
+            n,
+            frames: batch.frames,
+            room,
+        };
+        if answers.writer.send(job) {
+            Ok(())
+        } else {
+            Err(GiveUp)
+        }
+    }
+
+    /// The answer streamed to its end and all of it was handed over: the writer takes the
+    /// copy into the store.
+    fn finish(self) {
+        self.answers.writing.fetch_sub(self.len, Ordering::Relaxed);
+        if let Some(n) = self.n {
+            self.answers.index().finishing.insert(self.key.clone());
+            self.answers.writer.send(Job::Finish(Finished {
+                n,
+                key: self.key,
+                head: self.head,
+                len: self.len,
+            }));
         }
     }
 
     fn discard(self) {
         self.answers.writing.fetch_sub(self.len, Ordering::Relaxed);
-        if let Copy::File { part, .. } = self.out {
-            let _ = std::fs::remove_file(part);
+        if let Some(n) = self.n {
+            self.answers.writer.send(Job::Discard(n));
         }
     }
 }
@@ -469,26 +525,45 @@ impl Drop for Unfinished {
     }
 }
 
-/// A body that passes its frames on and writes their bytes to a [`Sink`]. A failed write or an
-/// answer over the store's size gives up the copy, never the answer.
+/// A body that passes its frames on and hands them to a [`Sink`]. A copy over the store's
+/// size, or one the writer has no room for, is given up; never the answer.
 /// Dropped before its end (the client left, the connection broke), the copy is discarded.
 struct Tee {
     inner: Body,
     sink: Unfinished,
 }
 
+/// Hands `batch` over if the writer has room for it now.
+fn hand_over_now(sink: &mut Sink, batch: Batch) -> Result<(), GiveUp> {
+    let room = sink.answers.writer.try_room(batch.len).ok_or(GiveUp)?;
+    sink.hand_over(batch, room)
+}
+
 impl Tee {
-    fn write(&mut self, data: &[u8]) {
-        if let Some(sink) = &mut self.sink.0
-            && sink.write(data).is_err()
-        {
+    fn write(&mut self, data: &Bytes) {
+        let Some(sink) = &mut self.sink.0 else {
+            return;
+        };
+        let handed = match sink.add(data) {
+            Ok(Some(batch)) => hand_over_now(sink, batch),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        if handed.is_err() {
             self.sink.discard();
         }
     }
 
     fn commit(&mut self) {
-        if let Some(sink) = self.sink.0.take() {
-            Arc::clone(&sink.answers).commit(sink);
+        let Some(sink) = &mut self.sink.0 else {
+            return;
+        };
+        // Too short to keep: nothing was written, nothing to do.
+        let handed = sink.rest().map(|rest| hand_over_now(sink, rest));
+        match (handed, self.sink.0.take()) {
+            (Some(Ok(())), Some(sink)) => sink.finish(),
+            (_, Some(sink)) => sink.discard(),
+            _ => {}
         }
     }
 }
@@ -576,11 +651,13 @@ mod tests {
             let a = Arc::clone(&answers);
             let key = key.to_owned();
             async move {
-                if let Some(hit) = a.get(&key) {
+                if let Some(hit) = a.get(&key).await {
                     return (true, read(hit.body()).await.unwrap());
                 }
                 let body = a.store(&key, head, full(text));
-                (false, read(body).await.unwrap())
+                let got = read(body).await.unwrap();
+                a.writer.settled().await;
+                (false, got)
             }
         };
         assert_eq!(send("a", "aaaa").await, (false, Bytes::from("aaaa")));
@@ -613,7 +690,7 @@ mod tests {
         for _ in 0..3 {
             let body = answers.store("s", head, full("fifteen bytes.."));
             assert_eq!(read(body).await.unwrap(), Bytes::from("fifteen bytes.."));
-            assert!(answers.get("s").is_none());
+            assert!(answers.get("s").await.is_none());
         }
         assert_eq!(answers.size(), (0, 0));
         assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 0);
@@ -622,6 +699,7 @@ mod tests {
                 .await
                 .unwrap();
         }
+        answers.writer.settled().await;
         assert_eq!(answers.size(), (1, 16));
     }
 
@@ -650,8 +728,9 @@ mod tests {
             }
         }
         assert_eq!((&got.0[..], &got.1[..]), (&b"xxxxxx"[..], &b"yyyyyy"[..]));
-        assert!(answers.get("x").is_some());
-        assert!(answers.get("y").is_none());
+        answers.writer.settled().await;
+        assert!(answers.get("x").await.is_some());
+        assert!(answers.get("y").await.is_none());
         assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
     }
 
@@ -676,9 +755,34 @@ mod tests {
         );
         let making = answers.make("e", head(), endless);
         assert!(futures::FutureExt::now_or_never(making).is_none());
+        answers.writer.settled().await;
         assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
         assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 1);
-        assert!(answers.get("e").is_none());
+        assert!(answers.get("e").await.is_none());
+    }
+
+    /// With the writer's queue full, a streamed answer is sent whole and gives its copy up
+    /// rather than wait for the disk; an answer made for a range waits for room, and is kept.
+    #[tokio::test]
+    async fn a_writer_behind_costs_the_copy_never_the_answer() {
+        let answers = Arc::new(Answers::with_min_len(None, 1 << 20, 1).unwrap());
+        let all_room = answers.writer.try_room(writer::QUEUED_MAX).unwrap();
+        for _ in 0..2 {
+            let body = answers.store("t", head, full("streamed"));
+            assert_eq!(read(body).await.unwrap(), Bytes::from("streamed"));
+        }
+        answers.writer.settled().await;
+        assert!(answers.get("t").await.is_none());
+        assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
+
+        let making = answers.make("m", head(), full("made whole"));
+        tokio::pin!(making);
+        assert!(futures::poll!(&mut making).is_pending(), "waits for room");
+        drop(all_room);
+        let hit = making.await.unwrap();
+        assert_eq!(read(hit.body()).await.unwrap(), Bytes::from("made whole"));
+        assert!(answers.get("m").await.is_some());
+        assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 1);
     }
 
     /// Stores left by servers that were killed are removed when a server starts beside them;
@@ -723,7 +827,7 @@ mod tests {
         };
         assert!(read(answers.store("k", head, failing())).await.is_err());
         assert!(read(answers.store("k", head, failing())).await.is_err());
-        assert!(answers.get("k").is_none());
+        assert!(answers.get("k").await.is_none());
 
         let two = || {
             crate::body::stream(futures::stream::iter([
@@ -735,7 +839,8 @@ mod tests {
         let mut body = answers.store("j", head, two());
         assert!(body.frame().await.is_some());
         drop(body);
-        assert!(answers.get("j").is_none());
+        answers.writer.settled().await;
+        assert!(answers.get("j").await.is_none());
         assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
         assert_eq!(std::fs::read_dir(answers.dir.path()).unwrap().count(), 0);
     }
