@@ -913,6 +913,11 @@ async fn the_store_keeps_to_its_size_and_its_directory() {
     assert_eq!(ranged.body, first.body);
     assert_eq!(metric(base, "hydro_answer_store_hits_total").await, 0);
     assert_eq!(metric(base, "hydro_answer_store_bytes").await, 0);
+    assert_eq!(
+        metric(base, "hydro_answer_store_copies_given_up_total").await,
+        2,
+        "the second and fourth request were admitted, and gave their copies up"
+    );
 
     let err = common::serve_refused(&[("HYDRO_ANSWER_STORE_DIR", "/nonexistent/hydro-answers")]);
     assert!(err.contains("answer store in /nonexistent"), "{err}");

@@ -242,6 +242,9 @@ pub struct Answers {
     min_len: usize,
     index: Arc<Mutex<Index>>,
     pub hits: AtomicU64,
+    /// Copies of streamed answers given up: larger than the store allows, or the writer too far
+    /// behind. For `/metrics`, where a growing count says the disk does not keep up.
+    pub given_up: AtomicU64,
     /// Bytes of answers streaming into the store. They may not exceed the capacity either, so
     /// the disk holds at most about twice it however many downloads are under way.
     writing: AtomicU64,
@@ -276,6 +279,7 @@ impl Answers {
             min_len,
             index,
             hits: AtomicU64::new(0),
+            given_up: AtomicU64::new(0),
             writing: AtomicU64::new(0),
         })
     }
@@ -489,7 +493,10 @@ impl Sink {
     fn finish(self) {
         self.answers.writing.fetch_sub(self.len, Ordering::Relaxed);
         if let Some(n) = self.n {
-            self.answers.index().finishing.insert(self.key.clone());
+            // Sent under the lock, so that a request that sees the answer finishing and waits
+            // for the writer waits for this job too.
+            let mut i = self.answers.index();
+            i.finishing.insert(self.key.clone());
             self.answers.writer.send(Job::Finish(Finished {
                 n,
                 key: self.key,
@@ -550,7 +557,14 @@ impl Tee {
             Err(e) => Err(e),
         };
         if handed.is_err() {
-            self.sink.discard();
+            self.give_up();
+        }
+    }
+
+    fn give_up(&mut self) {
+        if let Some(sink) = self.sink.0.take() {
+            sink.answers.given_up.fetch_add(1, Ordering::Relaxed);
+            sink.discard();
         }
     }
 
@@ -558,12 +572,15 @@ impl Tee {
         let Some(sink) = &mut self.sink.0 else {
             return;
         };
-        // Too short to keep: nothing was written, nothing to do.
-        let handed = sink.rest().map(|rest| hand_over_now(sink, rest));
-        match (handed, self.sink.0.take()) {
-            (Some(Ok(())), Some(sink)) => sink.finish(),
-            (_, Some(sink)) => sink.discard(),
-            _ => {}
+        match sink.rest().map(|rest| hand_over_now(sink, rest)) {
+            Some(Ok(())) => {
+                if let Some(sink) = self.sink.0.take() {
+                    sink.finish();
+                }
+            }
+            Some(Err(GiveUp)) => self.give_up(),
+            // Too short to keep: nothing was written.
+            None => self.sink.discard(),
         }
     }
 }
@@ -773,6 +790,7 @@ mod tests {
         }
         answers.writer.settled().await;
         assert!(answers.get("t").await.is_none());
+        assert_eq!(answers.given_up.load(Ordering::Relaxed), 1);
         assert_eq!(answers.writing.load(Ordering::Relaxed), 0);
 
         let making = answers.make("m", head(), full("made whole"));
