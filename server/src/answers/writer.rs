@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 /// Bytes handed to the writer and not written yet, at most: the memory the store's copies may
-/// hold. A 10-year CSV answer is 13.6 MB; the thread keeps up with any download that is not
-/// from memory, so this is rarely full.
+/// hold. More than the whole of a 10-year CSV answer (13.6 MB), so a single download's copy is
+/// given up only when the disk is slow or several copies are written at once.
 pub(super) const QUEUED_MAX: usize = 32 * 1024 * 1024;
 
 /// Work for the writer, done in the order sent.
