@@ -12,7 +12,6 @@ follow the layout.
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -40,8 +39,7 @@ def main():
         servers.append(h.Hydro(archive or default_archive, binary))
     try:
         base = servers[0].base
-        sid = json.loads(h.sh("curl", "-s", f"{base}/stations?types=surfaceWater&fields=id&limit=1"))["data"][0]["id"]
-        path = f"/stations/{sid}/parameters/discharge-15min/values?format={args.format}"
+        path = h.series_path(base) + f"?format={args.format}"
         static = tempfile.mkdtemp()
         os.chmod(static, 0o755)  # nginx workers run as another user
         first = os.path.join(static, "answer")

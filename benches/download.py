@@ -89,9 +89,8 @@ def main():
     for did, what, q, n in downloads[:4]:
         seq = [[], [], []]
         for k in range(runs):
-            url = f"{series}{q}{'&' if q else '?'}to=2099-01-01T00:{k // 60:02d}:{k % 60:02d}Z"
-            for step in seq:
-                step.append(curl(url)[0])
+            for step, t in zip(seq, first_second_third(keyed(series + q, k))):
+                step.append(t)
         storing.append((did, what, *(statistics.median(step) for step in seq)))
 
     # D7: near over a 100 000-station catalog.
@@ -128,8 +127,7 @@ def main():
 
     # recent=1 as the archive grows: 10, 200 and 1 000 station-years.
     def recent_one(base):
-        sid = json.loads(sh("curl", "-s", f"{base}/stations?types=surfaceWater&fields=id&limit=1"))["data"][0]["id"]
-        return wrk(f"{base}/stations/{sid}/parameters/discharge-15min/values?recent=1", 1, 3)
+        return wrk(f"{base}{series_path(base)}?recent=1", 1, 3)
 
     recent = {}
     for years, data in ((10, archive_small), (1000, archive_big)):

@@ -1,5 +1,6 @@
 """Shared pieces of the benchmark scripts: the release binary, cached archives, a server
 process, curl and wrk measurements."""
+import json
 import os
 import shutil
 import signal
@@ -81,6 +82,25 @@ def curl(url, gzip=False, out="/dev/null", fresh=False):
     total, ttfb, size, code = sh(*args, url).split()
     assert code == "200", (url, code)
     return float(total), float(ttfb), int(size)
+
+
+def series_path(base):
+    """The path of the series the download benchmarks fetch: 15-minute discharge of the
+    archive's first surface-water station."""
+    sid = json.loads(sh("curl", "-s", f"{base}/stations?types=surfaceWater&fields=id&limit=1"))["data"][0]["id"]
+    return f"/stations/{sid}/parameters/discharge-15min/values"
+
+
+def keyed(url, k):
+    """`url` as an answer of its own (another ETag, another store key) with the same rows:
+    `to` past the end of every series, `k` seconds apart."""
+    return f"{url}{'&' if '?' in url else '?'}to=2099-01-01T00:{k // 60:02d}:{k % 60:02d}Z"
+
+
+def first_second_third(url):
+    """Seconds of three requests in a row for an answer not asked for before: made; made and
+    its copy written to the answer store; sent from the store."""
+    return [curl(url)[0] for _ in range(3)]
 
 
 def timed_curl(url, runs, gzip=False, fresh=False):

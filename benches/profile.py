@@ -11,13 +11,12 @@ everywhere.
 """
 import argparse
 import re
-import json
 import os
 import shutil
 import subprocess
 import time
 
-from harness import ROOT, CACHE, build_release, generate, sh, Hydro, curl  # noqa: F401
+from harness import ROOT, CACHE, build_release, generate, sh, Hydro, curl, series_path  # noqa: F401
 
 
 def main():
@@ -33,8 +32,7 @@ def main():
     stem = os.path.join(out_dir, f"profile-{args.format}")
 
     server = Hydro(archive)
-    sid = json.loads(sh("curl", "-s", f"{server.base}/stations?types=surfaceWater&fields=id&limit=1"))["data"][0]["id"]
-    url = f"{server.base}/stations/{sid}/parameters/discharge-15min/values?format={args.format}"
+    url = server.base + series_path(server.base) + f"?format={args.format}"
     curl(url, fresh=True)  # footers into the cache, files into the page cache
     perf = subprocess.Popen(["perf", "record", "-F", "4000", "-g", "-p", str(server.proc.pid), "-o", stem + ".data"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

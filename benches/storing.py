@@ -9,7 +9,6 @@ the medians per build.
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -27,14 +26,12 @@ def main():
     archive = h.generate("archive-20x10", 20, 10)
     servers = [h.Hydro(archive, b) for b in args.builds]
     try:
-        sid = json.loads(h.sh("curl", "-s", f"{servers[0].base}/stations?types=surfaceWater&fields=id&limit=1"))["data"][0]["id"]
+        path = h.series_path(servers[0].base) + f"?format={args.format}"
         times = [[[], [], []] for _ in servers]
         for k in range(args.runs):
             for s, steps in zip(servers, times):
-                url = (f"{s.base}/stations/{sid}/parameters/discharge-15min/values?format={args.format}"
-                       f"&to=2099-01-01T00:{k // 60:02d}:{k % 60:02d}Z")
-                for step in steps:
-                    step.append(h.curl(url)[0] * 1e3)
+                for step, t in zip(steps, h.first_second_third(h.keyed(s.base + path, k))):
+                    step.append(t * 1e3)
         print(f"| build | {args.format}: first ms | second ms | third ms |")
         print("|---|---|---|---|")
         for build, steps in zip(args.builds, times):
