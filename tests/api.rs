@@ -893,7 +893,8 @@ async fn downloads_resume_from_a_byte_range() {
 }
 
 /// An answer larger than the whole store is sent but never kept; a store directory that
-/// cannot be made stops the server at start with a clear message.
+/// cannot be made, or a size that is not a whole number of bytes, stops the server at start
+/// with a clear message.
 #[tokio::test]
 async fn the_store_keeps_to_its_size_and_its_directory() {
     let server = Server::start_with(dataset(), &[("HYDRO_ANSWER_STORE_BYTES", "100000")]);
@@ -921,6 +922,10 @@ async fn the_store_keeps_to_its_size_and_its_directory() {
 
     let err = common::serve_refused(&[("HYDRO_ANSWER_STORE_DIR", "/nonexistent/hydro-answers")]);
     assert!(err.contains("answer store in /nonexistent"), "{err}");
+    for bad in ["-1", "lots", "1.5", "1e9"] {
+        let err = common::serve_refused(&[("HYDRO_ANSWER_STORE_BYTES", bad)]);
+        assert!(err.contains("answer_store_bytes"), "{bad}: {err}");
+    }
 }
 
 /// A server killed hard cannot remove its answer store; the next server started in the same

@@ -295,9 +295,7 @@ fn reuse_allowed(headers: &HeaderMap) -> bool {
 fn stored(state: &AppState, hit: answers::Hit, etag: &str, head: bool) -> Response<Body> {
     let (kept, len) = (Arc::clone(&hit.head), hit.len);
     let mut r = Response::new(if head { empty() } else { hit.body() });
-    let h = r.headers_mut();
-    answer_headers(state, h, &kept, etag);
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    answer_headers(state, r.headers_mut(), &kept, etag, len);
     r
 }
 
@@ -318,20 +316,17 @@ fn partial(
     let mut r = Response::new(hit.part(part.clone()));
     *r.status_mut() = StatusCode::PARTIAL_CONTENT;
     let h = r.headers_mut();
-    answer_headers(state, h, &kept, etag);
-    h.insert(
-        header::CONTENT_LENGTH,
-        HeaderValue::from(part.end - part.start),
-    );
+    answer_headers(state, h, &kept, etag, part.end - part.start);
     if let Ok(v) = HeaderValue::from_str(&range::content_range(&part, len)) {
         h.insert(header::CONTENT_RANGE, v);
     }
     Ok(r)
 }
 
-/// The headers of a whole answer sent again, or of a part of it.
-fn answer_headers(state: &AppState, h: &mut HeaderMap, kept: &answers::Head, etag: &str) {
+/// The headers of a whole answer sent again, or of a part of it (`len` bytes).
+fn answer_headers(state: &AppState, h: &mut HeaderMap, kept: &answers::Head, etag: &str, len: u64) {
     h.extend(kept.headers.clone());
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     content_headers(h, &kept.content_type, kept.coding);
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     caching_headers(state, h, etag);
@@ -384,8 +379,8 @@ fn content_headers(h: &mut HeaderMap, content_type: &str, coding: Option<compres
 /// the `meta` block, the base address in links, the output offset, the variant, and the build
 /// (whose encoders make the bytes, see [`build`]). A strong ETag must change when the bytes
 /// do, so a restart with another `base_url` or a new release does not answer
-/// `304 Not Modified` to a client holding bytes it no longer sends. Access settings are left out: they decide who gets an
-/// answer, not its bytes, and no secret goes into a header.
+/// `304 Not Modified` to a client holding bytes it no longer sends. Access settings are left
+/// out: they decide who gets an answer, not its bytes, and no secret goes into a header.
 fn representation(c: &Config, base_url: &str) -> String {
     let mut h = Sha256::new();
     for part in [
