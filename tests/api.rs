@@ -1013,3 +1013,97 @@ async fn basic_variant_is_narrow() {
         406
     );
 }
+
+/// A station list longer than a frame is streamed (no length, chunked) and is the same list
+/// its pages give, in every format; sorted lists are in order; gzip decodes to the same bytes.
+#[tokio::test]
+async fn long_station_lists_stream_and_match_their_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["generate", "--out"])
+        .arg(dir.path())
+        .args(["--stations", "300", "--years", "0", "--seed", "5"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let server = Server::start_with(dir.path(), &[]);
+    let base = &server.base;
+
+    let whole = get(&format!("{base}/stations")).await;
+    assert_eq!(whole.status, 200);
+    assert_eq!(whole.header("content-length"), None, "not streamed");
+    assert_eq!(
+        whole.header("transfer-encoding").as_deref(),
+        Some("chunked")
+    );
+    let doc = whole.json();
+    assert_valid("stations", &doc);
+    let data = doc["data"].as_array().unwrap().clone();
+    assert_eq!(data.len(), 300);
+
+    let mut paged = Vec::new();
+    for offset in (0..300).step_by(70) {
+        let page = get(&format!("{base}/stations?limit=70&offset={offset}")).await;
+        paged.extend(page.json()["data"].as_array().unwrap().iter().cloned());
+    }
+    assert!(paged == data, "pages differ from the whole list");
+
+    let ids: Vec<&str> = data.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    let ndjson = get(&format!("{base}/stations?format=ndjson")).await.text();
+    let lines: Vec<Value> = ndjson
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines == data, "NDJSON differs from JSON");
+    let geo = get(&format!("{base}/stations?format=geojson")).await.json();
+    let geo_ids: Vec<&str> = geo["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(geo_ids, ids);
+    let csv = get(&format!("{base}/stations?format=csv")).await.text();
+    let csv_ids: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(csv_ids, ids);
+    let xml = get(&format!("{base}/stations?format=xml")).await.text();
+    assert_eq!(xml.matches("<station>").count(), 300);
+    assert!(xml.ends_with("</data></response>"));
+    // Named fields: the columns the items have, though the first station may lack one.
+    let some = get(&format!("{base}/stations?format=csv&fields=id,riverKm")).await;
+    assert!(some.text().starts_with("id,riverKm\r\n"), "{}", some.text());
+    assert_eq!(some.text().lines().count(), 301);
+
+    let by_name = get(&format!("{base}/stations?sort=-name")).await.json();
+    let names: Vec<String> = by_name["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_lowercase())
+        .collect();
+    assert_eq!(names.len(), 300);
+    assert!(
+        names.windows(2).all(|w| w[0] >= w[1]),
+        "not by name, descending"
+    );
+    let by_km = get(&format!("{base}/stations?sort=riverKm")).await.json();
+    let kms: Vec<Option<f64>> = by_km["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["riverKm"].as_f64())
+        .collect();
+    let known = kms.iter().take_while(|k| k.is_some()).count();
+    assert!(known > 0 && known < 300, "{known} stations with riverKm");
+    assert!(kms[known..].iter().all(Option::is_none), "missing not last");
+    assert!(kms[..known].windows(2).all(|w| w[0] <= w[1]));
+
+    let gz = get_with(&format!("{base}/stations"), &[("Accept-Encoding", "gzip")]).await;
+    assert_eq!(gz.header("content-encoding").as_deref(), Some("gzip"));
+    assert!(decode_body("gzip", &gz.body) == whole.body.to_vec());
+}

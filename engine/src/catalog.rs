@@ -33,6 +33,8 @@ pub struct StationFilter {
 #[derive(Debug, Clone, Copy)]
 pub struct StationHit<'a> {
     pub station: &'a Station,
+    /// Its position in [`Catalog::stations`], for answers that outlive the borrow (streamed).
+    pub index: usize,
     pub distance_km: Option<f64>,
 }
 
@@ -130,33 +132,29 @@ impl Catalog {
                 .spatial
                 .within_radius(near)
                 .into_iter()
-                .map(|(i, d)| (&self.stations[i], d))
-                .filter(|(s, _)| attributes_match(s) && in_bbox(s))
-                .map(|(station, d)| StationHit {
-                    station,
+                .map(|(index, d)| StationHit {
+                    station: &self.stations[index],
+                    index,
                     distance_km: Some(d),
                 })
+                .filter(|h| attributes_match(h.station) && in_bbox(h.station))
                 .collect();
         }
-        let hit = |station| StationHit {
-            station,
+        let hit = |index: usize| StationHit {
+            station: &self.stations[index],
+            index,
             distance_km: None,
         };
+        let matching = |h: &StationHit<'_>| attributes_match(h.station);
         match &filter.bbox {
             Some(bbox) => self
                 .spatial
                 .within_bbox(bbox)
                 .into_iter()
-                .map(|i| &self.stations[i])
-                .filter(|s| attributes_match(s))
                 .map(hit)
+                .filter(matching)
                 .collect(),
-            None => self
-                .stations
-                .iter()
-                .filter(|s| attributes_match(s))
-                .map(hit)
-                .collect(),
+            None => (0..self.stations.len()).map(hit).filter(matching).collect(),
         }
     }
 }

@@ -5,13 +5,14 @@
 use crate::app::AppState;
 use crate::body::{Body, full};
 use crate::download;
-use crate::encode::catalog::{Data, Document, encode, xml_head};
+use crate::encode::catalog::{Data, Document, ListEncoder, csv_columns, encode, xml_head};
 use crate::encode::{binary, text::ValuesText};
 use crate::envelope::{Page, PagingUrl, link, meta};
 use crate::error::ApiError;
 use crate::negotiate::{Format, choose};
 use crate::params::{self, RawQuery, SortSpec, shorten};
 use crate::resources::*;
+use crate::station_list;
 use crate::timefmt::TimeFormatter;
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, header};
@@ -445,27 +446,6 @@ fn includes(ctx: &Ctx<'_>) -> Result<(bool, bool), ApiError> {
     Ok(out)
 }
 
-fn station_item(ctx: &Ctx<'_>, s: &Station, distance: Option<f64>, include: (bool, bool)) -> Value {
-    let mut v = station_json(s, distance);
-    let catalog = &ctx.state.dataset.catalog;
-    let mut tf = ctx.time();
-    if include.0 {
-        v["parameters"] = catalog
-            .parameters(&s.id)
-            .iter()
-            .map(|p| parameter_json(p, &mut tf))
-            .collect();
-    }
-    if include.1 {
-        v["characteristics"] = catalog
-            .characteristics(&s.id)
-            .iter()
-            .map(|c| characteristic_json(c, &mut tf))
-            .collect();
-    }
-    v
-}
-
 fn csv_station_columns(fields: &Option<Vec<String>>, near: bool) -> Option<Vec<String>> {
     if fields.is_some() {
         return None;
@@ -515,33 +495,16 @@ fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let format = ctx.format(STATION_FORMATS)?;
 
     let hits = ctx.state.dataset.catalog.find_stations(&filter);
-    let total = hits.len() as u64;
-    let page = Page::new(total, limit, offset);
-    let window = |n: usize| {
-        (
-            offset.min(n as u64) as usize,
-            offset.saturating_add(page.count).min(n as u64) as usize,
-        )
+    let page = Page::new(hits.len() as u64, limit, offset);
+    let mut chosen = station_list::order(&hits, &sort);
+    let first = offset.min(hits.len() as u64) as usize;
+    chosen.truncate(first + page.count as usize);
+    chosen.drain(..first);
+    let items = station_list::Items {
+        state: Arc::clone(ctx.state),
+        include,
+        fields,
     };
-    let mut items: Vec<Value> = if sort.is_empty() {
-        // Default order: page first, then build only the page's objects.
-        let (a, b) = window(hits.len());
-        hits[a..b]
-            .iter()
-            .map(|h| station_item(ctx, h.station, h.distance_km, include))
-            .collect()
-    } else {
-        let mut all: Vec<Value> = hits
-            .iter()
-            .map(|h| station_item(ctx, h.station, h.distance_km, include))
-            .collect();
-        sort_items(&mut all, &sort);
-        let (a, b) = window(all.len());
-        all.drain(a..b).collect()
-    };
-    if let Some(f) = &fields {
-        items = items.iter().map(|v| project(v, f)).collect();
-    }
     let page = paging.then_some(page);
     let links = ctx.links(
         vec![
@@ -550,16 +513,30 @@ fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         ],
         page.as_ref(),
     );
-    let doc = Document {
-        meta: meta(ctx.state, "stations", page.as_ref()),
-        links,
-        data: Data::List(&items),
-        item_name: "station",
-        csv_columns: csv_station_columns(&fields, filter.near.is_some()),
+    let columns = match csv_station_columns(&items.fields, filter.near.is_some()) {
+        Some(c) => c,
+        // Named fields: the columns the page's items have, known before its first row.
+        None if format == Format::Csv => csv_columns(chosen.iter().map(|&c| items.item(c))),
+        None => Vec::new(),
     };
+    let meta = meta(ctx.state, "stations", page.as_ref());
+    let list = ListEncoder::new(format, &meta, links.as_ref(), "station", columns);
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, "stations");
-    Ok(built(encode(&doc, format), format, headers))
+    if chosen.len() <= station_list::PER_FRAME {
+        let bytes = station_list::built(&list, &items, &chosen);
+        return Ok(built(bytes, format, headers));
+    }
+    Ok(Reply {
+        status: http::StatusCode::OK,
+        body: station_list::streamed(list, items, chosen),
+        len: None,
+        content_type: format.content_type(),
+        headers,
+        cacheable: true,
+        compressible: true,
+        keep: false,
+    })
 }
 
 fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
@@ -568,7 +545,7 @@ fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
     let include = includes(ctx)?;
     let fields = ctx.fields(STATION_FIELDS, canon_station_path)?;
     let format = ctx.format(STATION_FORMATS)?;
-    let mut item = station_item(ctx, s, None, include);
+    let mut item = station_list::station_item(ctx.state, s, None, include);
     if let Some(f) = &fields {
         item = project(&item, f);
     }

@@ -20,4 +20,5 @@ pub mod ratelimit;
 pub mod resources;
 pub mod schemas;
 pub mod server;
+pub mod station_list;
 pub mod timefmt;

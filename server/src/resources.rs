@@ -98,7 +98,8 @@ pub fn canon_station_path(p: &str) -> String {
 }
 
 pub fn station_json(s: &Station, distance_km: Option<f64>) -> Value {
-    let mut m = Map::new();
+    // Room for every field: growing the map rehashed and moved it several times a station.
+    let mut m = Map::with_capacity(16);
     m.insert("id".into(), json!(s.id.as_str()));
     m.insert("name".into(), json!(s.name));
     m.insert("type".into(), json!(s.kind.as_str()));
@@ -195,41 +196,95 @@ pub fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
         .filter(|v| !v.is_null())
 }
 
-fn compare(a: Option<&Value>, b: Option<&Value>) -> Ordering {
-    match (a, b) {
-        (None, None) => Ordering::Equal,
-        // Missing values sort last in both directions of the key.
-        (None, Some(_)) => Ordering::Greater,
-        (Some(_), None) => Ordering::Less,
-        (Some(Value::Number(x)), Some(Value::Number(y))) => x
-            .as_f64()
-            .unwrap_or(0.0)
-            .total_cmp(&y.as_f64().unwrap_or(0.0)),
-        (Some(Value::String(x)), Some(Value::String(y))) => x
-            .to_lowercase()
-            .cmp(&y.to_lowercase())
-            .then_with(|| x.cmp(y)),
-        (Some(x), Some(y)) => x.to_string().cmp(&y.to_string()),
+/// One item's value for one sort key, looked up and case-folded once: a comparison then walks
+/// no paths and allocates nothing (sorting 100 000 stations by name lowercased both names in
+/// every one of its ~1.7 million comparisons).
+#[derive(Debug)]
+enum Key {
+    Missing,
+    Number(f64),
+    Text {
+        folded: String,
+        text: String,
+    },
+    /// Anything else (not a sort field of any list today), compared as its JSON text.
+    Other(String),
+}
+
+impl Key {
+    fn of(v: Option<&Value>) -> Self {
+        match v {
+            None => Self::Missing,
+            Some(Value::Number(n)) => Self::Number(n.as_f64().unwrap_or(0.0)),
+            Some(Value::String(s)) => Self::Text {
+                folded: s.to_lowercase(),
+                text: s.clone(),
+            },
+            Some(other) => Self::Other(other.to_string()),
+        }
+    }
+
+    fn json_text(&self) -> String {
+        match self {
+            Self::Missing => String::new(),
+            Self::Number(x) => Value::from(*x).to_string(),
+            Self::Text { text, .. } => Value::from(text.as_str()).to_string(),
+            Self::Other(s) => s.clone(),
+        }
+    }
+
+    /// Missing values sort last in both directions of the key.
+    fn compare(&self, other: &Self, descending: bool) -> Ordering {
+        let order = match (self, other) {
+            (Self::Missing, Self::Missing) => return Ordering::Equal,
+            (Self::Missing, _) => return Ordering::Greater,
+            (_, Self::Missing) => return Ordering::Less,
+            (Self::Number(x), Self::Number(y)) => x.total_cmp(y),
+            (Self::Text { folded: a, text: x }, Self::Text { folded: b, text: y }) => {
+                a.cmp(b).then_with(|| x.cmp(y))
+            }
+            (x, y) => x.json_text().cmp(&y.json_text()),
+        };
+        if descending { order.reverse() } else { order }
+    }
+}
+
+/// An item's values for the sort keys of a request, in the keys' order.
+#[derive(Debug)]
+pub struct SortKeys(Vec<Key>);
+
+impl SortKeys {
+    pub fn of(item: &Value, keys: &[SortSpec]) -> Self {
+        Self(
+            keys.iter()
+                .map(|k| Key::of(lookup(item, &k.path)))
+                .collect(),
+        )
+    }
+
+    /// The order of two items by the keys they were made with; equal when all keys are.
+    pub fn compare(&self, other: &Self, keys: &[SortSpec]) -> Ordering {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .zip(keys)
+            .map(|((a, b), k)| a.compare(b, k.descending))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
     }
 }
 
 /// Stable sort by the keys; the existing order breaks ties.
-pub fn sort_items(items: &mut [Value], keys: &[SortSpec]) {
+pub fn sort_items(items: &mut Vec<Value>, keys: &[SortSpec]) {
     if keys.is_empty() {
         return;
     }
-    items.sort_by(|a, b| {
-        keys.iter()
-            .map(|k| {
-                let (x, y) = (lookup(a, &k.path), lookup(b, &k.path));
-                match (x, y, k.descending) {
-                    (Some(_), Some(_), true) => compare(x, y).reverse(),
-                    _ => compare(x, y),
-                }
-            })
-            .find(|o| o.is_ne())
-            .unwrap_or(Ordering::Equal)
-    });
+    let mut keyed: Vec<(SortKeys, Value)> = items
+        .drain(..)
+        .map(|v| (SortKeys::of(&v, keys), v))
+        .collect();
+    keyed.sort_by(|(a, _), (b, _)| a.compare(b, keys));
+    items.extend(keyed.into_iter().map(|(_, v)| v));
 }
 
 /// Flattens an object to dotted columns (arrays as JSON text).

@@ -5,6 +5,7 @@ use super::{csv_field, number, xml_text};
 use crate::negotiate::Format;
 use crate::resources::flatten;
 use serde_json::{Map, Value, json};
+use std::borrow::Borrow;
 
 /// What a catalog response holds besides the items.
 pub struct Document<'a> {
@@ -33,84 +34,179 @@ impl Data<'_> {
 }
 
 pub fn encode(doc: &Document<'_>, format: Format) -> Vec<u8> {
-    match format {
-        Format::Csv => csv(doc),
-        Format::NdJson => {
-            let mut out = Vec::new();
-            for item in doc.data.items() {
-                out.extend_from_slice(item.to_string().as_bytes());
-                out.push(b'\n');
-            }
-            out
-        }
-        Format::GeoJson => geojson(doc).to_string().into_bytes(),
-        Format::Xml => xml(doc),
-        _ => {
-            let mut m = Map::new();
-            m.insert("meta".into(), doc.meta.clone());
-            if let Some(l) = &doc.links {
-                m.insert("links".into(), l.clone());
-            }
-            m.insert(
-                "data".into(),
-                match &doc.data {
-                    Data::List(v) => Value::Array(v.to_vec()),
-                    Data::One(v) => (*v).clone(),
-                },
-            );
+    match (&doc.data, format) {
+        (Data::One(item), Format::Json) => {
+            let mut m = envelope(&doc.meta, doc.links.as_ref());
+            m.insert("data".into(), (*item).clone());
             Value::Object(m).to_string().into_bytes()
+        }
+        (Data::One(item), Format::GeoJson) => feature(item).to_string().into_bytes(),
+        (data, _) => {
+            let items = data.items();
+            let columns = match &doc.csv_columns {
+                Some(c) => c.clone(),
+                None => csv_columns(items.iter().copied()),
+            };
+            let list = ListEncoder::new(
+                format,
+                &doc.meta,
+                doc.links.as_ref(),
+                doc.item_name,
+                columns,
+            );
+            let mut out = list.head();
+            for (k, item) in items.into_iter().enumerate() {
+                list.item(item, k == 0, &mut out);
+            }
+            out.extend_from_slice(list.tail());
+            out
         }
     }
 }
 
-fn csv(doc: &Document<'_>) -> Vec<u8> {
-    let rows: Vec<Vec<(String, Value)>> = doc
-        .data
-        .items()
-        .into_iter()
-        .map(|item| {
-            let mut cells = Vec::new();
-            flatten(item, "", &mut cells);
-            cells
-        })
-        .collect();
-    let columns: Vec<String> = match &doc.csv_columns {
-        Some(c) => c.clone(),
-        None => {
-            let mut cols: Vec<String> = Vec::new();
-            for row in &rows {
-                for (k, _) in row {
-                    if !cols.contains(k) {
-                        cols.push(k.clone());
-                    }
-                }
+/// `meta` and `links` of a JSON document, in that order; `data` goes after them.
+fn envelope(meta: &Value, links: Option<&Value>) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("meta".into(), meta.clone());
+    if let Some(l) = links {
+        m.insert("links".into(), l.clone());
+    }
+    m
+}
+
+/// CSV columns of items when the request named its own `fields`: every flattened key, in the
+/// order of first appearance (an item may lack an optional field).
+pub fn csv_columns<V: Borrow<Value>>(items: impl IntoIterator<Item = V>) -> Vec<String> {
+    let mut columns: Vec<String> = Vec::new();
+    let mut cells = Vec::new();
+    for item in items {
+        cells.clear();
+        flatten(item.borrow(), "", &mut cells);
+        for (k, _) in cells.drain(..) {
+            if !columns.contains(&k) {
+                columns.push(k);
             }
-            cols
         }
-    };
-    let mut out = Vec::new();
+    }
+    columns
+}
+
+/// A list answer made item by item: the bytes before the first item, each item (with its
+/// separator), the bytes after the last. Its output is the whole document's serialization
+/// byte for byte (JSON and GeoJSON are split around an empty `data`/`features` array), so a
+/// list can be streamed without holding its items, or its bytes, all at once.
+pub struct ListEncoder {
+    format: Format,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    item_name: String,
+    columns: Vec<String>,
+}
+
+impl ListEncoder {
+    /// A list of `item_name`s after `meta` and `links`; `columns`: the CSV columns (ignored by
+    /// other formats).
+    pub fn new(
+        format: Format,
+        meta: &Value,
+        links: Option<&Value>,
+        item_name: &str,
+        columns: Vec<String>,
+    ) -> Self {
+        let (head, tail) = match format {
+            Format::Csv => {
+                let mut head = Vec::new();
+                for (i, c) in columns.iter().enumerate() {
+                    if i > 0 {
+                        head.push(b',');
+                    }
+                    csv_field(c, &mut head);
+                }
+                head.extend_from_slice(b"\r\n");
+                (head, Vec::new())
+            }
+            Format::NdJson => (Vec::new(), Vec::new()),
+            Format::GeoJson => {
+                around_empty_array(json!({"type": "FeatureCollection", "features": []}))
+            }
+            Format::Xml => (xml_head(meta, links), b"</data></response>".to_vec()),
+            _ => {
+                let mut m = envelope(meta, links);
+                m.insert("data".into(), Value::Array(Vec::new()));
+                around_empty_array(Value::Object(m))
+            }
+        };
+        Self {
+            format,
+            head,
+            tail,
+            item_name: item_name.to_owned(),
+            columns,
+        }
+    }
+
+    pub fn head(&self) -> Vec<u8> {
+        self.head.clone()
+    }
+
+    pub fn tail(&self) -> &[u8] {
+        &self.tail
+    }
+
+    /// Appends an item; `first`: it opens the list (no separator before it).
+    pub fn item(&self, item: &Value, first: bool, out: &mut Vec<u8>) {
+        let separate = |out: &mut Vec<u8>| {
+            if !first {
+                out.push(b',');
+            }
+        };
+        match self.format {
+            Format::Csv => csv_row(item, &self.columns, out),
+            Format::NdJson => {
+                write_json(item, out);
+                out.push(b'\n');
+            }
+            Format::GeoJson => {
+                separate(out);
+                write_json(&feature(item), out);
+            }
+            Format::Xml => xml_value(&self.item_name, item, out),
+            _ => {
+                separate(out);
+                write_json(item, out);
+            }
+        }
+    }
+}
+
+fn write_json(v: &Value, out: &mut Vec<u8>) {
+    // Writing to a Vec cannot fail, and a Value always serializes.
+    let _ = serde_json::to_writer(out, v);
+}
+
+/// The serialization of `doc`, whose last member is an empty array, cut around that array:
+/// everything up to its `[`, and its `]` with what follows.
+fn around_empty_array(doc: Value) -> (Vec<u8>, Vec<u8>) {
+    let text = doc.to_string().into_bytes();
+    let cut = text.len().saturating_sub(2);
+    (text[..cut].to_vec(), text[cut..].to_vec())
+}
+
+fn csv_row(item: &Value, columns: &[String], out: &mut Vec<u8>) {
+    let mut cells = Vec::new();
+    flatten(item, "", &mut cells);
     for (i, c) in columns.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        csv_field(c, &mut out);
+        match cells.iter().find(|(k, _)| k == c).map(|(_, v)| v) {
+            Some(Value::String(s)) => csv_field(s, out),
+            Some(Value::Number(n)) => number(n.as_f64().unwrap_or(0.0), out),
+            Some(Value::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+            _ => {}
+        }
     }
     out.extend_from_slice(b"\r\n");
-    for row in rows {
-        for (i, c) in columns.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            match row.iter().find(|(k, _)| k == c).map(|(_, v)| v) {
-                Some(Value::String(s)) => csv_field(s, &mut out),
-                Some(Value::Number(n)) => number(n.as_f64().unwrap_or(0.0), &mut out),
-                Some(Value::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-                _ => {}
-            }
-        }
-        out.extend_from_slice(b"\r\n");
-    }
-    out
 }
 
 fn feature(item: &Value) -> Value {
@@ -131,16 +227,6 @@ fn feature(item: &Value) -> Value {
     f.insert("geometry".into(), geometry);
     f.insert("properties".into(), Value::Object(properties));
     Value::Object(f)
-}
-
-fn geojson(doc: &Document<'_>) -> Value {
-    match &doc.data {
-        Data::One(v) => feature(v),
-        Data::List(items) => json!({
-            "type": "FeatureCollection",
-            "features": items.iter().map(feature).collect::<Vec<_>>(),
-        }),
-    }
 }
 
 fn xml_value(name: &str, v: &Value, out: &mut Vec<u8>) {
@@ -175,22 +261,6 @@ fn xml_value(name: &str, v: &Value, out: &mut Vec<u8>) {
     out.push(b'>');
 }
 
-/// `<response><meta/><links><link/></links><data><station/>…</data></response>`: the JSON
-/// envelope with one element per field, arrays as repeated elements.
-fn xml(doc: &Document<'_>) -> Vec<u8> {
-    let mut out = b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><response>".to_vec();
-    xml_value("meta", &doc.meta, &mut out);
-    if let Some(l) = &doc.links {
-        xml_value("links", l, &mut out);
-    }
-    out.extend_from_slice(b"<data>");
-    for item in doc.data.items() {
-        xml_value(doc.item_name, item, &mut out);
-    }
-    out.extend_from_slice(b"</data></response>");
-    out
-}
-
 /// XML head for streamed values: everything up to the first row.
 pub fn xml_head(meta: &Value, links: Option<&Value>) -> Vec<u8> {
     let mut out = b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><response>".to_vec();
@@ -200,4 +270,74 @@ pub fn xml_head(meta: &Value, links: Option<&Value>) -> Vec<u8> {
     }
     out.extend_from_slice(b"<data>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items() -> Vec<Value> {
+        vec![
+            json!({"id": "a", "name": "Ä \"q\"", "coordinates": {"lat": 1.5, "lon": 2.0}}),
+            json!({"id": "b", "riverKm": 3.25}),
+            json!({"id": "c"}),
+        ]
+    }
+
+    fn doc(items: &[Value], links: bool) -> Document<'_> {
+        Document {
+            meta: json!({"title": "t", "pagination": {"total": 3}}),
+            links: links.then(|| json!([{"rel": "self", "href": "x"}])),
+            data: Data::List(items),
+            item_name: "station",
+            csv_columns: None,
+        }
+    }
+
+    fn text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).unwrap()
+    }
+
+    /// A list written item by item is the document serde_json writes whole, byte for byte:
+    /// no, one and several items, with and without links.
+    #[test]
+    fn lists_item_by_item_are_the_whole_document() {
+        let all = items();
+        for n in 0..=all.len() {
+            let some = &all[..n];
+            for links in [false, true] {
+                let d = doc(some, links);
+                let mut whole = envelope(&d.meta, d.links.as_ref());
+                whole.insert("data".into(), Value::Array(some.to_vec()));
+                assert_eq!(
+                    text(encode(&d, Format::Json)),
+                    Value::Object(whole).to_string()
+                );
+                let features: Vec<Value> = some.iter().map(feature).collect();
+                assert_eq!(
+                    text(encode(&d, Format::GeoJson)),
+                    json!({"type": "FeatureCollection", "features": features}).to_string()
+                );
+                let lines: String = some.iter().map(|v| format!("{v}\n")).collect();
+                assert_eq!(text(encode(&d, Format::NdJson)), lines);
+                let xml = text(encode(&d, Format::Xml));
+                assert_eq!(xml.matches("<station>").count(), n);
+                assert!(xml.ends_with("</data></response>"), "{xml}");
+            }
+        }
+    }
+
+    /// Without named columns, CSV has every flattened key in the order of first appearance,
+    /// and empty cells where an item lacks one.
+    #[test]
+    fn csv_columns_follow_first_appearance() {
+        let all = items();
+        assert_eq!(
+            text(encode(&doc(&all, false), Format::Csv)),
+            "id,name,coordinates.lat,coordinates.lon,riverKm\r\n\
+             a,\"Ä \"\"q\"\"\",1.5,2,\r\n\
+             b,,,,3.25\r\n\
+             c,,,,\r\n"
+        );
+    }
 }

@@ -1,0 +1,146 @@
+//! The body of `GET /stations`: the page's stations in order, encoded a few dozen at a time
+//! as the connection takes them.
+//!
+//! The standard sets no maximum page size, and a catalog of 100 000 stations is a list a
+//! research user downloads whole. Built whole, as the short lists are, that answer held every
+//! station as a JSON object, a deep copy of them all, and then all its bytes: 1.7 s and 570 MB
+//! more RSS for 28 MB of JSON (GeoJSON 2.3 s, 900 MB). Here only the order (a position and a
+//! distance per station) is held; objects are built for one frame at a time and dropped.
+
+use crate::app::AppState;
+use crate::body::{Body, BoxError, stream};
+use crate::encode::catalog::ListEncoder;
+use crate::params::SortSpec;
+use crate::resources::{SortKeys, characteristic_json, parameter_json, project, station_json};
+use crate::timefmt::TimeFormatter;
+use bytes::Bytes;
+use futures::StreamExt;
+use hydro_engine::catalog::StationHit;
+use hydro_engine::model::Station;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Stations per body frame: a few hundred microseconds of work between two polls of the
+/// connection, and frames of tens of KB. A page this short is built whole instead.
+pub const PER_FRAME: usize = 64;
+
+/// A station of the answer: its position in the catalog and its distance for `near`.
+#[derive(Debug, Clone, Copy)]
+pub struct Chosen {
+    index: usize,
+    distance_km: Option<f64>,
+}
+
+/// How one station becomes an item of the answer.
+pub struct Items {
+    pub state: Arc<AppState>,
+    /// `include=parameters`, `include=characteristics`.
+    pub include: (bool, bool),
+    pub fields: Option<Vec<String>>,
+}
+
+impl Items {
+    /// The station's item, included lists added and `fields` applied.
+    pub fn item(&self, chosen: Chosen) -> Value {
+        let station = &self.state.dataset.catalog.stations()[chosen.index];
+        let item = station_item(&self.state, station, chosen.distance_km, self.include);
+        match &self.fields {
+            Some(f) => project(&item, f),
+            None => item,
+        }
+    }
+}
+
+/// A station as the API shows it, with the lists `include` asked for.
+pub fn station_item(
+    state: &AppState,
+    s: &Station,
+    distance: Option<f64>,
+    include: (bool, bool),
+) -> Value {
+    let mut v = station_json(s, distance);
+    let catalog = &state.dataset.catalog;
+    let mut tf = TimeFormatter::new(state.offset);
+    if include.0 {
+        v["parameters"] = catalog
+            .parameters(&s.id)
+            .iter()
+            .map(|p| parameter_json(p, &mut tf))
+            .collect();
+    }
+    if include.1 {
+        v["characteristics"] = catalog
+            .characteristics(&s.id)
+            .iter()
+            .map(|c| characteristic_json(c, &mut tf))
+            .collect();
+    }
+    v
+}
+
+/// The matching stations in the answer's order: by `sort` (stable, ties keep the catalog's
+/// order or nearest first), else as found. Sort keys are the station's own fields, looked up
+/// once per station.
+pub fn order(hits: &[StationHit<'_>], sort: &[SortSpec]) -> Vec<Chosen> {
+    let chosen = |h: &StationHit<'_>| Chosen {
+        index: h.index,
+        distance_km: h.distance_km,
+    };
+    if sort.is_empty() {
+        return hits.iter().map(chosen).collect();
+    }
+    let mut keyed: Vec<(SortKeys, Chosen)> = hits
+        .iter()
+        .map(|h| {
+            let keys = SortKeys::of(&station_json(h.station, h.distance_km), sort);
+            (keys, chosen(h))
+        })
+        .collect();
+    keyed.sort_by(|(a, _), (b, _)| a.compare(b, sort));
+    keyed.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The whole answer in one buffer, for a page of at most [`PER_FRAME`] stations.
+pub fn built(list: &ListEncoder, items: &Items, page: &[Chosen]) -> Vec<u8> {
+    let mut out = list.head();
+    out.extend_from_slice(&frame(list, items, page, true, 0));
+    out.extend_from_slice(list.tail());
+    out
+}
+
+/// The answer streamed: the head, then [`PER_FRAME`] stations a frame, then the tail.
+pub fn streamed(list: ListEncoder, items: Items, page: Vec<Chosen>) -> Body {
+    let head = Bytes::from(list.head());
+    let tail = Bytes::copy_from_slice(list.tail());
+    let page = Arc::new(page);
+    let starts = (0..page.len()).step_by(PER_FRAME);
+    // Each frame's buffer starts at about the size of the one before: grown from nothing, its
+    // copies were a fifth of the time of a long list.
+    let mut room = 0;
+    let frames = futures::stream::iter(starts).map(move |start| {
+        let end = (start + PER_FRAME).min(page.len());
+        let bytes = frame(&list, &items, &page[start..end], start == 0, room);
+        room = bytes.len() + bytes.len() / 8;
+        Ok::<_, BoxError>(bytes)
+    });
+    let all = futures::stream::once(async { Ok(head) })
+        .chain(frames)
+        .chain(futures::stream::once(async { Ok(tail) }))
+        .filter(|f| futures::future::ready(!matches!(f, Ok(b) if b.is_empty())));
+    stream(all)
+}
+
+/// `stations` encoded; `first`: they open the list; `room`: bytes to reserve.
+fn frame(
+    list: &ListEncoder,
+    items: &Items,
+    stations: &[Chosen],
+    first: bool,
+    room: usize,
+) -> Bytes {
+    let mut out = Vec::with_capacity(room);
+    for (k, &c) in stations.iter().enumerate() {
+        list.item(&items.item(c), first && k == 0, &mut out);
+    }
+    Bytes::from(out)
+}
