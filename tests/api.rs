@@ -1042,6 +1042,24 @@ async fn long_station_lists_stream_and_match_their_pages() {
     let data = doc["data"].as_array().unwrap().clone();
     assert_eq!(data.len(), 300);
 
+    // Whole stations are written straight from the catalog; named fields go through a JSON
+    // object per station. Naming every field must give the same items, byte for byte.
+    let every = "id,name,type,state,operator,waterBodyId,waterBodyName,coordinates,riverKm,\
+                 gaugeZero,groundLevel,elevation";
+    let named = get(&format!("{base}/stations?fields={every}")).await.json();
+    assert_eq!(named["data"].to_string(), doc["data"].to_string());
+    let near = "near=10.0,51.0,500";
+    let direct = get(&format!("{base}/stations?{near}")).await.json();
+    let projected = get(&format!("{base}/stations?{near}&fields={every},distance")).await;
+    assert!(
+        direct["data"].as_array().unwrap().len() > 64,
+        "near not streamed"
+    );
+    assert_eq!(
+        projected.json()["data"].to_string(),
+        direct["data"].to_string()
+    );
+
     let mut paged = Vec::new();
     for offset in (0..300).step_by(70) {
         let page = get(&format!("{base}/stations?limit=70&offset={offset}")).await;

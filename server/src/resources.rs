@@ -4,6 +4,7 @@
 use crate::params::SortSpec;
 use crate::timefmt::TimeFormatter;
 use hydro_engine::model::{Characteristic, Parameter, Period, Station};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::cmp::Ordering;
 
@@ -97,39 +98,78 @@ pub fn canon_station_path(p: &str) -> String {
     }
 }
 
+/// A station as the API shows it, in the standard's field order: the one definition of that
+/// shape. Written straight to the answer where nothing is projected (a 100 000-station list:
+/// no object per station), and turned into a [`Value`] where `fields`, CSV, XML or GeoJSON
+/// work on one.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StationDoc<'a> {
+    id: &'a str,
+    name: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    state: &'a str,
+    operator: &'a str,
+    water_body_id: &'a str,
+    water_body_name: &'a str,
+    coordinates: LatLon,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    river_km: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gauge_zero: Option<GaugeZeroDoc<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ground_level: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    elevation: Option<f64>,
+    /// Kilometres from the `near` point, to the metre.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    distance: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct LatLon {
+    lat: f64,
+    lon: f64,
+}
+
+#[derive(Serialize)]
+struct GaugeZeroDoc<'a> {
+    value: f64,
+    unit: &'a str,
+    datum: &'a str,
+}
+
+impl<'a> StationDoc<'a> {
+    pub fn new(s: &'a Station, distance_km: Option<f64>) -> Self {
+        Self {
+            id: s.id.as_str(),
+            name: &s.name,
+            kind: s.kind.as_str(),
+            state: &s.state,
+            operator: &s.operator,
+            water_body_id: &s.water_body_id,
+            water_body_name: &s.water_body_name,
+            coordinates: LatLon {
+                lat: s.coordinates.lat,
+                lon: s.coordinates.lon,
+            },
+            river_km: s.river_km,
+            gauge_zero: s.gauge_zero.as_ref().map(|g| GaugeZeroDoc {
+                value: g.value,
+                unit: &g.unit,
+                datum: &g.datum,
+            }),
+            ground_level: s.ground_level,
+            elevation: s.elevation,
+            distance: distance_km.map(|d| (d * 1000.0).round() / 1000.0),
+        }
+    }
+}
+
 pub fn station_json(s: &Station, distance_km: Option<f64>) -> Value {
-    // Room for every field: growing the map rehashed and moved it several times a station.
-    let mut m = Map::with_capacity(16);
-    m.insert("id".into(), json!(s.id.as_str()));
-    m.insert("name".into(), json!(s.name));
-    m.insert("type".into(), json!(s.kind.as_str()));
-    m.insert("state".into(), json!(s.state));
-    m.insert("operator".into(), json!(s.operator));
-    m.insert("waterBodyId".into(), json!(s.water_body_id));
-    m.insert("waterBodyName".into(), json!(s.water_body_name));
-    m.insert(
-        "coordinates".into(),
-        json!({"lat": s.coordinates.lat, "lon": s.coordinates.lon}),
-    );
-    if let Some(v) = s.river_km {
-        m.insert("riverKm".into(), json!(v));
-    }
-    if let Some(g) = &s.gauge_zero {
-        m.insert(
-            "gaugeZero".into(),
-            json!({"value": g.value, "unit": g.unit, "datum": g.datum}),
-        );
-    }
-    if let Some(v) = s.ground_level {
-        m.insert("groundLevel".into(), json!(v));
-    }
-    if let Some(v) = s.elevation {
-        m.insert("elevation".into(), json!(v));
-    }
-    if let Some(d) = distance_km {
-        m.insert("distance".into(), json!((d * 1000.0).round() / 1000.0));
-    }
-    Value::Object(m)
+    // Plain fields and finite or null numbers: serializing them cannot fail.
+    serde_json::to_value(StationDoc::new(s, distance_km)).unwrap_or_default()
 }
 
 fn period_json(p: &Period, tf: &mut TimeFormatter) -> Value {

@@ -11,7 +11,9 @@ use crate::app::AppState;
 use crate::body::{Body, BoxError, stream};
 use crate::encode::catalog::ListEncoder;
 use crate::params::SortSpec;
-use crate::resources::{SortKeys, characteristic_json, parameter_json, project, station_json};
+use crate::resources::{
+    SortKeys, StationDoc, characteristic_json, parameter_json, project, station_json,
+};
 use crate::timefmt::TimeFormatter;
 use bytes::Bytes;
 use futures::StreamExt;
@@ -40,9 +42,13 @@ pub struct Items {
 }
 
 impl Items {
+    fn station(&self, chosen: Chosen) -> &Station {
+        &self.state.dataset.catalog.stations()[chosen.index]
+    }
+
     /// The station's item, included lists added and `fields` applied.
     pub fn item(&self, chosen: Chosen) -> Value {
-        let station = &self.state.dataset.catalog.stations()[chosen.index];
+        let station = self.station(chosen);
         let item = station_item(&self.state, station, chosen.distance_km, self.include);
         match &self.fields {
             Some(f) => project(&item, f),
@@ -131,6 +137,10 @@ pub fn streamed(list: ListEncoder, items: Items, page: Vec<Chosen>) -> Body {
 }
 
 /// `stations` encoded; `first`: they open the list; `room`: bytes to reserve.
+///
+/// Whole stations in JSON or NDJSON, the bulk download of a catalog, are written straight
+/// from the catalog ([`StationDoc`]); building a JSON object per station first made that
+/// 16 × nginx's time for the same bytes.
 fn frame(
     list: &ListEncoder,
     items: &Items,
@@ -139,8 +149,15 @@ fn frame(
     room: usize,
 ) -> Bytes {
     let mut out = Vec::with_capacity(room);
+    let whole = items.fields.is_none() && items.include == (false, false);
     for (k, &c) in stations.iter().enumerate() {
-        list.item(&items.item(c), first && k == 0, &mut out);
+        let first = first && k == 0;
+        if whole && list.writes_json() {
+            let doc = StationDoc::new(items.station(c), c.distance_km);
+            list.json_item(&doc, first, &mut out);
+        } else {
+            list.item(&items.item(c), first, &mut out);
+        }
     }
     Bytes::from(out)
 }

@@ -4,6 +4,7 @@
 use super::{csv_field, number, xml_text};
 use crate::negotiate::Format;
 use crate::resources::flatten;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::borrow::Borrow;
 
@@ -155,32 +156,41 @@ impl ListEncoder {
 
     /// Appends an item; `first`: it opens the list (no separator before it).
     pub fn item(&self, item: &Value, first: bool, out: &mut Vec<u8>) {
-        let separate = |out: &mut Vec<u8>| {
-            if !first {
-                out.push(b',');
-            }
-        };
         match self.format {
             Format::Csv => csv_row(item, &self.columns, out),
-            Format::NdJson => {
-                write_json(item, out);
-                out.push(b'\n');
-            }
+            Format::Xml => xml_value(&self.item_name, item, out),
             Format::GeoJson => {
-                separate(out);
+                if !first {
+                    out.push(b',');
+                }
                 write_json(&feature(item), out);
             }
-            Format::Xml => xml_value(&self.item_name, item, out),
-            _ => {
-                separate(out);
-                write_json(item, out);
-            }
+            _ => self.json_item(item, first, out),
         }
+    }
+
+    /// Whether items are written as their JSON serialization (JSON, NDJSON), so that anything
+    /// serde can write may stand for their [`Value`] ([`Self::json_item`]).
+    pub fn writes_json(&self) -> bool {
+        matches!(self.format, Format::Json | Format::NdJson)
+    }
+
+    /// Appends an item of a list that [`Self::writes_json`].
+    pub fn json_item(&self, item: &impl Serialize, first: bool, out: &mut Vec<u8>) {
+        if self.format == Format::NdJson {
+            write_json(item, out);
+            out.push(b'\n');
+            return;
+        }
+        if !first {
+            out.push(b',');
+        }
+        write_json(item, out);
     }
 }
 
-fn write_json(v: &Value, out: &mut Vec<u8>) {
-    // Writing to a Vec cannot fail, and a Value always serializes.
+fn write_json(v: &impl Serialize, out: &mut Vec<u8>) {
+    // Writing to a Vec cannot fail, and catalog items always serialize.
     let _ = serde_json::to_writer(out, v);
 }
 
