@@ -93,12 +93,26 @@ def main():
                 step.append(t)
         storing.append((did, what, *(statistics.median(step) for step in seq)))
 
-    # D7: near over a 100 000-station catalog.
+    # D7, D8: the 100 000-station catalog, a `near` query and the whole list (streamed), against
+    # nginx serving the same bytes. Catalog answers are made every time (the store keeps values).
     cat = Hydro(catalog)
+    catalog_rss_start = cat.rss_mb()
     near = f"{cat.base}/stations?near=10.0,51.0,25"
-    t, ttfb, size = timed_curl(near, runs)
     near_hits = json.loads(sh("curl", "-s", near + "&limit=0"))["meta"]["pagination"]["total"]
-    results.append(("D7", f"near 25 km over 100 000 stations ({near_hits} hits)", "made", False, t, ttfb, size, near_hits))
+    catalog_downloads = [
+        ("D7", f"near 25 km over 100 000 stations ({near_hits} hits)", near, near_hits),
+        ("D8", "all 100 000 stations, JSON", f"{cat.base}/stations", 100_000),
+    ]
+    for did, what, url, n in catalog_downloads:
+        curl(url, out=os.path.join(static_dir, f"{did}.bin"))
+        for gz in (False, True):
+            if gz:
+                t, ttfb, size = timed_curl(url, runs, gz)
+            else:
+                t, ttfb, size, ref[("nginx", did, "made")], ref[("nginx-ratio", did, "made")] = paired_curl(
+                    url, f"{nginx.base}/{did}.bin", runs)
+            results.append((did, what, "made", gz, t, ttfb, size, n))
+    catalog_rss_peak = cat.peak_rss_mb()
     cat.stop()
 
     # References in process: DuckDB and chDB.
@@ -193,7 +207,8 @@ def main():
         lines.append(f"| {years:,} | {r[0]:,.0f} | {(r[1] or 0) * 1e3:.2f} | {(r[2] or 0) * 1e3:.2f} |")
     lines.append(f"\nPeak server RSS: {peak_after_series:.0f} MB after the series downloads; {peak_total:.0f} MB after streaming the whole "
                  f"archive ({len(urls)} series, {total_bytes / 1e6:.0f} MB of CSV, 4 at a time, {archive_secs:.1f} s; "
-                 f"RSS while streaming {min(rss_samples):.0f}–{max(rss_samples):.0f} MB).")
+                 f"RSS while streaming {min(rss_samples):.0f}–{max(rss_samples):.0f} MB). Catalog server (100 000 stations): "
+                 f"{catalog_rss_start:.0f} MB at start, peak {catalog_rss_peak:.0f} MB after D7 and D8.")
     text = "\n".join(lines)
     print(text)
     write_results(text)
