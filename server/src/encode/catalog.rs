@@ -3,7 +3,7 @@
 
 use super::{csv_field, number, xml_text};
 use crate::negotiate::Format;
-use crate::resources::flatten;
+use crate::resources::{flatten, lookup};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::borrow::Borrow;
@@ -202,17 +202,18 @@ fn around_empty_array(doc: Value) -> (Vec<u8>, Vec<u8>) {
     (text[..cut].to_vec(), text[cut..].to_vec())
 }
 
+/// A row: each column's cell looked up by its dot path (the columns are flattened keys), an
+/// array as its JSON text, as [`flatten`] gives it.
 fn csv_row(item: &Value, columns: &[String], out: &mut Vec<u8>) {
-    let mut cells = Vec::new();
-    flatten(item, "", &mut cells);
     for (i, c) in columns.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        match cells.iter().find(|(k, _)| k == c).map(|(_, v)| v) {
+        match lookup(item, c) {
             Some(Value::String(s)) => csv_field(s, out),
             Some(Value::Number(n)) => number(n.as_f64().unwrap_or(0.0), out),
             Some(Value::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+            Some(a @ Value::Array(_)) => csv_field(&a.to_string(), out),
             _ => {}
         }
     }
@@ -290,7 +291,7 @@ mod tests {
         vec![
             json!({"id": "a", "name": "Ä \"q\"", "coordinates": {"lat": 1.5, "lon": 2.0}}),
             json!({"id": "b", "riverKm": 3.25}),
-            json!({"id": "c"}),
+            json!({"id": "c", "tags": [1, "x"]}),
         ]
     }
 
@@ -338,16 +339,16 @@ mod tests {
     }
 
     /// Without named columns, CSV has every flattened key in the order of first appearance,
-    /// and empty cells where an item lacks one.
+    /// empty cells where an item lacks one, and an array as its JSON text.
     #[test]
     fn csv_columns_follow_first_appearance() {
         let all = items();
         assert_eq!(
             text(encode(&doc(&all, false), Format::Csv)),
-            "id,name,coordinates.lat,coordinates.lon,riverKm\r\n\
-             a,\"Ä \"\"q\"\"\",1.5,2,\r\n\
-             b,,,,3.25\r\n\
-             c,,,,\r\n"
+            "id,name,coordinates.lat,coordinates.lon,riverKm,tags\r\n\
+             a,\"Ä \"\"q\"\"\",1.5,2,,\r\n\
+             b,,,,3.25,\r\n\
+             c,,,,,\"[1,\"\"x\"\"]\"\r\n"
         );
     }
 }
