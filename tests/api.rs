@@ -1082,6 +1082,13 @@ async fn long_station_lists_stream_and_match_their_pages() {
         .map(|f| f["id"].as_str().unwrap())
         .collect();
     assert_eq!(geo_ids, ids);
+    let geo_named = get(&format!("{base}/stations?format=geojson&fields={every}"))
+        .await
+        .json();
+    assert_eq!(
+        geo_named["features"].to_string(),
+        geo["features"].to_string()
+    );
     let csv = get(&format!("{base}/stations?format=csv")).await.text();
     let csv_ids: Vec<&str> = csv
         .lines()

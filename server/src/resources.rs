@@ -113,7 +113,9 @@ pub struct StationDoc<'a> {
     operator: &'a str,
     water_body_id: &'a str,
     water_body_name: &'a str,
-    coordinates: LatLon,
+    /// None in a GeoJSON feature's properties (the feature's geometry holds them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coordinates: Option<LatLon>,
     #[serde(skip_serializing_if = "Option::is_none")]
     river_km: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,10 +152,10 @@ impl<'a> StationDoc<'a> {
             operator: &s.operator,
             water_body_id: &s.water_body_id,
             water_body_name: &s.water_body_name,
-            coordinates: LatLon {
+            coordinates: Some(LatLon {
                 lat: s.coordinates.lat,
                 lon: s.coordinates.lon,
-            },
+            }),
             river_km: s.river_km,
             gauge_zero: s.gauge_zero.as_ref().map(|g| GaugeZeroDoc {
                 value: g.value,
@@ -163,6 +165,42 @@ impl<'a> StationDoc<'a> {
             ground_level: s.ground_level,
             elevation: s.elevation,
             distance: distance_km.map(|d| (d * 1000.0).round() / 1000.0),
+        }
+    }
+}
+
+/// A station as a GeoJSON feature, the shape the GeoJSON encoder gives a station's item: its
+/// coordinates as the point geometry, its other fields as properties.
+#[derive(Serialize)]
+pub struct StationFeature<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: &'a str,
+    geometry: Point,
+    properties: StationDoc<'a>,
+}
+
+#[derive(Serialize)]
+struct Point {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Longitude, latitude (RFC 7946).
+    coordinates: [f64; 2],
+}
+
+impl<'a> StationFeature<'a> {
+    pub fn new(s: &'a Station, distance_km: Option<f64>) -> Self {
+        Self {
+            kind: "Feature",
+            id: s.id.as_str(),
+            geometry: Point {
+                kind: "Point",
+                coordinates: [s.coordinates.lon, s.coordinates.lat],
+            },
+            properties: StationDoc {
+                coordinates: None,
+                ..StationDoc::new(s, distance_km)
+            },
         }
     }
 }

@@ -169,13 +169,12 @@ impl ListEncoder {
         }
     }
 
-    /// Whether items are written as their JSON serialization (JSON, NDJSON), so that anything
-    /// serde can write may stand for their [`Value`] ([`Self::json_item`]).
-    pub fn writes_json(&self) -> bool {
-        matches!(self.format, Format::Json | Format::NdJson)
+    pub fn format(&self) -> Format {
+        self.format
     }
 
-    /// Appends an item of a list that [`Self::writes_json`].
+    /// Appends an item already in its JSON shape, anything serde can write: for JSON and
+    /// NDJSON the item, for GeoJSON its feature. Not for CSV or XML.
     pub fn json_item(&self, item: &impl Serialize, first: bool, out: &mut Vec<u8>) {
         if self.format == Format::NdJson {
             write_json(item, out);
@@ -222,7 +221,9 @@ fn csv_row(item: &Value, columns: &[String], out: &mut Vec<u8>) {
 
 fn feature(item: &Value) -> Value {
     let mut properties = item.as_object().cloned().unwrap_or_default();
-    let coords = properties.remove("coordinates");
+    // `shift_remove`: the properties keep the item's field order (`remove` moved the last
+    // field into the gap).
+    let coords = properties.shift_remove("coordinates");
     let geometry = match coords
         .as_ref()
         .and_then(|c| Some((c.get("lon")?.as_f64()?, c.get("lat")?.as_f64()?)))
@@ -336,6 +337,20 @@ mod tests {
                 assert!(xml.ends_with("</data></response>"), "{xml}");
             }
         }
+    }
+
+    /// A feature's properties are the item's fields but its coordinates, in the item's order.
+    #[test]
+    fn feature_properties_keep_the_field_order() {
+        let item = json!({"id": "a", "coordinates": {"lat": 50.5, "lon": 7.25}, "name": "n",
+                          "riverKm": 1.5, "gaugeZero": {"value": 2.0}, "distance": 0.25});
+        assert_eq!(
+            feature(&item).to_string(),
+            r#"{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[7.25,50.5]},"#
+                .to_owned()
+                + r#""properties":{"id":"a","name":"n","riverKm":1.5,"gaugeZero":{"value":2.0},"#
+                + r#""distance":0.25}}"#
+        );
     }
 
     /// Without named columns, CSV has every flattened key in the order of first appearance,
