@@ -159,12 +159,7 @@ impl ListEncoder {
         match self.format {
             Format::Csv => csv_row(item, &self.columns, out),
             Format::Xml => xml_value(&self.item_name, item, out),
-            Format::GeoJson => {
-                if !first {
-                    out.push(b',');
-                }
-                write_json(&feature(item), out);
-            }
+            Format::GeoJson => self.json_item(&feature(item), first, out),
             _ => self.json_item(item, first, out),
         }
     }
