@@ -1,5 +1,6 @@
 //! Faults and limits: broken files affect only their own requests, health says so, downloads
-//! are capped, a client that leaves frees its slot, SIGTERM finishes in-flight work.
+//! and long station lists are capped, a client that leaves frees its slot, SIGTERM finishes
+//! in-flight work.
 
 mod common;
 
@@ -140,6 +141,40 @@ async fn downloads_are_capped_and_a_leaving_client_frees_its_slot() {
         ))
         .await
         .status;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 200, "the slot came back");
+}
+
+/// A long station list streams under the same cap as value downloads: while one is in flight
+/// unread, another long or sorted list gets 503, a short page still 200.
+#[tokio::test]
+async fn long_station_lists_share_the_download_cap() {
+    // 40 000 stations with their parameters: ~20 MB of JSON, more than loopback buffers hold.
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["generate", "--stations", "40000", "--years", "0", "--out"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let server = Server::start_with(dir.path(), &[("HYDRO_MAX_HEAVY_QUERIES", "1")]);
+    let b = &server.base;
+    let held = start_download(b, "/stations?include=parameters");
+    for busy in ["/stations?format=csv", "/stations?limit=10&sort=name"] {
+        let r = get(&format!("{b}{busy}")).await;
+        assert_eq!(r.status, 503, "{busy}");
+        assert!(r.header("retry-after").is_some());
+    }
+    assert_eq!(get(&format!("{b}/stations?limit=10")).await.status, 200);
+    drop(held);
+    let mut status = 0;
+    for _ in 0..100 {
+        status = get(&format!("{b}/stations?limit=100")).await.status;
         if status == 200 {
             break;
         }

@@ -25,6 +25,7 @@ use hydro_engine::stored::Piece;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use tokio::sync::OwnedSemaphorePermit;
 
 pub struct Ctx<'a> {
     pub state: &'a Arc<AppState>,
@@ -99,6 +100,17 @@ impl Ctx<'_> {
             offered
         };
         choose(self.query.get("format")?, accept, offered)
+    }
+
+    /// A slot among the heavy queries running at once (value downloads, long or sorted station
+    /// lists), held until the answer's last byte is produced; none free: 503.
+    fn heavy_permit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.state.heavy)
+            .try_acquire_owned()
+            .map_err(|_| ApiError::Unavailable {
+                retry_after: 1,
+                detail: "too many downloads at once; retry shortly".into(),
+            })
     }
 
     fn url(&self, rest: &str) -> String {
@@ -402,7 +414,7 @@ pub fn metrics(state: &AppState) -> String {
         "# HELP hydro_requests_total HTTP requests by status class.\n# TYPE hydro_requests_total counter\n\
 hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} {}\nhydro_requests_total{{class=\"4xx\"}} {}\nhydro_requests_total{{class=\"5xx\"}} {}\n\
 # HELP hydro_value_rows_streamed_total Value rows encoded into answers (not those sent again from the answer store).\n# TYPE hydro_value_rows_streamed_total counter\nhydro_value_rows_streamed_total {}\n\
-# HELP hydro_heavy_query_permits_available Free slots for value queries.\n# TYPE hydro_heavy_query_permits_available gauge\nhydro_heavy_query_permits_available {}\n\
+# HELP hydro_heavy_query_permits_available Free slots for heavy queries (value downloads, long or sorted station lists).\n# TYPE hydro_heavy_query_permits_available gauge\nhydro_heavy_query_permits_available {}\n\
 # HELP hydro_answer_store_hits_total Value answers sent again from the answer store.\n# TYPE hydro_answer_store_hits_total counter\nhydro_answer_store_hits_total {}\n\
 # HELP hydro_answer_store_answers Value answers in the answer store.\n# TYPE hydro_answer_store_answers gauge\nhydro_answer_store_answers {}\n\
 # HELP hydro_answer_store_bytes Bytes in the answer store.\n# TYPE hydro_answer_store_bytes gauge\nhydro_answer_store_bytes {}\n\
@@ -496,6 +508,10 @@ fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 
     let hits = ctx.state.dataset.catalog.find_stations(&filter);
     let page = Page::new(hits.len() as u64, limit, offset);
+    // Streaming a long list, or sorting one, costs as much as a value download.
+    let heavy = hits.len() > station_list::PER_FRAME
+        && (!sort.is_empty() || page.count > station_list::PER_FRAME as u64);
+    let permit = heavy.then(|| ctx.heavy_permit()).transpose()?;
     let mut chosen = station_list::order(&hits, &sort);
     let first = offset.min(hits.len() as u64) as usize;
     chosen.truncate(first + page.count as usize);
@@ -529,7 +545,7 @@ fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     }
     Ok(Reply {
         status: http::StatusCode::OK,
-        body: station_list::streamed(list, items, chosen),
+        body: station_list::streamed(list, items, chosen, permit),
         len: None,
         content_type: format.content_type(),
         headers,
@@ -902,12 +918,7 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
         columns: columns.clone(),
         need_total: paging,
     };
-    let permit = Arc::clone(&ctx.state.heavy)
-        .try_acquire_owned()
-        .map_err(|_| ApiError::Unavailable {
-            retry_after: 1,
-            detail: "too many downloads at once; retry shortly".into(),
-        })?;
+    let permit = ctx.heavy_permit()?;
     let dataset = &ctx.state.dataset;
     let (total, schema, pieces) = if format == Format::Parquet {
         // Parquet answers copy stored row groups as they are (see hydro_engine::stored).

@@ -23,6 +23,7 @@ use hydro_engine::catalog::StationHit;
 use hydro_engine::model::Station;
 use serde_json::Value;
 use std::sync::Arc;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// Stations per body frame: a few hundred microseconds of work between two polls of the
 /// connection, and frames of tens of KB. A page this short is built whole instead.
@@ -116,8 +117,14 @@ pub fn built(list: &ListEncoder, items: &Items, page: &[Chosen]) -> Vec<u8> {
     out
 }
 
-/// The answer streamed: the head, then [`PER_FRAME`] stations a frame, then the tail.
-pub fn streamed(list: ListEncoder, items: Items, page: Vec<Chosen>) -> Body {
+/// The answer streamed: the head, then [`PER_FRAME`] stations a frame, then the tail. The
+/// heavy-query slot, if any, is held until the tail is made.
+pub fn streamed(
+    list: ListEncoder,
+    items: Items,
+    page: Vec<Chosen>,
+    slot: Option<OwnedSemaphorePermit>,
+) -> Body {
     let head = Bytes::from(list.head());
     let tail = Bytes::copy_from_slice(list.tail());
     let page = Arc::new(page);
@@ -132,7 +139,10 @@ pub fn streamed(list: ListEncoder, items: Items, page: Vec<Chosen>) -> Body {
     });
     let all = futures::stream::once(async { Ok(head) })
         .chain(frames)
-        .chain(futures::stream::once(async { Ok(tail) }))
+        .chain(futures::stream::once(async move {
+            drop(slot);
+            Ok(tail)
+        }))
         .filter(|f| futures::future::ready(!matches!(f, Ok(b) if b.is_empty())));
     stream(all)
 }
