@@ -39,7 +39,8 @@ pub struct Config {
     pub variant: Variant,
     /// `Cache-Control` of successful responses.
     pub cache_control: String,
-    /// Queries that read value files at once; more get 503 + Retry-After.
+    /// Heavy queries at once (value downloads, station lists over 64 stations or sorted);
+    /// more get 503 + Retry-After.
     pub max_heavy_queries: usize,
     /// Seconds a client may take to send its request headers.
     pub header_timeout_secs: u64,
