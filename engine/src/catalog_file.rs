@@ -72,6 +72,15 @@ fn from_parquet(
     ))
 }
 
+/// An empty vector with room for the rows a footer declares; a footer declaring more than
+/// can be allocated is a broken file, not a reason to abort.
+fn room_for<T>(rows: usize, what: &str) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(rows)
+        .map_err(|_| EngineError::Dataset(format!("{what}: {rows} rows declared")))?;
+    Ok(out)
+}
+
 /// Looks a column up by name with the expected type, so a foreign file fails with a message.
 fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, what: &str) -> Result<&'a T> {
     batch
@@ -142,7 +151,7 @@ pub fn encode_stations(stations: &[Station]) -> Result<Bytes> {
 pub fn decode_stations(bytes: Bytes) -> Result<Vec<Station>> {
     const W: &str = "stations";
     let (rows, batches) = from_parquet(bytes, W)?;
-    let mut out = Vec::with_capacity(rows);
+    let mut out = room_for(rows, W)?;
     for b in batches {
         let b = b?;
         let id = column::<StringArray>(&b, "id", W)?;
@@ -235,7 +244,7 @@ fn fix_list_timezones(list: ListArray) -> Result<ArrayRef> {
 pub fn decode_parameters(bytes: Bytes) -> Result<Vec<Parameter>> {
     const W: &str = "parameters";
     let (rows, batches) = from_parquet(bytes, W)?;
-    let mut out = Vec::with_capacity(rows);
+    let mut out = room_for(rows, W)?;
     for b in batches {
         let b = b?;
         let station = column::<StringArray>(&b, "station_id", W)?;
@@ -301,7 +310,7 @@ pub fn encode_characteristics(items: &[Characteristic]) -> Result<Bytes> {
 pub fn decode_characteristics(bytes: Bytes) -> Result<Vec<Characteristic>> {
     const W: &str = "characteristics";
     let (rows, batches) = from_parquet(bytes, W)?;
-    let mut out = Vec::with_capacity(rows);
+    let mut out = room_for(rows, W)?;
     for b in batches {
         let b = b?;
         let station = column::<StringArray>(&b, "station_id", W)?;
