@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Server, dataset, get, get_with, request};
+use common::{Server, dataset, generate, get, get_with, request};
 use serde_json::Value;
 
 fn schema(name: &str) -> jsonschema::Validator {
@@ -1019,14 +1019,10 @@ async fn basic_variant_is_narrow() {
 #[tokio::test]
 async fn long_station_lists_stream_and_match_their_pages() {
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(["generate", "--out"])
-        .arg(dir.path())
-        .args(["--stations", "300", "--years", "0", "--seed", "5"])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    generate(
+        dir.path(),
+        &["--stations", "300", "--years", "0", "--seed", "5"],
+    );
     let server = Server::start_with(dir.path(), &[]);
     let base = &server.base;
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Server, dataset, get};
+use common::{Server, dataset, generate, get};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -104,18 +104,26 @@ fn start_download(base: &str, path: &str) -> TcpStream {
     s
 }
 
+/// Asks for `url`, a heavy query, until it gets 200 (at most 5 s): a client that left has
+/// freed its slot.
+async fn slot_comes_back(url: &str) {
+    let mut status = 0;
+    for _ in 0..100 {
+        status = get(url).await.status;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 200, "the slot came back");
+}
+
 #[tokio::test]
 async fn downloads_are_capped_and_a_leaving_client_frees_its_slot() {
     // Ten years of one series (~25 MB of NDJSON): far more than loopback socket buffers hold,
     // so the unread download really stays in flight.
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(["generate", "--stations", "1", "--years", "10", "--out"])
-        .arg(dir.path())
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    generate(dir.path(), &["--stations", "1", "--years", "10"]);
     let server = Server::start_with(dir.path(), &[("HYDRO_MAX_HEAVY_QUERIES", "1")]);
     let b = &server.base;
     let sid = get(&format!("{b}/stations?limit=1")).await.json()["data"][0]["id"]
@@ -134,19 +142,10 @@ async fn downloads_are_capped_and_a_leaving_client_frees_its_slot() {
     );
     drop(held);
     // The server notices the closed socket on its next write and drops the query.
-    let mut status = 0;
-    for _ in 0..100 {
-        status = get(&format!(
-            "{b}/stations/{sid}/parameters/water-level-15min/values?recent=1"
-        ))
-        .await
-        .status;
-        if status == 200 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(status, 200, "the slot came back");
+    slot_comes_back(&format!(
+        "{b}/stations/{sid}/parameters/water-level-15min/values?recent=1"
+    ))
+    .await;
 }
 
 /// A long station list streams under the same cap as value downloads: while one is in flight
@@ -155,13 +154,7 @@ async fn downloads_are_capped_and_a_leaving_client_frees_its_slot() {
 async fn long_station_lists_share_the_download_cap() {
     // 40 000 stations with their parameters: ~20 MB of JSON, more than loopback buffers hold.
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(["generate", "--stations", "40000", "--years", "0", "--out"])
-        .arg(dir.path())
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    generate(dir.path(), &["--stations", "40000", "--years", "0"]);
     let server = Server::start_with(dir.path(), &[("HYDRO_MAX_HEAVY_QUERIES", "1")]);
     let b = &server.base;
     let held = start_download(b, "/stations?include=parameters");
@@ -172,15 +165,7 @@ async fn long_station_lists_share_the_download_cap() {
     }
     assert_eq!(get(&format!("{b}/stations?limit=10")).await.status, 200);
     drop(held);
-    let mut status = 0;
-    for _ in 0..100 {
-        status = get(&format!("{b}/stations?limit=100")).await.status;
-        if status == 200 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(status, 200, "the slot came back");
+    slot_comes_back(&format!("{b}/stations?limit=100")).await;
 }
 
 #[tokio::test]

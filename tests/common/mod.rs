@@ -11,15 +11,26 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
+/// Runs `hydro generate --out DIR` with `args` and expects it to succeed.
+pub fn generate(dir: &Path, args: &[&str]) {
+    let status = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["generate", "--out"])
+        .arg(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .expect("run hydro generate");
+    assert!(status.success(), "hydro generate {args:?}");
+}
+
 /// A dataset generated once per test binary (deterministic, small).
 pub fn dataset() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("hydro-test-{}", std::process::id()));
-        let status = Command::new(env!("CARGO_BIN_EXE_hydro"))
-            .args(["generate", "--out"])
-            .arg(&dir)
-            .args([
+        generate(
+            &dir,
+            &[
                 "--stations",
                 "24",
                 "--years",
@@ -28,11 +39,8 @@ pub fn dataset() -> &'static Path {
                 "11",
                 "--start",
                 "2023-01-01",
-            ])
-            .stdout(Stdio::null())
-            .status()
-            .expect("run hydro generate");
-        assert!(status.success());
+            ],
+        );
         dir
     })
 }
