@@ -98,13 +98,20 @@ impl Dataset {
             let store = Arc::clone(&store);
             async move { Ok::<_, EngineError>(store.get(&Path::from(path)).await?.bytes().await?) }
         };
-        let stations =
-            catalog_file::decode_stations(get(manifest.catalog.stations.clone()).await?)?;
-        let parameters =
-            catalog_file::decode_parameters(get(manifest.catalog.parameters.clone()).await?)?;
+        let mut texts = catalog_file::Interner::default();
+        let stations = catalog_file::decode_stations(
+            get(manifest.catalog.stations.clone()).await?,
+            &mut texts,
+        )?;
+        let parameters = catalog_file::decode_parameters(
+            get(manifest.catalog.parameters.clone()).await?,
+            &mut texts,
+        )?;
         let characteristics = catalog_file::decode_characteristics(
             get(manifest.catalog.characteristics.clone()).await?,
+            &mut texts,
         )?;
+        drop(texts);
         let catalog = Catalog::new(stations, parameters, characteristics);
 
         let mut files: HashMap<StationId, StationFiles> = HashMap::new();

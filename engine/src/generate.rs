@@ -13,7 +13,7 @@ use crate::ids::{CharacteristicId, ParameterId, StationId};
 use crate::manifest::{Manifest, SeriesStats};
 use crate::model::{
     Characteristic, CharacteristicType, Coordinates, GaugeZero, Micros, Parameter, Period, Station,
-    StationType,
+    StationType, Text,
 };
 use crate::writer::{DatasetWriter, SeriesChunk, encode_month, month_of};
 use bytes::Bytes;
@@ -136,10 +136,10 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
             id,
             name: name.to_owned(),
             kind: StationType::SurfaceWater,
-            state: format!("DE-{state}"),
-            operator: operator.to_owned(),
-            water_body_id: water_id.to_owned(),
-            water_body_name: water.to_owned(),
+            state: format!("DE-{state}").into(),
+            operator: operator.into(),
+            water_body_id: water_id.into(),
+            water_body_name: water.into(),
             coordinates: Coordinates { lat, lon },
             river_km: Some((rng.random_range(5.0..900.0_f64) * 10.0).round() / 10.0),
             gauge_zero: Some(GaugeZero {
@@ -174,17 +174,17 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
         id,
         name,
         kind,
-        state: format!("DE-{state}"),
-        operator: operator.to_owned(),
+        state: format!("DE-{state}").into(),
+        operator: operator.into(),
         water_body_id: if kind == StationType::SurfaceWater {
-            water_id.to_owned()
+            water_id.into()
         } else {
-            String::new()
+            Text::default()
         },
         water_body_name: if kind == StationType::SurfaceWater {
-            water.to_owned()
+            water.into()
         } else {
-            String::new()
+            Text::default()
         },
         coordinates: Coordinates {
             lat: (rng.random_range(47.3..55.0_f64) * 1e5).round() / 1e5,
@@ -215,10 +215,10 @@ fn parameters_of(station: &Station, interval_minutes: u32) -> Result<Vec<(Quanti
                 Parameter {
                     station: station.id.clone(),
                     id,
-                    name: name.to_owned(),
-                    observed_property: observed.to_owned(),
-                    unit: unit.to_owned(),
-                    interval: interval_iso(interval_minutes),
+                    name: name.into(),
+                    observed_property: observed.into(),
+                    unit: unit.into(),
+                    interval: interval_iso(interval_minutes).into(),
                     availability: Vec::new(),
                 },
             ))
@@ -477,13 +477,13 @@ fn characteristics_of(
         out.push(Characteristic {
             station: station.id.clone(),
             id,
-            name: name.to_owned(),
+            name: name.into(),
             kind,
             parameter: p.id.clone(),
             value: round(value),
             unit: p.unit.clone(),
             period: per,
-            description: Some(desc.to_owned()),
+            description: Some(desc.into()),
         });
         Ok(())
     };

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// Longest id we accept (64 characters, DESIGN.md "Ids").
 pub const MAX_ID_LEN: usize = 64;
@@ -35,11 +36,17 @@ fn validate(kind: &str, s: &str) -> Result<(), InvalidId> {
     Ok(())
 }
 
+/// An id made from text the caller already holds: the catalog holds each distinct id once,
+/// however many parameters, characteristics and indexes name it. Clones share the text too.
+pub trait SharedId: Sized {
+    fn parse_shared(s: Arc<str>) -> Result<Self, InvalidId>;
+}
+
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $kind:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
+        pub struct $name(Arc<str>);
 
         impl $name {
             pub fn as_str(&self) -> &str {
@@ -47,11 +54,18 @@ macro_rules! id_type {
             }
         }
 
+        impl SharedId for $name {
+            fn parse_shared(s: Arc<str>) -> Result<Self, InvalidId> {
+                validate($kind, &s)?;
+                Ok(Self(s))
+            }
+        }
+
         impl FromStr for $name {
             type Err = InvalidId;
             fn from_str(s: &str) -> Result<Self, InvalidId> {
                 validate($kind, s)?;
-                Ok(Self(s.to_owned()))
+                Ok(Self(Arc::from(s)))
             }
         }
 

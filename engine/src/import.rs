@@ -10,7 +10,7 @@ use crate::error::{EngineError, Result};
 use crate::ids::{CharacteristicId, ParameterId, StationId};
 use crate::manifest::Manifest;
 use crate::model::{
-    Characteristic, Coordinates, GaugeZero, Micros, Parameter, Period, Station, StationType,
+    Characteristic, Coordinates, GaugeZero, Micros, Parameter, Period, Station, StationType, Text,
     normalize_state,
 };
 use crate::writer::{DatasetWriter, SeriesChunk, encode_month, month_of};
@@ -156,10 +156,10 @@ fn station_from(row: &Row) -> Result<Station, String> {
         id,
         name: req(row, "name")?.to_owned(),
         kind,
-        state,
-        operator: get(row, "operator").to_owned(),
-        water_body_id: get(row, "waterBodyId").to_owned(),
-        water_body_name: get(row, "waterBodyName").to_owned(),
+        state: state.into(),
+        operator: get(row, "operator").into(),
+        water_body_id: get(row, "waterBodyId").into(),
+        water_body_name: get(row, "waterBodyName").into(),
         coordinates,
         river_km: opt_f64(row, "riverKm")?.filter(|_| surface),
         gauge_zero: opt_f64(row, "gaugeZero")?
@@ -167,7 +167,7 @@ fn station_from(row: &Row) -> Result<Station, String> {
             .map(|value| GaugeZero {
                 value,
                 unit: "m".into(),
-                datum: get(row, "gaugeZeroDatum").to_owned(),
+                datum: get(row, "gaugeZeroDatum").into(),
             }),
         ground_level: opt_f64(row, "groundLevel")?.filter(|_| kind == StationType::Groundwater),
         elevation: opt_f64(row, "elevation")?.filter(|_| kind == StationType::Weather),
@@ -182,10 +182,10 @@ fn parameter_from(row: &Row) -> Result<Parameter, String> {
     Ok(Parameter {
         station: req(row, "stationId")?.parse().map_err(|e| format!("{e}"))?,
         id: req(row, "id")?.parse().map_err(|e| format!("{e}"))?,
-        name: req(row, "name")?.to_owned(),
-        observed_property: req(row, "observedProperty")?.to_owned(),
-        unit: req(row, "unit")?.to_owned(),
-        interval: interval.to_owned(),
+        name: req(row, "name")?.into(),
+        observed_property: req(row, "observedProperty")?.into(),
+        unit: req(row, "unit")?.into(),
+        interval: interval.into(),
         availability: Vec::new(),
     })
 }
@@ -206,15 +206,17 @@ fn characteristic_from(row: &Row) -> Result<Characteristic, String> {
         id: req(row, "id")?
             .parse::<CharacteristicId>()
             .map_err(|e| format!("{e}"))?,
-        name: req(row, "name")?.to_owned(),
+        name: req(row, "name")?.into(),
         kind: req(row, "type")?.parse()?,
         parameter: req(row, "parameterId")?
             .parse()
             .map_err(|e| format!("{e}"))?,
         value: opt_f64(row, "value")?.ok_or("value is required")?,
-        unit: req(row, "unit")?.to_owned(),
+        unit: req(row, "unit")?.into(),
         period,
-        description: Some(get(row, "description").to_owned()).filter(|d| !d.is_empty()),
+        description: Some(get(row, "description"))
+            .filter(|d| !d.is_empty())
+            .map(Text::from),
     })
 }
 

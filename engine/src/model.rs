@@ -4,9 +4,15 @@
 use crate::ids::{CharacteristicId, ParameterId, StationId};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// Microseconds since 1970-01-01T00:00:00Z.
 pub type Micros = i64;
+
+/// Text that repeats across the catalog (states, operators, water bodies, units, parameter
+/// names): a catalog of 100 000 stations names a dozen operators, so each distinct text is
+/// held once and shared (see `catalog_file::Interner`).
+pub type Text = Arc<str>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StationType {
@@ -53,8 +59,8 @@ pub struct Coordinates {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GaugeZero {
     pub value: f64,
-    pub unit: String,
-    pub datum: String,
+    pub unit: Text,
+    pub datum: Text,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -63,10 +69,10 @@ pub struct Station {
     pub name: String,
     pub kind: StationType,
     /// Stored as `DE-XX`.
-    pub state: String,
-    pub operator: String,
-    pub water_body_id: String,
-    pub water_body_name: String,
+    pub state: Text,
+    pub operator: Text,
+    pub water_body_id: Text,
+    pub water_body_name: Text,
     pub coordinates: Coordinates,
     /// surfaceWater only: river kilometre.
     pub river_km: Option<f64>,
@@ -88,11 +94,11 @@ pub struct Period {
 pub struct Parameter {
     pub station: StationId,
     pub id: ParameterId,
-    pub name: String,
-    pub observed_property: String,
-    pub unit: String,
+    pub name: Text,
+    pub observed_property: Text,
+    pub unit: Text,
     /// ISO 8601 duration, e.g. `PT15M`.
-    pub interval: String,
+    pub interval: Text,
     /// Periods with data, ascending; derived from the values at publish time.
     pub availability: Vec<Period>,
 }
@@ -132,13 +138,13 @@ impl FromStr for CharacteristicType {
 pub struct Characteristic {
     pub station: StationId,
     pub id: CharacteristicId,
-    pub name: String,
+    pub name: Text,
     pub kind: CharacteristicType,
     pub parameter: ParameterId,
     pub value: f64,
-    pub unit: String,
+    pub unit: Text,
     pub period: Option<Period>,
-    pub description: Option<String>,
+    pub description: Option<Text>,
 }
 
 /// Normalises a state filter or input value to the stored `DE-XX` form
