@@ -29,6 +29,9 @@ use tokio::sync::OwnedSemaphorePermit;
 /// connection, and frames of tens of KB. A page this short is built whole instead.
 pub const PER_FRAME: usize = 64;
 
+/// Frames encoded at once ahead of the one being sent: both cores, a few hundred KB.
+const PARALLEL_FRAMES: usize = 4;
+
 /// A station of the answer: its position in the catalog and its distance for `near`.
 #[derive(Debug, Clone, Copy)]
 pub struct Chosen {
@@ -119,6 +122,11 @@ pub fn built(list: &ListEncoder, items: &Items, page: &[Chosen]) -> Vec<u8> {
 
 /// The answer streamed: the head, then [`PER_FRAME`] stations a frame, then the tail. The
 /// heavy-query slot, if any, is held until the tail is made.
+///
+/// Frames after the first are encoded on tasks of their own, [`PARALLEL_FRAMES`] at once, and
+/// sent in order: encoding is the whole cost of a long list, and on the connection's task
+/// alone it kept one core busy while the other waited (100 000 stations: JSON 69 -> 52 ms,
+/// CSV 205 -> 120 ms).
 pub fn streamed(
     list: ListEncoder,
     items: Items,
@@ -127,16 +135,24 @@ pub fn streamed(
 ) -> Body {
     let head = Bytes::from(list.head());
     let tail = Bytes::copy_from_slice(list.tail());
-    let page = Arc::new(page);
+    let (list, items, page) = (Arc::new(list), Arc::new(items), Arc::new(page));
     let starts = (0..page.len()).step_by(PER_FRAME);
-    // Each frame's buffer starts at about the size of the one before, so it rarely grows.
+    // Each frame's buffer starts at about the size of the first, so it rarely grows.
     let mut room = 0;
-    let frames = futures::stream::iter(starts).map(move |start| {
-        let end = (start + PER_FRAME).min(page.len());
-        let bytes = frame(&list, &items, &page[start..end], start == 0, room);
-        room = bytes.len() + bytes.len() / 8;
-        Ok::<_, BoxError>(bytes)
-    });
+    let frames = futures::stream::iter(starts)
+        .map(move |start| {
+            let end = (start + PER_FRAME).min(page.len());
+            if start == 0 {
+                let bytes = frame(&list, &items, &page[..end], true, 0);
+                room = bytes.len() + bytes.len() / 8;
+                return futures::future::Either::Left(futures::future::ready(Ok(bytes)));
+            }
+            let (list, items, page) = (Arc::clone(&list), Arc::clone(&items), Arc::clone(&page));
+            let task =
+                tokio::spawn(async move { frame(&list, &items, &page[start..end], false, room) });
+            futures::future::Either::Right(async move { task.await.map_err(BoxError::from) })
+        })
+        .buffered(PARALLEL_FRAMES);
     let all = futures::stream::once(async { Ok(head) })
         .chain(frames)
         .chain(futures::stream::once(async move {
