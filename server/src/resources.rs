@@ -169,6 +169,34 @@ impl<'a> StationDoc<'a> {
     }
 }
 
+impl StationDoc<'_> {
+    /// The key at a path of [`STATION_SORT`], as [`Key::of`] finds it in the station's JSON
+    /// object (a test checks every path against it).
+    fn sort_key(&self, path: &str) -> Key {
+        let number = |x: Option<f64>| x.map_or(Key::Missing, Key::Number);
+        match path {
+            "id" => Key::text(self.id),
+            "name" => Key::text(self.name),
+            "type" => Key::text(self.kind),
+            "state" => Key::text(self.state),
+            "operator" => Key::text(self.operator),
+            "waterBodyId" => Key::text(self.water_body_id),
+            "waterBodyName" => Key::text(self.water_body_name),
+            "coordinates.lat" => number(self.coordinates.as_ref().map(|c| c.lat)),
+            "coordinates.lon" => number(self.coordinates.as_ref().map(|c| c.lon)),
+            "riverKm" => number(self.river_km),
+            "gaugeZero.value" => number(self.gauge_zero.as_ref().map(|g| g.value)),
+            "groundLevel" => number(self.ground_level),
+            "elevation" => number(self.elevation),
+            "distance" => number(self.distance),
+            _ => Key::of(lookup(
+                &serde_json::to_value(self).unwrap_or_default(),
+                path,
+            )),
+        }
+    }
+}
+
 /// A station as a GeoJSON feature, the shape the GeoJSON encoder gives a station's item: its
 /// coordinates as the point geometry, its other fields as properties.
 #[derive(Serialize)]
@@ -277,7 +305,7 @@ pub fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 /// One item's value for one sort key, looked up and case-folded once: a comparison then walks
 /// no paths and allocates nothing (sorting 100 000 stations by name lowercased both names in
 /// every one of its ~1.7 million comparisons).
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 enum Key {
     Missing,
     Number(f64),
@@ -294,11 +322,15 @@ impl Key {
         match v {
             None => Self::Missing,
             Some(Value::Number(n)) => Self::Number(n.as_f64().unwrap_or(0.0)),
-            Some(Value::String(s)) => Self::Text {
-                folded: s.to_lowercase(),
-                text: s.clone(),
-            },
+            Some(Value::String(s)) => Self::text(s),
             Some(other) => Self::Other(other.to_string()),
+        }
+    }
+
+    fn text(s: &str) -> Self {
+        Self::Text {
+            folded: s.to_lowercase(),
+            text: s.to_owned(),
         }
     }
 
@@ -328,7 +360,7 @@ impl Key {
 }
 
 /// An item's values for the sort keys of a request, in the keys' order.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct SortKeys(Vec<Key>);
 
 impl SortKeys {
@@ -338,6 +370,12 @@ impl SortKeys {
                 .map(|k| Key::of(lookup(item, &k.path)))
                 .collect(),
         )
+    }
+
+    /// A station's keys, read from its fields rather than from its JSON object: sorting
+    /// 100 000 stations built that object for each first (165 ms before the first byte).
+    pub fn of_station(doc: &StationDoc<'_>, keys: &[SortSpec]) -> Self {
+        Self(keys.iter().map(|k| doc.sort_key(&k.path)).collect())
     }
 
     /// The order of two items by the keys they were made with; equal when all keys are.
@@ -430,5 +468,58 @@ mod tests {
                 .collect::<String>(),
             "baA-"
         );
+    }
+
+    /// Every sortable path of a station gives the key its JSON object gives, for stations
+    /// with and without their optional fields, with and without a distance.
+    #[test]
+    fn station_keys_match_their_json() {
+        use hydro_engine::model::{Coordinates, GaugeZero, StationType};
+        let full = Station {
+            id: "b-1".parse().unwrap(),
+            name: "Köln Rhein".into(),
+            kind: StationType::SurfaceWater,
+            state: "DE-NW".into(),
+            operator: "WSV".into(),
+            water_body_id: "rhine".into(),
+            water_body_name: "Rhein".into(),
+            coordinates: Coordinates {
+                lat: 50.9,
+                lon: 6.9,
+            },
+            river_km: Some(688.0),
+            gauge_zero: Some(GaugeZero {
+                value: 34.97,
+                unit: "m".into(),
+                datum: "DHHN2016".into(),
+            }),
+            ground_level: None,
+            elevation: None,
+        };
+        let bare = Station {
+            river_km: None,
+            gauge_zero: None,
+            ground_level: Some(51.5),
+            water_body_id: "".into(),
+            kind: StationType::Groundwater,
+            ..full.clone()
+        };
+        for station in [&full, &bare] {
+            for distance in [None, Some(12.345_678)] {
+                let doc = StationDoc::new(station, distance);
+                let json = station_json(station, distance);
+                for path in STATION_SORT.iter().chain(&["gaugeZero.unit", "nope"]) {
+                    let spec = [SortSpec {
+                        path: (*path).into(),
+                        descending: false,
+                    }];
+                    assert_eq!(
+                        SortKeys::of_station(&doc, &spec),
+                        SortKeys::of(&json, &spec),
+                        "{path}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -104,7 +104,7 @@ pub fn order(hits: &[StationHit<'_>], sort: &[SortSpec]) -> Vec<Chosen> {
     let mut keyed: Vec<(SortKeys, Chosen)> = hits
         .iter()
         .map(|h| {
-            let keys = SortKeys::of(&station_json(h.station, h.distance_km), sort);
+            let keys = SortKeys::of_station(&StationDoc::new(h.station, h.distance_km), sort);
             (keys, chosen(h))
         })
         .collect();
