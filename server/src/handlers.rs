@@ -506,16 +506,27 @@ fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let (limit, offset, paging) = ctx.paging()?;
     let format = ctx.format(STATION_FORMATS)?;
 
-    let hits = ctx.state.dataset.catalog.find_stations(&filter);
-    let page = Page::new(hits.len() as u64, limit, offset);
+    // The page's positions in the list; a sorted list needs every match to be ordered first.
+    let first = usize::try_from(offset).unwrap_or(usize::MAX);
+    let page_range = first..limit.map_or(usize::MAX, |l| {
+        first.saturating_add(usize::try_from(l).unwrap_or(usize::MAX))
+    });
+    let keep = if sort.is_empty() {
+        page_range.clone()
+    } else {
+        0..usize::MAX
+    };
+    let (total, hits) = ctx.state.dataset.catalog.find_stations(&filter, keep);
+    let page = Page::new(total as u64, limit, offset);
     // Streaming a long list, or sorting one, costs as much as a value download.
-    let heavy = hits.len() > station_list::PER_FRAME
+    let heavy = total > station_list::PER_FRAME
         && (!sort.is_empty() || page.count > station_list::PER_FRAME as u64);
     let permit = heavy.then(|| ctx.heavy_permit()).transpose()?;
     let mut chosen = station_list::order(&hits, &sort);
-    let first = offset.min(hits.len() as u64) as usize;
-    chosen.truncate(first + page.count as usize);
-    chosen.drain(..first);
+    if !sort.is_empty() {
+        chosen.truncate(page_range.end);
+        chosen.drain(..first.min(chosen.len()));
+    }
     let items = station_list::Items {
         state: Arc::clone(ctx.state),
         include,
