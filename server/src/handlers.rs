@@ -506,27 +506,24 @@ fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let (limit, offset, paging) = ctx.paging()?;
     let format = ctx.format(STATION_FORMATS)?;
 
-    // The page's positions in the list; a sorted list needs every match to be ordered first.
+    // The page's positions in the list. Unsorted, only the page's matches are collected;
+    // sorted, every match is, and only the page's are ordered.
     let first = usize::try_from(offset).unwrap_or(usize::MAX);
     let page_range = first..limit.map_or(usize::MAX, |l| {
         first.saturating_add(usize::try_from(l).unwrap_or(usize::MAX))
     });
-    let keep = if sort.is_empty() {
-        page_range.clone()
+    let (find_keep, order_keep) = if sort.is_empty() {
+        (page_range, 0..usize::MAX)
     } else {
-        0..usize::MAX
+        (0..usize::MAX, page_range)
     };
-    let (total, hits) = ctx.state.dataset.catalog.find_stations(&filter, keep);
+    let (total, hits) = ctx.state.dataset.catalog.find_stations(&filter, find_keep);
     let page = Page::new(total as u64, limit, offset);
     // Streaming a long list, or sorting one, costs as much as a value download.
     let heavy = total > station_list::PER_FRAME
         && (!sort.is_empty() || page.count > station_list::PER_FRAME as u64);
     let permit = heavy.then(|| ctx.heavy_permit()).transpose()?;
-    let mut chosen = station_list::order(&hits, &sort);
-    if !sort.is_empty() {
-        chosen.truncate(page_range.end);
-        chosen.drain(..first.min(chosen.len()));
-    }
+    let chosen = station_list::order(&hits, &sort, order_keep);
     let items = station_list::Items {
         state: Arc::clone(ctx.state),
         include,

@@ -22,6 +22,7 @@ use futures::StreamExt;
 use hydro_engine::catalog::StationHit;
 use hydro_engine::model::Station;
 use serde_json::Value;
+use std::ops::Range;
 use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -90,26 +91,41 @@ pub fn station_item(
     v
 }
 
-/// The matching stations in the answer's order: by `sort` (stable, ties keep the catalog's
-/// order or nearest first), else as found. Sort keys are the station's own fields, looked up
-/// once per station.
-pub fn order(hits: &[StationHit<'_>], sort: &[SortSpec]) -> Vec<Chosen> {
+/// The stations at positions `keep` of the answer's order: by `sort` (ties keep the order of
+/// `hits`, the catalog's or nearest first), else as found. Sort keys are the station's own
+/// fields, looked up once per station. Only the stations up to the page's end are sorted,
+/// after a selection of them: a page of 100 of 100 000 stations sorted them all before.
+pub fn order(hits: &[StationHit<'_>], sort: &[SortSpec], keep: Range<usize>) -> Vec<Chosen> {
     let chosen = |h: &StationHit<'_>| Chosen {
         index: h.index,
         distance_km: h.distance_km,
     };
+    let end = keep.end.min(hits.len());
+    let start = keep.start.min(end);
     if sort.is_empty() {
-        return hits.iter().map(chosen).collect();
+        return hits[start..end].iter().map(chosen).collect();
     }
-    let mut keyed: Vec<(SortKeys, Chosen)> = hits
+    // The position in `hits` breaks ties: a total order, so the unstable sort and the
+    // selection give what a stable sort would.
+    let mut keyed: Vec<(SortKeys, usize)> = hits
         .iter()
-        .map(|h| {
+        .enumerate()
+        .map(|(i, h)| {
             let keys = SortKeys::of_station(&StationDoc::new(h.station, h.distance_km), sort);
-            (keys, chosen(h))
+            (keys, i)
         })
         .collect();
-    keyed.sort_by(|(a, _), (b, _)| a.compare(b, sort));
-    keyed.into_iter().map(|(_, c)| c).collect()
+    let order =
+        |(a, i): &(SortKeys, usize), (b, j): &(SortKeys, usize)| a.compare(b, sort).then(i.cmp(j));
+    if end < keyed.len() {
+        keyed.select_nth_unstable_by(end, order);
+        keyed.truncate(end);
+    }
+    keyed.sort_unstable_by(order);
+    keyed[start..]
+        .iter()
+        .map(|&(_, i)| chosen(&hits[i]))
+        .collect()
 }
 
 /// The whole answer in one buffer, for a page of at most [`PER_FRAME`] stations.
@@ -195,4 +211,64 @@ fn frame(
         }
     }
     Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hydro_engine::catalog::{Catalog, StationFilter};
+    use hydro_engine::model::{Coordinates, StationType};
+
+    /// A sorted page is the whole sorted list's slice at its positions, ties (equal keys,
+    /// missing values) in the catalog's order, ascending and descending.
+    #[test]
+    fn sorted_pages_are_slices_of_the_sorted_list() {
+        let stations = (0..40)
+            .map(|i| Station {
+                id: format!("s{i:02}").parse().unwrap(),
+                name: format!("Name {}", i % 7),
+                kind: StationType::SurfaceWater,
+                state: "DE-BY".into(),
+                operator: if i % 2 == 0 { "A" } else { "b" }.into(),
+                water_body_id: "".into(),
+                water_body_name: "".into(),
+                coordinates: Coordinates {
+                    lat: 48.0 + f64::from(i % 5),
+                    lon: 11.0,
+                },
+                river_km: (i % 3 != 0).then(|| f64::from(i % 4)),
+                gauge_zero: None,
+                ground_level: None,
+                elevation: None,
+            })
+            .collect();
+        let catalog = Catalog::new(stations, Vec::new(), Vec::new());
+        let (_, hits) = catalog.find_stations(&StationFilter::default(), 0..usize::MAX);
+        let spec = |path: &str, descending| SortSpec {
+            path: path.into(),
+            descending,
+        };
+        let index = |c: &[Chosen]| c.iter().map(|c| c.index).collect::<Vec<_>>();
+        for sort in [
+            vec![spec("riverKm", false)],
+            vec![spec("riverKm", true), spec("name", false)],
+            vec![spec("operator", true)],
+            vec![spec("coordinates.lat", false), spec("id", true)],
+        ] {
+            let all = index(&order(&hits, &sort, 0..usize::MAX));
+            assert_eq!(all.len(), hits.len());
+            // What a stable sort of the stations' JSON objects gives.
+            let mut stable: Vec<(SortKeys, usize)> = hits
+                .iter()
+                .map(|h| (SortKeys::of(&station_json(h.station, None), &sort), h.index))
+                .collect();
+            stable.sort_by(|(a, _), (b, _)| a.compare(b, &sort));
+            assert_eq!(all, stable.iter().map(|(_, i)| *i).collect::<Vec<_>>());
+            for keep in [0..1, 0..10, 5..17, 39..40, 30..100, 50..60] {
+                let page = index(&order(&hits, &sort, keep.clone()));
+                let end = keep.end.min(all.len());
+                assert_eq!(page, all[keep.start.min(end)..end], "{keep:?}");
+            }
+        }
+    }
 }
