@@ -169,30 +169,48 @@ impl<'a> StationDoc<'a> {
     }
 }
 
+/// A station's value at the path of one of its plain fields (not `coordinates` or
+/// `gaugeZero` as a whole), borrowed: what a sort key or a CSV cell needs of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell<'a> {
+    Text(&'a str),
+    Number(f64),
+}
+
 impl StationDoc<'_> {
-    /// The key at a path of [`STATION_SORT`], as [`Key::of`] finds it in the station's JSON
-    /// object (a test checks every path against it).
-    fn sort_key(&self, path: &str) -> Key {
-        let number = |x: Option<f64>| x.map_or(Key::Missing, Key::Number);
+    /// The value at a path of a plain field, as [`lookup`] finds it in the station's JSON
+    /// object (a test checks every path against it); None where that finds nothing, or for a
+    /// path of no plain field.
+    pub fn cell(&self, path: &str) -> Option<Cell<'_>> {
+        let text = |s| Some(Cell::Text(s));
         match path {
-            "id" => Key::text(self.id),
-            "name" => Key::text(self.name),
-            "type" => Key::text(self.kind),
-            "state" => Key::text(self.state),
-            "operator" => Key::text(self.operator),
-            "waterBodyId" => Key::text(self.water_body_id),
-            "waterBodyName" => Key::text(self.water_body_name),
-            "coordinates.lat" => number(self.coordinates.as_ref().map(|c| c.lat)),
-            "coordinates.lon" => number(self.coordinates.as_ref().map(|c| c.lon)),
-            "riverKm" => number(self.river_km),
-            "gaugeZero.value" => number(self.gauge_zero.as_ref().map(|g| g.value)),
-            "groundLevel" => number(self.ground_level),
-            "elevation" => number(self.elevation),
-            "distance" => number(self.distance),
-            _ => Key::of(lookup(
-                &serde_json::to_value(self).unwrap_or_default(),
-                path,
-            )),
+            "id" => text(self.id),
+            "name" => text(self.name),
+            "type" => text(self.kind),
+            "state" => text(self.state),
+            "operator" => text(self.operator),
+            "waterBodyId" => text(self.water_body_id),
+            "waterBodyName" => text(self.water_body_name),
+            "coordinates.lat" => self.coordinates.as_ref().map(|c| Cell::Number(c.lat)),
+            "coordinates.lon" => self.coordinates.as_ref().map(|c| Cell::Number(c.lon)),
+            "riverKm" => self.river_km.map(Cell::Number),
+            "gaugeZero.value" => self.gauge_zero.as_ref().map(|g| Cell::Number(g.value)),
+            "gaugeZero.unit" => self.gauge_zero.as_ref().map(|g| Cell::Text(g.unit)),
+            "gaugeZero.datum" => self.gauge_zero.as_ref().map(|g| Cell::Text(g.datum)),
+            "groundLevel" => self.ground_level.map(Cell::Number),
+            "elevation" => self.elevation.map(Cell::Number),
+            "distance" => self.distance.map(Cell::Number),
+            _ => None,
+        }
+    }
+
+    /// The sort key at a path of [`STATION_SORT`], as [`Key::of`] finds it in the station's
+    /// JSON object.
+    fn sort_key(&self, path: &str) -> Key {
+        match self.cell(path) {
+            Some(Cell::Text(s)) => Key::text(s),
+            Some(Cell::Number(x)) => Key::Number(x),
+            None => Key::Missing,
         }
     }
 }
@@ -470,8 +488,9 @@ mod tests {
         );
     }
 
-    /// Every sortable path of a station gives the key its JSON object gives, for stations
-    /// with and without their optional fields, with and without a distance.
+    /// Every sortable path of a station gives the key its JSON object gives, and every field
+    /// path the value, for stations with and without their optional fields, with and without
+    /// a distance.
     #[test]
     fn station_keys_match_their_json() {
         use hydro_engine::model::{Coordinates, GaugeZero, StationType};
@@ -508,7 +527,7 @@ mod tests {
             for distance in [None, Some(12.345_678)] {
                 let doc = StationDoc::new(station, distance);
                 let json = station_json(station, distance);
-                for path in STATION_SORT.iter().chain(&["gaugeZero.unit", "nope"]) {
+                for path in STATION_SORT {
                     let spec = [SortSpec {
                         path: (*path).into(),
                         descending: false,
@@ -518,6 +537,15 @@ mod tests {
                         SortKeys::of(&json, &spec),
                         "{path}"
                     );
+                }
+                for path in STATION_FIELDS {
+                    let want = match lookup(&json, path) {
+                        Some(Value::String(s)) => Some(Cell::Text(s)),
+                        Some(Value::Number(n)) => n.as_f64().map(Cell::Number),
+                        // An object or array is no plain field, and has no cell.
+                        _ => None,
+                    };
+                    assert_eq!(doc.cell(path), want, "{path}");
                 }
             }
         }

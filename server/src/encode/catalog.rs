@@ -3,7 +3,7 @@
 
 use super::{csv_field, number, xml_text};
 use crate::negotiate::Format;
-use crate::resources::{flatten, lookup};
+use crate::resources::{Cell, flatten, lookup};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::borrow::Borrow;
@@ -168,6 +168,16 @@ impl ListEncoder {
         self.format
     }
 
+    /// Appends a CSV row whose cells `cell` gives by column path: the row [`Self::item`]
+    /// writes for a JSON object with those values, without the object.
+    pub fn csv_cells<'c>(&self, cell: impl Fn(&str) -> Option<Cell<'c>>, out: &mut Vec<u8>) {
+        csv_line(&self.columns, out, |c, out| match cell(c) {
+            Some(Cell::Text(s)) => csv_field(s, out),
+            Some(Cell::Number(x)) => number(x, out),
+            None => {}
+        });
+    }
+
     /// Appends an item already in its JSON shape, anything serde can write: for JSON and
     /// NDJSON the item, for GeoJSON its feature. Not for CSV or XML.
     pub fn json_item(&self, item: &impl Serialize, first: bool, out: &mut Vec<u8>) {
@@ -199,17 +209,22 @@ fn around_empty_array(doc: Value) -> (Vec<u8>, Vec<u8>) {
 /// A row: each column's cell looked up by its dot path (the columns are flattened keys), an
 /// array as its JSON text, as [`flatten`] gives it.
 fn csv_row(item: &Value, columns: &[String], out: &mut Vec<u8>) {
+    csv_line(columns, out, |c, out| match lookup(item, c) {
+        Some(Value::String(s)) => csv_field(s, out),
+        Some(Value::Number(n)) => number(n.as_f64().unwrap_or(0.0), out),
+        Some(Value::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Some(a @ Value::Array(_)) => csv_field(&a.to_string(), out),
+        _ => {}
+    });
+}
+
+/// A row of `columns`, each cell written by `cell`.
+fn csv_line(columns: &[String], out: &mut Vec<u8>, mut cell: impl FnMut(&str, &mut Vec<u8>)) {
     for (i, c) in columns.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        match lookup(item, c) {
-            Some(Value::String(s)) => csv_field(s, out),
-            Some(Value::Number(n)) => number(n.as_f64().unwrap_or(0.0), out),
-            Some(Value::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-            Some(a @ Value::Array(_)) => csv_field(&a.to_string(), out),
-            _ => {}
-        }
+        cell(c, out);
     }
     out.extend_from_slice(b"\r\n");
 }
