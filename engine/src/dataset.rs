@@ -111,6 +111,7 @@ impl Dataset {
             get(manifest.catalog.characteristics.clone()).await?,
             &mut texts,
         )?;
+        // Scratch from here on: freed before the catalog's indexes take their room.
         drop(texts);
         let catalog = Catalog::new(stations, parameters, characteristics);
 
