@@ -1055,6 +1055,20 @@ async fn long_station_lists_stream_and_match_their_pages() {
         projected.json()["data"].to_string(),
         direct["data"].to_string()
     );
+    // So are stations with their included lists.
+    let lists = "include=parameters,characteristics";
+    let with_lists = get(&format!("{base}/stations?{lists}")).await.json();
+    assert!(
+        with_lists["data"][0]["parameters"][0]["id"].is_string(),
+        "{}",
+        with_lists["data"][0]
+    );
+    let named = get(&format!(
+        "{base}/stations?{lists}&fields={every},parameters,characteristics"
+    ))
+    .await
+    .json();
+    assert_eq!(named["data"].to_string(), with_lists["data"].to_string());
 
     let mut paged = Vec::new();
     for offset in (0..300).step_by(70) {

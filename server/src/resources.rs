@@ -5,7 +5,7 @@ use crate::params::SortSpec;
 use crate::timefmt::TimeFormatter;
 use hydro_engine::model::{Characteristic, Parameter, Period, Station};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::cmp::Ordering;
 
 pub const STATION_FIELDS: &[&str] = &[
@@ -256,36 +256,105 @@ pub fn station_json(s: &Station, distance_km: Option<f64>) -> Value {
     serde_json::to_value(StationDoc::new(s, distance_km)).unwrap_or_default()
 }
 
-fn period_json(p: &Period, tf: &mut TimeFormatter) -> Value {
-    json!({"start": tf.format(p.start), "end": tf.format(p.end)})
+/// A period with data, its instants formatted in the answer's offset.
+#[derive(Serialize)]
+struct PeriodDoc {
+    start: String,
+    end: String,
 }
 
+impl PeriodDoc {
+    fn new(p: &Period, tf: &mut TimeFormatter) -> Self {
+        Self {
+            start: tf.format(p.start),
+            end: tf.format(p.end),
+        }
+    }
+}
+
+/// A parameter as the API shows it, in the standard's field order: the one definition of
+/// that shape, written straight into a station list with `include=parameters` and turned
+/// into a [`Value`] elsewhere.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParameterDoc<'a> {
+    id: &'a str,
+    name: &'a str,
+    observed_property: &'a str,
+    unit: &'a str,
+    interval: &'a str,
+    availability: Vec<PeriodDoc>,
+}
+
+impl<'a> ParameterDoc<'a> {
+    pub fn new(p: &'a Parameter, tf: &mut TimeFormatter) -> Self {
+        Self {
+            id: p.id.as_str(),
+            name: &p.name,
+            observed_property: &p.observed_property,
+            unit: &p.unit,
+            interval: &p.interval,
+            availability: p
+                .availability
+                .iter()
+                .map(|a| PeriodDoc::new(a, tf))
+                .collect(),
+        }
+    }
+}
+
+/// A characteristic value as the API shows it, in the standard's field order: the one
+/// definition of that shape (see [`ParameterDoc`]).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CharacteristicDoc<'a> {
+    id: &'a str,
+    name: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    parameter_id: &'a str,
+    value: f64,
+    unit: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    period: Option<PeriodDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+}
+
+impl<'a> CharacteristicDoc<'a> {
+    pub fn new(c: &'a Characteristic, tf: &mut TimeFormatter) -> Self {
+        Self {
+            id: c.id.as_str(),
+            name: &c.name,
+            kind: c.kind.as_str(),
+            parameter_id: c.parameter.as_str(),
+            value: c.value,
+            unit: &c.unit,
+            period: c.period.as_ref().map(|p| PeriodDoc::new(p, tf)),
+            description: c.description.as_deref(),
+        }
+    }
+}
+
+/// A station with the lists `include` asked for, after its own fields.
+#[derive(Serialize)]
+pub struct StationWithLists<'a> {
+    #[serde(flatten)]
+    pub station: StationDoc<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Vec<ParameterDoc<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub characteristics: Option<Vec<CharacteristicDoc<'a>>>,
+}
+
+// Plain fields and finite or null numbers: serializing the documents below cannot fail.
+
 pub fn parameter_json(p: &Parameter, tf: &mut TimeFormatter) -> Value {
-    json!({
-        "id": p.id.as_str(),
-        "name": p.name,
-        "observedProperty": p.observed_property,
-        "unit": p.unit,
-        "interval": p.interval,
-        "availability": p.availability.iter().map(|a| period_json(a, tf)).collect::<Vec<_>>(),
-    })
+    serde_json::to_value(ParameterDoc::new(p, tf)).unwrap_or_default()
 }
 
 pub fn characteristic_json(c: &Characteristic, tf: &mut TimeFormatter) -> Value {
-    let mut m = Map::new();
-    m.insert("id".into(), json!(c.id.as_str()));
-    m.insert("name".into(), json!(c.name));
-    m.insert("type".into(), json!(c.kind.as_str()));
-    m.insert("parameterId".into(), json!(c.parameter.as_str()));
-    m.insert("value".into(), json!(c.value));
-    m.insert("unit".into(), json!(c.unit));
-    if let Some(p) = &c.period {
-        m.insert("period".into(), period_json(p, tf));
-    }
-    if let Some(d) = &c.description {
-        m.insert("description".into(), json!(d));
-    }
-    Value::Object(m)
+    serde_json::to_value(CharacteristicDoc::new(c, tf)).unwrap_or_default()
 }
 
 /// Keeps only the selected paths, in the object's own field order, nesting kept.
@@ -442,6 +511,7 @@ pub fn flatten(v: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn project_keeps_nesting_and_order() {
