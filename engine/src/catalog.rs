@@ -62,6 +62,30 @@ fn runs_by_station<T, K: Ord>(
     runs
 }
 
+/// Copies each station's own texts (id, name) so that they lie in memory in the list's
+/// order. Loaded in file order and then sorted, a station's texts lay scattered, and writing
+/// a whole list waited on a cache miss for nearly every one of them (100 000 stations as
+/// JSON: 38 -> 28 ms). All copies are made before the originals are freed, so that they
+/// take fresh memory one after the other.
+fn texts_in_list_order(stations: &mut [Station]) {
+    let copies: Vec<(StationId, String)> = stations
+        .iter()
+        .map(|s| (s.id.relocated(), s.name.as_str().to_owned()))
+        .collect();
+    for (s, (id, name)) in stations.iter_mut().zip(copies) {
+        s.id = id;
+        s.name = name;
+    }
+}
+
+/// Points an item's station id at the catalog's copy of that id (see
+/// [`texts_in_list_order`]), so that each id is held once.
+fn share_station_id(id: &mut StationId, by_id: &HashMap<StationId, usize>) {
+    if let Some((shared, _)) = by_id.get_key_value(id) {
+        *id = shared.clone();
+    }
+}
+
 /// Case-insensitive order of station names, without allocating for ASCII names (sorting
 /// 100 000 stations lowercased both names in each of ~1.7 million comparisons).
 fn name_order(a: &str, b: &str) -> Ordering {
@@ -91,11 +115,18 @@ impl Catalog {
     ) -> Self {
         stations
             .sort_unstable_by(|a, b| name_order(&a.name, &b.name).then_with(|| a.id.cmp(&b.id)));
+        texts_in_list_order(&mut stations);
         let by_id: HashMap<StationId, usize> = stations
             .iter()
             .enumerate()
             .map(|(i, s)| (s.id.clone(), i))
             .collect();
+        for p in parameters.iter_mut() {
+            share_station_id(&mut p.station, &by_id);
+        }
+        for c in characteristics.iter_mut() {
+            share_station_id(&mut c.station, &by_id);
+        }
         let parameter_runs = runs_by_station(
             &mut parameters,
             |p| (&p.station, &p.id),
@@ -295,6 +326,9 @@ mod tests {
         let s2 = "s2".parse().unwrap();
         let q = catalog.parameter(&s2, &"q".parse().unwrap());
         assert_eq!(q.map(|p| p.station.as_str()), Some("s2"));
+        // The parameter names its station with the station's own copy of the id.
+        let station = catalog.station(&s2).map(|s| s.id.as_str());
+        assert!(std::ptr::eq(q.unwrap().station.as_str(), station.unwrap()));
         assert!(catalog.characteristics(&s2).is_empty());
     }
 

@@ -52,6 +52,11 @@ macro_rules! id_type {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
+
+            /// The same id in a copy of its text of its own.
+            pub fn relocated(&self) -> Self {
+                Self(Arc::from(&*self.0))
+            }
         }
 
         impl SharedId for $name {

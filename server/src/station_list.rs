@@ -214,7 +214,8 @@ fn frame(
         let station = items.station(c);
         match list.format() {
             Format::Json | Format::NdJson if whole => {
-                list.json_item(&StationDoc::new(station, c.distance_km), first, &mut out);
+                let doc = StationDoc::new(station, c.distance_km);
+                list.json_item_with(first, &mut out, |out| doc.write_json(out));
             }
             Format::Json | Format::NdJson if items.fields.is_none() => {
                 let doc = with_lists(&items.state, station, c.distance_km, items.include, &mut tf);
@@ -225,11 +226,8 @@ fn frame(
                 list.csv_cells(|path| doc.cell(path), &mut out);
             }
             Format::GeoJson if whole => {
-                list.json_item(
-                    &StationFeature::new(station, c.distance_km),
-                    first,
-                    &mut out,
-                );
+                let feature = StationFeature::new(station, c.distance_km);
+                list.json_item_with(first, &mut out, |out| feature.write_json(out));
             }
             _ => list.item(&items.item(c), first, &mut out),
         }

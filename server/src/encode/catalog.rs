@@ -181,15 +181,20 @@ impl ListEncoder {
     /// Appends an item already in its JSON shape, anything serde can write: for JSON and
     /// NDJSON the item, for GeoJSON its feature. Not for CSV or XML.
     pub fn json_item(&self, item: &impl Serialize, first: bool, out: &mut Vec<u8>) {
+        self.json_item_with(first, out, |out| write_json(item, out));
+    }
+
+    /// Appends an item that `write` writes in its JSON shape, as [`Self::json_item`] does.
+    pub fn json_item_with(&self, first: bool, out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
         if self.format == Format::NdJson {
-            write_json(item, out);
+            write(out);
             out.push(b'\n');
             return;
         }
         if !first {
             out.push(b',');
         }
-        write_json(item, out);
+        write(out);
     }
 }
 
