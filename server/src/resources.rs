@@ -196,10 +196,7 @@ impl StationDoc<'_> {
             json_number(c.lon, out);
             out.push(b'}');
         }
-        if let Some(x) = self.river_km {
-            out.extend_from_slice(b",\"riverKm\":");
-            json_number(x, out);
-        }
+        json_member(b",\"riverKm\":", self.river_km, out);
         if let Some(g) = &self.gauge_zero {
             out.extend_from_slice(b",\"gaugeZero\":{\"value\":");
             json_number(g.value, out);
@@ -209,18 +206,9 @@ impl StationDoc<'_> {
             json_text(g.datum, out);
             out.push(b'}');
         }
-        if let Some(x) = self.ground_level {
-            out.extend_from_slice(b",\"groundLevel\":");
-            json_number(x, out);
-        }
-        if let Some(x) = self.elevation {
-            out.extend_from_slice(b",\"elevation\":");
-            json_number(x, out);
-        }
-        if let Some(x) = self.distance {
-            out.extend_from_slice(b",\"distance\":");
-            json_number(x, out);
-        }
+        json_member(b",\"groundLevel\":", self.ground_level, out);
+        json_member(b",\"elevation\":", self.elevation, out);
+        json_member(b",\"distance\":", self.distance, out);
         out.push(b'}');
     }
 }
@@ -235,6 +223,14 @@ fn json_text(s: &str, out: &mut Vec<u8>) {
     } else {
         // Writing to a Vec cannot fail.
         let _ = serde_json::to_writer(out, s);
+    }
+}
+
+/// `key` and the number after it, when there is a number (serde's `skip_serializing_if`).
+fn json_member(key: &[u8], x: Option<f64>, out: &mut Vec<u8>) {
+    if let Some(x) = x {
+        out.extend_from_slice(key);
+        json_number(x, out);
     }
 }
 
@@ -656,36 +652,7 @@ mod tests {
     /// a distance.
     #[test]
     fn station_keys_match_their_json() {
-        use hydro_engine::model::{Coordinates, GaugeZero, StationType};
-        let full = Station {
-            id: "b-1".parse().unwrap(),
-            name: "Köln Rhein".into(),
-            kind: StationType::SurfaceWater,
-            state: "DE-NW".into(),
-            operator: "WSV".into(),
-            water_body_id: "rhine".into(),
-            water_body_name: "Rhein".into(),
-            coordinates: Coordinates {
-                lat: 50.9,
-                lon: 6.9,
-            },
-            river_km: Some(688.0),
-            gauge_zero: Some(GaugeZero {
-                value: 34.97,
-                unit: "m".into(),
-                datum: "DHHN2016".into(),
-            }),
-            ground_level: None,
-            elevation: None,
-        };
-        let bare = Station {
-            river_km: None,
-            gauge_zero: None,
-            ground_level: Some(51.5),
-            water_body_id: "".into(),
-            kind: StationType::Groundwater,
-            ..full.clone()
-        };
+        let (full, bare) = test_stations::two();
         for station in [&full, &bare] {
             for distance in [None, Some(12.345_678)] {
                 let doc = StationDoc::new(station, distance);
@@ -769,5 +736,46 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// Stations for tests: one with every optional field of a surface-water station, and one
+/// without them, its text needing CSV quotes.
+#[cfg(test)]
+pub(crate) mod test_stations {
+    use hydro_engine::model::{Coordinates, GaugeZero, Station, StationType};
+
+    pub fn two() -> (Station, Station) {
+        let full = Station {
+            id: "b-1".parse().unwrap(),
+            name: "Köln, \"Pegel\" Rhein".into(),
+            kind: StationType::SurfaceWater,
+            state: "DE-NW".into(),
+            operator: "WSV".into(),
+            water_body_id: "rhine".into(),
+            water_body_name: "Rhein".into(),
+            coordinates: Coordinates {
+                lat: 50.936_7,
+                lon: 6.963,
+            },
+            river_km: Some(688.0),
+            gauge_zero: Some(GaugeZero {
+                value: 34.97,
+                unit: "m".into(),
+                datum: "DHHN2016".into(),
+            }),
+            ground_level: None,
+            elevation: None,
+        };
+        let bare = Station {
+            river_km: None,
+            gauge_zero: None,
+            ground_level: Some(51.5),
+            elevation: Some(1e-7),
+            water_body_id: "".into(),
+            kind: StationType::Groundwater,
+            ..full.clone()
+        };
+        (full, bare)
     }
 }

@@ -299,35 +299,8 @@ mod tests {
     /// text needing quotes, missing optional values, a distance, every field as a column.
     #[test]
     fn csv_rows_from_fields_match_rows_from_json() {
-        use crate::resources::{STATION_CSV, STATION_FIELDS};
-        let full = Station {
-            id: "s1".parse().unwrap(),
-            name: "Köln, \"Pegel\" Rhein".into(),
-            kind: StationType::SurfaceWater,
-            state: "DE-NW".into(),
-            operator: "WSV".into(),
-            water_body_id: "rhine".into(),
-            water_body_name: "Rhein".into(),
-            coordinates: Coordinates {
-                lat: 50.936_7,
-                lon: 6.963,
-            },
-            river_km: Some(688.0),
-            gauge_zero: Some(hydro_engine::model::GaugeZero {
-                value: 34.97,
-                unit: "m".into(),
-                datum: "DHHN2016".into(),
-            }),
-            ground_level: None,
-            elevation: None,
-        };
-        let bare = Station {
-            river_km: None,
-            gauge_zero: None,
-            water_body_id: "".into(),
-            elevation: Some(1e-7),
-            ..full.clone()
-        };
+        use crate::resources::{STATION_CSV, STATION_FIELDS, test_stations};
+        let (full, bare) = test_stations::two();
         let mut columns: Vec<String> = STATION_CSV.iter().map(|c| c.to_string()).collect();
         columns.push("distance".into());
         let all_fields = STATION_FIELDS
