@@ -440,6 +440,20 @@ async fn following_next_walks_the_collection_exactly_once() {
         .json();
     assert_eq!(r["meta"]["pagination"]["page"], 3);
     assert_eq!(r["data"][0]["id"], want[10]);
+    // The largest offset and limit there are, sorted or not: nothing past the end, and a
+    // limit past any count keeps the rest.
+    let huge = "9999999999999999999";
+    for sort in ["", "&sort=-name"] {
+        let r = get(&format!("{base}/stations?offset={huge}&limit={huge}{sort}")).await;
+        assert_eq!(r.status, 200);
+        let r = r.json();
+        assert_eq!(r["data"].as_array().unwrap().len(), 0);
+        assert_eq!(r["meta"]["pagination"]["total"], 24);
+        let r = get(&format!("{base}/stations?offset=22&limit={huge}{sort}"))
+            .await
+            .json();
+        assert_eq!(r["data"].as_array().unwrap().len(), 2, "{sort}");
+    }
 }
 
 #[tokio::test]

@@ -340,6 +340,8 @@ impl<'a> StationFeature<'a> {
     }
 }
 
+/// A station's JSON object, which tests hold the writers that skip it to.
+#[cfg(test)]
 pub fn station_json(s: &Station, distance_km: Option<f64>) -> Value {
     // Plain fields and finite or null numbers: serializing them cannot fail.
     serde_json::to_value(StationDoc::new(s, distance_km)).unwrap_or_default()
