@@ -136,13 +136,21 @@ pub const SHORT: usize = 32;
 
 /// Bytes written before a cell or after a row, or a dictionary value already escaped.
 pub enum Fragment {
+    /// Up to eight bytes (a CSV separator, most dictionary values), as the bytes of a
+    /// little-endian integer: one 8-byte copy rather than two 16-byte ones (a CSV row is
+    /// mostly such copies; 5 % of its time in `benches/encode.rs`).
+    Word(u64, usize),
     Short([u8; SHORT], usize),
     Long(Vec<u8>),
 }
 
 impl Fragment {
     pub fn new(bytes: Vec<u8>) -> Self {
-        if bytes.len() <= SHORT {
+        if bytes.len() <= 8 {
+            let mut b = [0u8; 8];
+            b[..bytes.len()].copy_from_slice(&bytes);
+            Self::Word(u64::from_le_bytes(b), bytes.len())
+        } else if bytes.len() <= SHORT {
             let mut b = [0u8; SHORT];
             b[..bytes.len()].copy_from_slice(&bytes);
             Self::Short(b, bytes.len())
@@ -153,7 +161,7 @@ impl Fragment {
 
     pub fn len(&self) -> usize {
         match self {
-            Self::Short(_, n) => *n,
+            Self::Word(_, n) | Self::Short(_, n) => *n,
             Self::Long(b) => b.len(),
         }
     }
@@ -165,6 +173,7 @@ impl Fragment {
     #[inline(always)]
     pub fn put(&self, out: &mut impl Out) {
         match self {
+            Self::Word(w, n) => out.put_fixed(&w.to_le_bytes(), *n),
             Self::Short(b, n) => out.put_fixed(b, *n),
             Self::Long(b) => out.put(b),
         }
