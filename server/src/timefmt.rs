@@ -2,7 +2,7 @@
 //! the date part is formatted once per day and reused, the time of day comes from a table of
 //! the 1 440 minutes of a day. Sub-second parts appear only when present.
 
-use crate::encode::Out;
+use crate::encode::{Out, padded};
 use chrono::FixedOffset;
 
 const DAY_MICROS: i64 = 86_400_000_000;
@@ -27,16 +27,16 @@ impl TimeFormatter {
         let sign = if offset_secs < 0 { '-' } else { '+' };
         let a = offset_secs.abs();
         let text = format!("{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60);
-        let mut offset = [0u8; 8];
-        offset[..6].copy_from_slice(b"+00:00");
-        if text.len() == 6 {
-            offset[..6].copy_from_slice(text.as_bytes());
-        }
+        let offset: &[u8] = if text.len() == 6 {
+            text.as_bytes()
+        } else {
+            b"+00:00"
+        };
         Self {
             offset_micros: offset_secs * 1_000_000,
             day_start: i64::MIN,
             date: date_word(*b"0000-00-00T"),
-            offset: u64::from_le_bytes(offset),
+            offset: u64::from_le_bytes(padded(offset)),
         }
     }
 
@@ -72,9 +72,7 @@ impl TimeFormatter {
 
 /// The eleven bytes of a date as the low bytes of an integer.
 fn date_word(date: [u8; 11]) -> u128 {
-    let mut bytes = [0u8; 16];
-    bytes[..11].copy_from_slice(&date);
-    u128::from_le_bytes(bytes)
+    u128::from_le_bytes(padded(&date))
 }
 
 /// `YYYY-MM-DDT` of a day since 1970-01-01 (proleptic Gregorian; years outside 0..=9999

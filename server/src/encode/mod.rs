@@ -134,6 +134,13 @@ pub fn number(v: f64, out: &mut impl Out) {
 /// ([`Out::put_fixed`]).
 pub const SHORT: usize = 32;
 
+/// `bytes` at the start of N bytes, zeros after; `bytes` must fit.
+pub fn padded<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut b = [0u8; N];
+    b[..bytes.len()].copy_from_slice(bytes);
+    b
+}
+
 /// Bytes written before a cell or after a row, or a dictionary value already escaped.
 pub enum Fragment {
     /// Up to eight bytes (a CSV separator, most dictionary values), as the bytes of a
@@ -147,13 +154,9 @@ pub enum Fragment {
 impl Fragment {
     pub fn new(bytes: Vec<u8>) -> Self {
         if bytes.len() <= 8 {
-            let mut b = [0u8; 8];
-            b[..bytes.len()].copy_from_slice(&bytes);
-            Self::Word(u64::from_le_bytes(b), bytes.len())
+            Self::Word(u64::from_le_bytes(padded(&bytes)), bytes.len())
         } else if bytes.len() <= SHORT {
-            let mut b = [0u8; SHORT];
-            b[..bytes.len()].copy_from_slice(&bytes);
-            Self::Short(b, bytes.len())
+            Self::Short(padded(&bytes), bytes.len())
         } else {
             Self::Long(bytes)
         }
