@@ -18,9 +18,19 @@ HYDRO = os.path.join(TARGET, "release", "hydro")
 
 
 def build_release(skip):
-    """Builds target/release/hydro unless the caller says it is current."""
+    """Builds target/release/hydro unless the caller says it is current; a binary older than
+    the sources (a build in another target directory, say) is refused rather than measured."""
     if not skip:
         subprocess.run(["cargo", "build", "--release", "--bin", "hydro"], cwd=ROOT, check=True)
+        return
+    newest = max(os.path.getmtime(os.path.join(d, f))
+                 for top in ("src", "engine", "server", "Cargo.toml", "Cargo.lock")
+                 for d, _, files in (os.walk(os.path.join(ROOT, top)) if os.path.isdir(os.path.join(ROOT, top))
+                                     else [(ROOT, None, [top])])
+                 for f in files if f.endswith((".rs", ".toml", ".lock")))
+    if not os.path.exists(HYDRO) or os.path.getmtime(HYDRO) < newest:
+        sys.exit(f"{HYDRO} is missing or older than the sources: build it (drop --no-build), "
+                 "or set CARGO_TARGET_DIR to where it was built")
 
 
 def sh(*args, **kw):
