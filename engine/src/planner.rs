@@ -206,7 +206,7 @@ fn into_batch(piece: Result<Piece>) -> Result<RecordBatch, DataFusionError> {
 
 type MonthFuture = BoxFuture<'static, Result<Vec<Piece>>>;
 
-/// A month's read (or a group of months', see [`MonthGroup`]), not started yet.
+/// A month's read (or a group of stored months', see [`StoredGroup`]), not started yet.
 enum MonthRead {
     /// A task of its own, so that decoding or reading runs on another core than the encoder.
     Task(MonthFuture),
@@ -241,51 +241,51 @@ impl MonthRead {
     }
 }
 
-/// Whole months are read in groups of about this many rows, each group on a task of its own,
-/// so that the reads run on another core than the encoder, and the two thread wake-ups of a
-/// task are paid once a group rather than once a month of a few thousand rows. Five months of
-/// a 15-minute series (`benches/ab.py`, 10-year downloads made anew, against a task per month):
-/// - Parquet, whose stored months are ~15 KB reads: 15-17 % less time than with every read
-///   on the answer's task as before (a task per month had cost a fifth of the CPU time), for
-///   12-16 % more CPU time alone and as many downloads a second at four connections;
-/// - Arrow IPC, whose months are decoded: 6-10 % less time and CPU time;
-/// - CSV: no change (encoding dominates).
-///
-/// Counted in rows, so that the read-ahead holds about as much whatever the series' interval.
-const GROUP_ROWS: u64 = 12 * 1024;
+/// Stored months are read in groups of about this many rows, each group on a task of its own:
+/// the reads and metadata copies then run on another core than the Parquet writer, and the two
+/// thread wake-ups of a task are paid once a group rather than once a ~15 KB month (a task per
+/// month cost a fifth of the CPU time; every read on the answer's task kept one core idle).
+/// Five months of a 15-minute series: a made 10-year Parquet download alone took 15-17 % less
+/// time than with every read on the answer's task, for 12-16 % more CPU time, and under load
+/// (four connections) as many downloads a second (`benches/ab.py`, groups of 2 to 60 months
+/// compared). Counted in rows, so that the read-ahead holds about as many bytes whatever the
+/// series' interval.
+const STORED_GROUP_ROWS: u64 = 12 * 1024;
 
-/// Whole months gathered into one read.
+/// Whole months of a stored answer gathered into one read.
 #[derive(Default)]
-struct MonthGroup {
-    reads: Vec<BoxFuture<'static, Result<Piece>>>,
+struct StoredGroup {
+    months: Vec<WholeMonth>,
     rows: u64,
 }
 
-impl MonthGroup {
-    /// Adds a month's read of `rows` rows; true once the group is full.
-    fn add(&mut self, read: BoxFuture<'static, Result<Piece>>, rows: u64) -> bool {
-        self.reads.push(read);
+impl StoredGroup {
+    /// Adds a month of `rows` rows; true once the group is full.
+    fn add(&mut self, month: WholeMonth, rows: u64) -> bool {
+        self.months.push(month);
         self.rows += rows;
-        self.rows >= GROUP_ROWS
+        self.rows >= STORED_GROUP_ROWS
     }
 
     /// The months so far as one read, in order, on a task of its own; the group starts over.
-    fn take(&mut self) -> Option<MonthRead> {
-        let reads = std::mem::take(self).reads;
-        if reads.is_empty() {
+    fn take(&mut self, scans: &ScanLog) -> Option<MonthRead> {
+        let months = std::mem::take(self).months;
+        if months.is_empty() {
             return None;
         }
+        let scans = scans.clone();
         Some(MonthRead::Task(Box::pin(async move {
-            let mut pieces = Vec::with_capacity(reads.len());
-            for read in reads {
-                pieces.push(read.await?);
+            let mut pieces = Vec::with_capacity(months.len());
+            for month in months {
+                scans.count_whole_month();
+                pieces.push(Piece::Stored(month.stored().await?));
             }
             Ok(pieces)
         })))
     }
 }
 
-/// Months (or groups of months) read ahead of the one being sent. A month of one series
+/// Months (or groups of stored months) read ahead of the one being sent. A month of one series
 /// is a few thousand rows, so this bounds memory while keeping both cores busy.
 const PREFETCH_MONTHS: usize = 4;
 
@@ -743,8 +743,8 @@ impl Dataset {
         // opening and decoding overlap instead of queueing, and decoding runs on another core
         // than the encoder (see `MonthRead`).
         let mut months: Vec<MonthRead> = Vec::new();
-        // Whole months not yet given a read.
-        let mut group = MonthGroup::default();
+        // Whole months of a stored answer not yet given a read.
+        let mut group = StoredGroup::default();
         // The window position of the month's first row, while every month so far is counted.
         let mut position = Some(a - skip);
         for (k, part) in selected.iter().enumerate() {
@@ -757,30 +757,26 @@ impl Dataset {
             position = position.zip(part.rows).map(|(p, n)| p + n);
             if whole {
                 let month = self.whole_month(part, file_columns.clone());
-                let scans = scans.clone();
-                let read: BoxFuture<'static, Result<Piece>> = if q.stored {
-                    Box::pin(async move {
-                        scans.count_whole_month();
-                        Ok(Piece::Stored(month.stored().await?))
-                    })
+                if q.stored {
+                    // The first month alone, on the answer's task (see `MonthRead::inline`).
+                    if group.add(month, part.stats.rows) || months.is_empty() {
+                        months.extend(group.take(scans));
+                    }
                 } else {
+                    let scans = scans.clone();
                     if k == 0 && rows.is_some() {
                         // The decoding skips the first month's rows before `a`.
                         skip = 0;
                     }
                     let schema = Arc::clone(&schema);
-                    Box::pin(async move {
+                    months.push(MonthRead::Task(Box::pin(async move {
                         scans.count_whole_month();
-                        Ok(Piece::Rows(month.decoded(schema, rows).await?))
-                    })
-                };
-                // The first month alone, on the answer's task (see `MonthRead::inline`).
-                if group.add(read, part.stats.rows) || months.is_empty() {
-                    months.extend(group.take());
+                        Ok(vec![Piece::Rows(month.decoded(schema, rows).await?)])
+                    })));
                 }
                 continue;
             }
-            months.extend(group.take());
+            months.extend(group.take(scans));
             let plan =
                 self.scanner
                     .scan(&[part.file], Arc::clone(&q.predicate), q.columns, None)?;
@@ -791,7 +787,7 @@ impl Dataset {
                 Ok(batches.into_iter().map(Piece::Rows).collect())
             })));
         }
-        months.extend(group.take());
+        months.extend(group.take(scans));
         let mut months = months.into_iter();
         let first = months.next().map(MonthRead::inline);
         let pieces = futures::stream::iter(first.into_iter().chain(months))
