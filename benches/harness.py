@@ -23,14 +23,18 @@ def build_release(skip):
     if not skip:
         subprocess.run(["cargo", "build", "--release", "--bin", "hydro"], cwd=ROOT, check=True)
         return
-    newest = max(os.path.getmtime(os.path.join(d, f))
-                 for top in ("src", "engine", "server", "Cargo.toml", "Cargo.lock")
-                 for d, _, files in (os.walk(os.path.join(ROOT, top)) if os.path.isdir(os.path.join(ROOT, top))
-                                     else [(ROOT, None, [top])])
-                 for f in files if f.endswith((".rs", ".toml", ".lock")))
-    if not os.path.exists(HYDRO) or os.path.getmtime(HYDRO) < newest:
+    if not os.path.exists(HYDRO) or os.path.getmtime(HYDRO) < newest_source():
         sys.exit(f"{HYDRO} is missing or older than the sources: build it (drop --no-build), "
                  "or set CARGO_TARGET_DIR to where it was built")
+
+
+def newest_source():
+    """The modification time of the newest Rust source or Cargo file of the workspace."""
+    paths = [os.path.join(ROOT, "Cargo.toml"), os.path.join(ROOT, "Cargo.lock")]
+    for top in ("src", "engine", "server"):
+        for d, _, files in os.walk(os.path.join(ROOT, top)):
+            paths += [os.path.join(d, f) for f in files if f.endswith((".rs", ".toml"))]
+    return max(os.path.getmtime(p) for p in paths)
 
 
 def sh(*args, **kw):

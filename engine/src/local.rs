@@ -82,7 +82,8 @@ fn read_error(path: &std::path::Path, e: std::io::Error) -> object_store::Error 
 }
 
 /// Bytes `range` of `file`, read into a buffer that is not zeroed first: zeroing it
-/// (`vec![0; n]`) was as costly as a tenth of the read itself in a Parquet download's `perf`.
+/// (`vec![0; n]`) was 3 % of a made Parquet download in `perf`, and leaving it out saved 6-7 %
+/// of that download's CPU time (`benches/RESULTS.md`).
 fn read_range(file: &File, range: &Range<u64>) -> std::io::Result<Bytes> {
     let len = range.end.saturating_sub(range.start) as usize;
     let mut buf = Vec::with_capacity(len);

@@ -741,9 +741,9 @@ impl Dataset {
         let (selected, mut skip) = select(parts, a, b);
         let file_columns = column_indices(q.columns)?;
         let schema = output_schema(q.columns)?;
-        // Up to PREFETCH_MONTHS months read ahead in parallel and emitted in time order: file
-        // opening and decoding overlap instead of queueing, and decoding runs on another core
-        // than the encoder (see `MonthRead`).
+        // Up to PREFETCH_MONTHS months (or groups of stored months) read ahead in parallel and
+        // emitted in time order: file opening and decoding overlap instead of queueing, and
+        // decoding runs on another core than the encoder (see `MonthRead`).
         let mut months: Vec<MonthRead> = Vec::new();
         // Whole months of a stored answer not yet given a read.
         let mut group = StoredGroup::default();
