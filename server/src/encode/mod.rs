@@ -4,7 +4,10 @@
 
 pub mod binary;
 pub mod catalog;
+mod number;
 pub mod text;
+
+pub use number::number;
 
 use bytes::Bytes;
 use hydro_engine::stored::Piece;
@@ -109,27 +112,6 @@ impl Out for Appender<'_> {
     }
 }
 
-/// A finite float in the shortest form that reads back exactly (ryu); integral values get
-/// no `.0` so that JSON and CSV show `12` as users write it.
-#[inline]
-pub fn number(v: f64, out: &mut impl Out) {
-    if !v.is_finite() {
-        out.put(b"null");
-        return;
-    }
-    if let Some((m, decimals)) = short_decimal(v) {
-        write_decimal(m, decimals, out);
-        return;
-    }
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        let mut b = itoa::Buffer::new();
-        out.put(b.format(v as i64).as_bytes());
-        return;
-    }
-    let mut b = ryu::Buffer::new();
-    out.put(b.format_finite(v).as_bytes());
-}
-
 /// Byte strings of up to `SHORT` bytes are appended with one copy of a fixed size
 /// ([`Out::put_fixed`]).
 pub const SHORT: usize = 32;
@@ -183,102 +165,6 @@ impl Fragment {
     }
 }
 
-/// `v` as `m / 10^decimals` with at most three decimals, when that decimal reads back as exactly
-/// `v`. Measurements are recorded to a few decimals, and this test is several times cheaper than
-/// ryu's general search (which was a fifth of a CSV download's CPU time in `perf`).
-///
-/// Why it is exact: `m` and `1000` are exact in f64, so `m / 1000` is the correctly rounded value
-/// of the decimal, which is what a reader parses it to. Why it is the shortest form (the one ryu
-/// prints): below 1e12 two decimals with three places that read back as the same double differ
-/// by less than one in the last place, so any shorter form that reads back is `m` without its
-/// trailing zeros.
-fn short_decimal(v: f64) -> Option<(i64, usize)> {
-    if v.abs() >= 1e12 {
-        return None;
-    }
-    let x = v * 1000.0;
-    // Round half away from zero with a plain conversion (no libm call); exactness is checked
-    // next, so an off-by-one here only costs the fallback.
-    let mut m = (x + 0.5f64.copysign(x)) as i64;
-    if m as f64 / 1000.0 != v {
-        return None;
-    }
-    let mut decimals = 3;
-    while decimals > 0 && m % 10 == 0 {
-        m /= 10;
-        decimals -= 1;
-    }
-    Some((m, decimals))
-}
-
-/// `m / 10^decimals` in decimal, written backwards into a buffer and appended in one
-/// fixed-size copy (see [`SHORT`]).
-#[inline(always)]
-fn write_decimal(m: i64, decimals: usize, out: &mut impl Out) {
-    const POW10: [u64; 16] = {
-        let mut p = [1u64; 16];
-        let mut i = 1;
-        while i < 16 {
-            p[i] = p[i - 1] * 10;
-            i += 1;
-        }
-        p
-    };
-    let mut a = m.unsigned_abs();
-    // Constant divisors: a division by a table entry is a hardware divide (tens of cycles).
-    let int_part = match decimals {
-        0 => a,
-        1 => a / 10,
-        2 => a / 100,
-        _ => a / 1000,
-    };
-    let int_digits = 1 + POW10[1..].iter().take_while(|&&p| int_part >= p).count();
-    // |m| < 1e15: at most 16 digits, a point and a sign, well inside SHORT.
-    let len = usize::from(m < 0) + int_digits + if decimals > 0 { decimals + 1 } else { 0 };
-    if len <= 8 {
-        // Most measurements: built in a register, last character first, so that the first
-        // lands in the lowest byte. Digits written to a buffer and read back at once stalled
-        // on store forwarding (a fifth of this function in `perf`).
-        let mut word = 0u64;
-        for _ in 0..decimals {
-            word = (word << 8) | (b'0' as u64 + a % 10);
-            a /= 10;
-        }
-        if decimals > 0 {
-            word = (word << 8) | b'.' as u64;
-        }
-        for _ in 0..int_digits {
-            word = (word << 8) | (b'0' as u64 + a % 10);
-            a /= 10;
-        }
-        if m < 0 {
-            word = (word << 8) | b'-' as u64;
-        }
-        out.put_fixed(&word.to_le_bytes(), len);
-        return;
-    }
-    let mut buf = [0u8; SHORT];
-    let mut pos = len;
-    for _ in 0..decimals {
-        pos -= 1;
-        buf[pos] = b'0' + (a % 10) as u8;
-        a /= 10;
-    }
-    if decimals > 0 {
-        pos -= 1;
-        buf[pos] = b'.';
-    }
-    for _ in 0..int_digits {
-        pos -= 1;
-        buf[pos] = b'0' + (a % 10) as u8;
-        a /= 10;
-    }
-    if m < 0 {
-        buf[0] = b'-';
-    }
-    out.put_fixed(&buf, len);
-}
-
 /// Escapes text for XML character data and attributes.
 pub fn xml_text(s: &str, out: &mut Vec<u8>) {
     for c in s.chars() {
@@ -320,114 +206,5 @@ mod tests {
         let mut o = Vec::new();
         csv_field("a,\"b\"", &mut o);
         assert_eq!(String::from_utf8(o).unwrap(), r#""a,""b""""#);
-        let mut o = Vec::new();
-        for v in [
-            12.0,
-            0.1,
-            -3.25,
-            1e20,
-            -0.0,
-            -0.5,
-            0.001,
-            0.0001,
-            1e-7,
-            466.16,
-            2.5e11,
-            0.5,
-            1024.0,
-            99_999_999_999.999,
-            99_999.999,
-            -100_000.5,
-            12_345.678,
-            0.0005,
-            0.125,
-            0.000_976_562_5,
-            -7.0,
-        ] {
-            number(v, &mut o);
-            o.push(b' ');
-        }
-        assert_eq!(
-            String::from_utf8(o).unwrap(),
-            "12 0.1 -3.25 1e20 0 -0.5 0.001 0.0001 1e-7 466.16 250000000000 0.5 1024 99999999999.999 \
-             99999.999 -100000.5 12345.678 0.0005 0.125 0.0009765625 -7 "
-        );
-    }
-
-    /// Both ways of writing a decimal (in a register, and through a buffer) agree with `format!`
-    /// on every length of integer and fraction part, both signs.
-    #[test]
-    fn decimals_match_format() {
-        let mut ms: Vec<i64> = (0..20_000).collect();
-        for p in 1..16 {
-            let t = 10i64.pow(p);
-            ms.extend([t - 1, t, t + 1, t + 7 * (t / 10), 3 * t - 1]);
-        }
-        for m in ms.into_iter().flat_map(|m| [m, -m]) {
-            for decimals in 0..=3usize {
-                let a = m.unsigned_abs();
-                let p = 10u64.pow(decimals as u32);
-                let sign = if m < 0 { "-" } else { "" };
-                let want = if decimals == 0 {
-                    format!("{sign}{a}")
-                } else {
-                    format!("{sign}{}.{:0w$}", a / p, a % p, w = decimals)
-                };
-                let mut got = Vec::new();
-                write_decimal(m, decimals, &mut got);
-                assert_eq!(String::from_utf8(got).unwrap(), want, "{m} / 10^{decimals}");
-            }
-        }
-    }
-
-    /// The fast path prints what ryu prints (its shortest round-trip form), wherever ryu does
-    /// not switch to an exponent.
-    #[test]
-    fn short_decimals_match_ryu() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
-        for i in 0..200_000 {
-            let r = next();
-            let v = match i % 5 {
-                // measured-looking values: up to 3 decimals, any magnitude below 1e12
-                0 => {
-                    (r % 2_000_000_000) as f64 / [1.0, 10.0, 100.0, 1000.0][(r >> 40) as usize % 4]
-                        - 1e6
-                }
-                1 => (r % 100_000) as f64 / 1000.0,
-                // the doubles next to a three-decimal value must not print as it
-                2 => {
-                    let v = (r % 100_000_000) as f64 / 1000.0;
-                    f64::from_bits(if r >> 63 == 0 {
-                        v.to_bits() + 1
-                    } else {
-                        v.to_bits().saturating_sub(1)
-                    })
-                }
-                // powers of two and their neighbours, where the spacing of doubles halves
-                3 => {
-                    let p = 2f64.powi((r % 50) as i32 - 12);
-                    f64::from_bits((p.to_bits() as i64 + (r >> 62) as i64 - 2) as u64)
-                }
-                _ => f64::from_bits(r),
-            };
-            if !v.is_finite() {
-                continue;
-            }
-            let mut ours = Vec::new();
-            number(v, &mut ours);
-            let ours = String::from_utf8(ours).unwrap();
-            assert_eq!(ours.parse::<f64>().unwrap(), v, "{ours} does not read back");
-            let theirs = ryu::Buffer::new().format_finite(v).to_owned();
-            if !theirs.contains('e') {
-                let trim = |s: &str| s.trim_end_matches(".0").to_owned();
-                assert_eq!(trim(&ours), trim(&theirs), "{v:e}");
-            }
-        }
     }
 }
