@@ -5,7 +5,9 @@ use super::{Appender, Fragment, Out, SHORT, csv_field, json_string, number, xml_
 use crate::negotiate::Format;
 use crate::timefmt::TimeFormatter;
 use bytes::Bytes;
-use datafusion::arrow::array::{Array, AsArray, DictionaryArray, RecordBatch, StringArray};
+use datafusion::arrow::array::{
+    Array, AsArray, DictionaryArray, PrimitiveArray, RecordBatch, StringArray,
+};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 
 /// Encodes value batches as rows of text. It holds no state between batches, so batches can be
@@ -77,11 +79,18 @@ impl ValuesText {
     }
 }
 
-enum Col<'a> {
-    Time(&'a datafusion::arrow::array::PrimitiveArray<TimestampMicrosecondType>),
-    Num(&'a datafusion::arrow::array::PrimitiveArray<Float64Type>),
-    /// Keys, and each dictionary value already escaped for the output format.
-    Text(&'a DictionaryArray<Int32Type>, Vec<Fragment>),
+/// What a row is made of, in order: constant bytes and cells. `B` is how bytes are held:
+/// `Vec<u8>` while the parts are put together, [`Fragment`]s in the row loop.
+enum Part<'a, B> {
+    /// Bytes between cells.
+    Fixed(B),
+    Time(&'a PrimitiveArray<TimestampMicrosecondType>),
+    /// A number, or where there is none, `null` (JSON) or nothing.
+    Num(&'a PrimitiveArray<Float64Type>, &'static [u8]),
+    /// A dictionary cell: each value escaped for the format, then the same for a null. The
+    /// constant bytes on both sides are folded into them (`,good\r\n`), so that the cell and
+    /// its separators are one copy (`csv/ours` 1.06 -> 0.92-0.96 ms, three copies a row less).
+    Text(&'a DictionaryArray<Int32Type>, Vec<B>, B),
 }
 
 fn escaped(format: Format, s: &str) -> Vec<u8> {
@@ -94,76 +103,133 @@ fn escaped(format: Format, s: &str) -> Vec<u8> {
     out
 }
 
-fn columns<'a>(
+/// The cell of a column, its dictionary values escaped.
+fn cell<'a>(
     batch: &'a RecordBatch,
-    names: &[String],
+    name: &str,
     format: Format,
-) -> Result<Vec<Col<'a>>, String> {
-    names
+) -> Result<Part<'a, Vec<u8>>, String> {
+    let c = batch
+        .column_by_name(name)
+        .ok_or_else(|| format!("column {name} missing"))?;
+    let json = matches!(format, Format::Json | Format::NdJson);
+    if let Some(t) = c.as_primitive_opt::<TimestampMicrosecondType>() {
+        return Ok(Part::Time(t));
+    }
+    if let Some(f) = c.as_primitive_opt::<Float64Type>() {
+        return Ok(Part::Num(f, if json { b"null" } else { b"" }));
+    }
+    let d = c
+        .as_dictionary_opt::<Int32Type>()
+        .ok_or_else(|| format!("column {name} has an unexpected type"))?;
+    let values: &StringArray = d
+        .values()
+        .as_string_opt::<i32>()
+        .ok_or_else(|| format!("column {name} is not text"))?;
+    let escaped_values = values
         .iter()
-        .map(|n| {
-            let c = batch
-                .column_by_name(n)
-                .ok_or_else(|| format!("column {n} missing"))?;
-            if let Some(t) = c.as_primitive_opt::<TimestampMicrosecondType>() {
-                return Ok(Col::Time(t));
-            }
-            if let Some(f) = c.as_primitive_opt::<Float64Type>() {
-                return Ok(Col::Num(f));
-            }
-            let d = c
-                .as_dictionary_opt::<Int32Type>()
-                .ok_or_else(|| format!("column {n} has an unexpected type"))?;
-            let values: &StringArray = d
-                .values()
-                .as_string_opt::<i32>()
-                .ok_or_else(|| format!("column {n} is not text"))?;
-            let encoded = (0..values.len())
-                .map(|k| Fragment::new(escaped(format, values.value(k))))
-                .collect();
-            Ok(Col::Text(d, encoded))
-        })
-        .collect()
+        .map(|v| escaped(format, v.unwrap_or("")))
+        .collect();
+    let null = if json { b"\"\"".to_vec() } else { Vec::new() };
+    Ok(Part::Text(d, escaped_values, null))
 }
 
-/// The most a cell of a column can take: a timestamp at most 32 bytes, a number at most 24
-/// (ryu), text its longest dictionary value, `null` or `""`.
-fn cell_max(col: &Col<'_>) -> usize {
-    match col {
-        Col::Time(_) => 32,
-        Col::Num(_) => 24,
-        Col::Text(_, e) => e.iter().map(Fragment::len).max().unwrap_or(0).max(2),
+impl<'a> Part<'a, Vec<u8>> {
+    /// Appends constant bytes after this part, when it can hold them.
+    fn absorb(&mut self, bytes: &[u8]) -> bool {
+        match self {
+            Part::Fixed(b) => b.extend_from_slice(bytes),
+            Part::Text(_, values, null) => {
+                for v in values.iter_mut().chain([null]) {
+                    v.extend_from_slice(bytes);
+                }
+            }
+            Part::Time(_) | Part::Num(..) => return false,
+        }
+        true
+    }
+
+    /// Puts constant bytes before a dictionary cell's values.
+    fn prefix(&mut self, bytes: &[u8]) {
+        if let Part::Text(_, values, null) = self {
+            for v in values.iter_mut().chain([null]) {
+                v.splice(0..0, bytes.iter().copied());
+            }
+        }
+    }
+
+    fn finish(self) -> Part<'a, Fragment> {
+        match self {
+            Part::Fixed(b) => Part::Fixed(Fragment::new(b)),
+            Part::Time(t) => Part::Time(t),
+            Part::Num(n, null) => Part::Num(n, null),
+            Part::Text(d, values, null) => Part::Text(
+                d,
+                values.into_iter().map(Fragment::new).collect(),
+                Fragment::new(null),
+            ),
+        }
+    }
+}
+
+impl Part<'_, Fragment> {
+    /// The most the part can take: a timestamp at most 32 bytes, a number at most 24 (ryu).
+    fn max_len(&self) -> usize {
+        match self {
+            Part::Fixed(f) => f.len(),
+            Part::Time(_) => 32,
+            Part::Num(..) => 24,
+            Part::Text(_, values, null) => values
+                .iter()
+                .chain([null])
+                .map(Fragment::len)
+                .max()
+                .unwrap_or(0),
+        }
+    }
+
+    #[inline(always)]
+    fn put(&self, i: usize, time: &mut TimeFormatter, out: &mut Appender<'_>) {
+        match self {
+            Part::Fixed(f) => f.put(out),
+            Part::Time(a) => time.write(a.value(i), out),
+            Part::Num(a, null) => put_number(a, null, i, out),
+            Part::Text(d, values, null) => put_text(d, values, null, i, out),
+        }
     }
 }
 
 #[inline(always)]
-fn cell(col: &Col<'_>, i: usize, json: bool, time: &mut TimeFormatter, out: &mut Appender<'_>) {
-    match col {
-        Col::Time(a) => time.write(a.value(i), out),
-        Col::Num(a) => {
-            if a.is_null(i) {
-                out.put(if json { b"null" } else { b"" });
-            } else {
-                number(a.value(i), out);
-            }
-        }
-        Col::Text(d, encoded) => {
-            if d.is_null(i) {
-                out.put(if json { b"\"\"" } else { b"" });
-            } else if let Some(e) = encoded.get(d.keys().value(i) as usize) {
-                e.put(out);
-            }
-        }
+fn put_number(a: &PrimitiveArray<Float64Type>, null: &[u8], i: usize, out: &mut Appender<'_>) {
+    if a.is_null(i) {
+        out.put(null);
+    } else {
+        number(a.value(i), out);
+    }
+}
+
+#[inline(always)]
+fn put_text(
+    d: &DictionaryArray<Int32Type>,
+    values: &[Fragment],
+    null: &Fragment,
+    i: usize,
+    out: &mut Appender<'_>,
+) {
+    if d.is_null(i) {
+        null.put(out);
+    } else if let Some(v) = values.get(d.keys().value(i) as usize) {
+        v.put(out);
     }
 }
 
 impl ValuesText {
     /// The constant bytes of a row: `frags[k]` goes before cell k, the last one after the
     /// last cell. JSON timestamp quotes are folded in, so a cell writes only its value.
-    fn fragments(&self, cols: &[Col<'_>]) -> Vec<Fragment> {
-        let mut frags: Vec<Vec<u8>> = vec![Vec::new(); cols.len() + 1];
-        for (k, (c, name)) in cols.iter().zip(&self.columns).enumerate() {
-            let quote = matches!(c, Col::Time(_)) && self.is_json();
+    fn fragments(&self, cells: &[Part<'_, Vec<u8>>]) -> Vec<Vec<u8>> {
+        let mut frags: Vec<Vec<u8>> = vec![Vec::new(); cells.len() + 1];
+        for (k, (c, name)) in cells.iter().zip(&self.columns).enumerate() {
+            let quote = matches!(c, Part::Time(_)) && self.is_json();
             match self.format {
                 Format::Csv if k > 0 => frags[k].push(b','),
                 Format::Csv => {}
@@ -191,14 +257,43 @@ impl ValuesText {
                 frags[k + 1].push(b'"');
             }
         }
-        let end = &mut frags[cols.len()];
+        let end = &mut frags[cells.len()];
         match self.format {
             Format::Csv => end.extend_from_slice(b"\r\n"),
             Format::Xml => end.extend_from_slice(b"</measurement>"),
             Format::NdJson => end.extend_from_slice(b"}\n"),
             _ => end.push(b'}'),
         }
-        frags.into_iter().map(Fragment::new).collect()
+        frags
+    }
+
+    /// A row of the batch as parts: the requested cells with the constant bytes between
+    /// them, each run of constant bytes held by the part before it where it can be (a
+    /// dictionary cell, bytes already there), so that a CSV row of the default columns is
+    /// four copies: timestamp, `,`, number, `,good\r\n`.
+    fn parts<'a>(&self, batch: &'a RecordBatch) -> Result<Vec<Part<'a, Fragment>>, String> {
+        let cells = self
+            .columns
+            .iter()
+            .map(|name| cell(batch, name, self.format))
+            .collect::<Result<Vec<_>, _>>()?;
+        let frags = self.fragments(&cells);
+        let mut parts: Vec<Part<'a, Vec<u8>>> = Vec::with_capacity(2 * frags.len());
+        let cells = cells.into_iter().map(Some).chain([None]);
+        for (frag, cell) in frags.iter().zip(cells) {
+            let held = frag.is_empty() || parts.last_mut().is_some_and(|p| p.absorb(frag));
+            if !held {
+                parts.push(Part::Fixed(frag.clone()));
+            }
+            if let Some(mut cell) = cell {
+                if let (Part::Text(..), Some(Part::Fixed(before))) = (&cell, parts.last()) {
+                    cell.prefix(before);
+                    parts.pop();
+                }
+                parts.push(cell);
+            }
+        }
+        Ok(parts.into_iter().map(Part::finish).collect())
     }
 
     fn is_json(&self) -> bool {
@@ -207,41 +302,77 @@ impl ValuesText {
 
     /// The rows of one batch, in pieces of at most `CHUNK_ROWS` rows.
     pub fn rows(&self, batch: &RecordBatch) -> Result<Vec<Bytes>, String> {
-        let cols = columns(batch, &self.columns, self.format)?;
-        let frags = self.fragments(&cols);
-        let json = self.is_json();
-        let row_max = frags.iter().map(Fragment::len).sum::<usize>()
-            + cols.iter().map(cell_max).sum::<usize>();
-        // SHORT more at the end: a fixed-size copy writes up to that much beyond what it keeps.
-        let row_room = row_max + SHORT;
+        let parts = self.parts(batch)?;
+        let row_max = parts.iter().map(Part::max_len).sum::<usize>();
         let mut time = self.time.clone();
-        let (last, cell_frags) = frags.split_last().ok_or("no columns")?;
         let rows = batch.num_rows();
-        let mut chunks = Vec::with_capacity(rows.div_ceil(CHUNK_ROWS));
-        // Rows are written here and copied out at their exact length, one copy a frame from a
-        // buffer that stays in the cache.
-        let mut scratch = vec![0u8; CHUNK_ROWS.min(rows) * row_max + SHORT];
-        let mut i = 0;
-        while i < rows {
-            let end = (i + CHUNK_ROWS).min(rows);
-            let mut out = Appender::new(&mut scratch);
-            // Every row checks its room: the frame ends early rather than index past it.
-            while i < end && out.room() >= row_room {
-                for (c, frag) in cols.iter().zip(cell_frags) {
-                    frag.put(&mut out);
-                    cell(c, i, json, &mut time, &mut out);
+        // The default columns (timestamp, value, quality) get a loop of their own, in CSV and
+        // in the formats that start a row with constant bytes: without the dispatch on each
+        // part, `csv/ours` takes 0.80 ms instead of 0.92 (the same run, criterion).
+        match parts.as_slice() {
+            [
+                Part::Time(t),
+                Part::Fixed(f),
+                Part::Num(v, v_null),
+                Part::Text(d, d_values, d_null),
+            ] => frames(rows, row_max, |i, out| {
+                time.write(t.value(i), out);
+                f.put(out);
+                put_number(v, v_null, i, out);
+                put_text(d, d_values, d_null, i, out);
+            }),
+            [
+                Part::Fixed(f0),
+                Part::Time(t),
+                Part::Fixed(f),
+                Part::Num(v, v_null),
+                Part::Text(d, d_values, d_null),
+            ] => frames(rows, row_max, |i, out| {
+                f0.put(out);
+                time.write(t.value(i), out);
+                f.put(out);
+                put_number(v, v_null, i, out);
+                put_text(d, d_values, d_null, i, out);
+            }),
+            _ => frames(rows, row_max, |i, out| {
+                for part in &parts {
+                    part.put(i, &mut time, out);
                 }
-                last.put(&mut out);
-                i += 1;
-            }
-            if out.appended().is_empty() {
-                // Cannot happen (the buffer holds at least one row), and must not loop.
-                return Err("a row larger than its buffer".into());
-            }
-            chunks.push(Bytes::copy_from_slice(out.appended()));
+            }),
         }
-        Ok(chunks)
     }
+}
+
+/// `rows` rows of at most `row_max` bytes each, written by `row`, in frames of at most
+/// `CHUNK_ROWS` rows.
+#[inline(always)]
+fn frames(
+    rows: usize,
+    row_max: usize,
+    mut row: impl FnMut(usize, &mut Appender<'_>),
+) -> Result<Vec<Bytes>, String> {
+    // SHORT more at the end: a fixed-size copy writes up to that much beyond what it keeps.
+    let row_room = row_max + SHORT;
+    let mut chunks = Vec::with_capacity(rows.div_ceil(CHUNK_ROWS));
+    // Rows are written here and copied out at their exact length, one copy a frame from a
+    // buffer that stays in the cache.
+    let mut scratch = vec![0u8; CHUNK_ROWS.min(rows) * row_max + SHORT];
+    let mut i = 0;
+    while i < rows {
+        let end = (i + CHUNK_ROWS).min(rows);
+        let mut out = Appender::new(&mut scratch);
+        // Every row checks its room: the frame ends early rather than index past it.
+        while i < end && out.room() >= row_room {
+            row(i, &mut out);
+            i += 1;
+        }
+        if out.appended().is_empty() {
+            // Cannot happen (the buffer holds at least one row), and must not loop.
+            return Err("a row larger than its buffer".into());
+        }
+        chunks.push(Bytes::copy_from_slice(out.appended()));
+    }
+    Ok(chunks)
 }
 
 #[cfg(test)]
@@ -250,6 +381,110 @@ mod tests {
     use chrono::FixedOffset;
     use datafusion::arrow::array::{ArrayRef, Float64Array, TimestampMicrosecondArray};
     use std::sync::Arc;
+
+    /// Every text format and several column orders (the dictionary column first, last, alone,
+    /// beside another cell) give the rows a plain rendering of each cell gives: the constant
+    /// bytes folded into dictionary cells land where they belong, nulls included.
+    #[test]
+    fn every_format_and_column_order_renders_plainly() {
+        let n = 40;
+        let times: TimestampMicrosecondArray = (0..n as i64)
+            .map(|i| 1_420_070_400_000_000 + i * 900_000_000)
+            .collect::<Vec<_>>()
+            .into();
+        let values: Float64Array = (0..n)
+            .map(|i| (i % 5 != 0).then_some(i as f64 * 0.25 - 3.0))
+            .collect();
+        let note = "a \"quoted\", <odd> & long note, longer than thirty-two bytes";
+        let quality: DictionaryArray<Int32Type> = (0..n)
+            .map(|i| [Some("good"), None, Some(note), Some("")][i % 4])
+            .collect();
+        let batch = RecordBatch::try_from_iter([
+            (
+                "timestamp",
+                Arc::new(times.with_timezone("+00:00")) as ArrayRef,
+            ),
+            ("value", Arc::new(values) as ArrayRef),
+            ("quality", Arc::new(quality) as ArrayRef),
+        ])
+        .unwrap();
+        let orders = [
+            vec!["timestamp", "value", "quality"],
+            vec!["quality", "timestamp", "value"],
+            vec!["value", "quality", "timestamp"],
+            vec!["timestamp", "quality"],
+            vec!["quality"],
+            vec!["value"],
+        ];
+        for format in [Format::Csv, Format::Json, Format::NdJson, Format::Xml] {
+            let json = matches!(format, Format::Json | Format::NdJson);
+            for order in &orders {
+                let names: Vec<String> = order.iter().map(|s| s.to_string()).collect();
+                let offset = FixedOffset::east_opt(3600).unwrap();
+                let text = ValuesText::new(
+                    format,
+                    names.clone(),
+                    Vec::new(),
+                    Vec::new(),
+                    TimeFormatter::new(offset),
+                );
+                let got = String::from_utf8(text.rows(&batch).unwrap().concat()).unwrap();
+                let mut time = TimeFormatter::new(offset);
+                let mut want = String::new();
+                for i in 0..n {
+                    let cells: Vec<String> = names
+                        .iter()
+                        .map(|name| {
+                            let c = batch.column_by_name(name).unwrap();
+                            if let Some(t) = c.as_primitive_opt::<TimestampMicrosecondType>() {
+                                let t = time.format(t.value(i));
+                                return if json { format!("\"{t}\"") } else { t };
+                            }
+                            if let Some(v) = c.as_primitive_opt::<Float64Type>() {
+                                let mut out = Vec::new();
+                                if v.is_valid(i) {
+                                    number(v.value(i), &mut out);
+                                } else if json {
+                                    out.extend_from_slice(b"null");
+                                }
+                                return String::from_utf8(out).unwrap();
+                            }
+                            let d = c.as_dictionary::<Int32Type>();
+                            let values = d.values().as_string::<i32>();
+                            let v = match d.is_valid(i) {
+                                true => escaped(format, values.value(d.keys().value(i) as usize)),
+                                false if json => b"\"\"".to_vec(),
+                                false => Vec::new(),
+                            };
+                            String::from_utf8(v).unwrap()
+                        })
+                        .collect();
+                    let pairs = || {
+                        names
+                            .iter()
+                            .zip(&cells)
+                            .map(|(k, c)| format!("\"{k}\":{c}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    };
+                    want += &match format {
+                        Format::Csv => format!("{}\r\n", cells.join(",")),
+                        Format::Json => format!(",{{{}}}", pairs()),
+                        Format::NdJson => format!("{{{}}}\n", pairs()),
+                        _ => {
+                            let inner: String = names
+                                .iter()
+                                .zip(&cells)
+                                .map(|(k, c)| format!("<{k}>{c}</{k}>"))
+                                .collect();
+                            format!("<measurement>{inner}</measurement>")
+                        }
+                    };
+                }
+                assert_eq!(got, want, "{format:?} {order:?}");
+            }
+        }
+    }
 
     /// Rows through the frame buffer match the same cells appended to a `Vec` one by one, over
     /// several frames, with the longest cells there are: sub-second timestamps, numbers in
