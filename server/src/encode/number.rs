@@ -4,15 +4,20 @@
 use super::Out;
 
 /// A finite float in the shortest form that reads back exactly (ryu); integral values get
-/// no `.0` so that JSON and CSV show `12` as users write it.
-#[inline]
+/// no `.0` so that JSON and CSV show `12` as users write it. Not finite: `null`.
+#[inline(always)]
 pub fn number(v: f64, out: &mut impl Out) {
+    // The common case inlined into the row loop: called, it was 44 % of a CSV row's time.
+    match thousandths(v) {
+        Some(m) => write_thousandths(m, out),
+        None => other_number(v, out),
+    }
+}
+
+#[inline(never)]
+fn other_number(v: f64, out: &mut impl Out) {
     if !v.is_finite() {
         out.put(b"null");
-        return;
-    }
-    if let Some(m) = thousandths(v) {
-        write_thousandths(m, out);
         return;
     }
     if v.fract() == 0.0 && v.abs() < 1e15 {
