@@ -51,7 +51,7 @@ def free_port():
 
 # Bumped when the storage layout changes (codec, encodings), so that cached archives are
 # regenerated rather than measured in an old layout.
-LAYOUT = "lz4-p2k"
+LAYOUT = "lz4-p2k-vd"
 
 
 def generate(name, stations, years, start="2014-01-01"):

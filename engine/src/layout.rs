@@ -15,7 +15,8 @@
 //! a series window touches one row group per month and only the pages it needs.
 //!
 //! Encoding and codec are chosen for reading whole months fast (see [`writer_properties`]):
-//! timestamps delta-encoded, LZ4 (raw) pages.
+//! timestamps delta-encoded, LZ4 (raw) pages, values in a dictionary only where they repeat
+//! (see [`value_file_properties`]).
 
 use crate::ids::StationId;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
@@ -67,6 +68,31 @@ pub fn values_path(station: &StationId, month: &str, generation: u64) -> String 
 
 pub fn catalog_path(table: &str, generation: u64) -> String {
     format!("catalog/{table}-{generation}.parquet")
+}
+
+/// Writer settings of a value file. `repeating_values`: whether the file's values repeat
+/// enough for a dictionary (see [`values_repeat`]); when nearly every value is distinct, the
+/// dictionary page is as large as the values and decoding goes through it for nothing.
+pub fn value_file_properties(repeating_values: bool) -> WriterProperties {
+    writer_properties()
+        .into_builder()
+        .set_column_dictionary_enabled(ColumnPath::from(COL_VALUE), repeating_values)
+        .build()
+}
+
+/// Whether at most a quarter of the values are distinct. Measurements at a fixed resolution
+/// (water levels in whole centimetres) repeat and shrink in a dictionary; a 15-minute series
+/// of discharges with two decimals has ~85 % distinct values in a month, and without a
+/// dictionary its downloads took 9-11 % less CPU (CSV and Arrow IPC, `benches/ab.py`) for a
+/// 9 % larger archive.
+pub fn values_repeat(values: impl IntoIterator<Item = f64>) -> bool {
+    let mut rows = 0usize;
+    let mut distinct = std::collections::HashSet::new();
+    for v in values {
+        rows += 1;
+        distinct.insert(v.to_bits());
+    }
+    distinct.len() * 4 <= rows
 }
 
 /// Writer settings shared by value and catalog files.
