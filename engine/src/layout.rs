@@ -23,6 +23,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit}
 use datafusion::parquet::basic::{Compression, Encoding};
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
 use datafusion::parquet::schema::types::ColumnPath;
+use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
 
 pub const MANIFEST: &str = "manifest.json";
@@ -87,7 +88,7 @@ pub fn value_file_properties(repeating_values: bool) -> WriterProperties {
 /// 9 % larger archive.
 pub fn values_repeat(values: impl IntoIterator<Item = f64>) -> bool {
     let mut rows = 0usize;
-    let mut distinct = std::collections::HashSet::new();
+    let mut distinct = HashSet::new();
     for v in values {
         rows += 1;
         distinct.insert(v.to_bits());

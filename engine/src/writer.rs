@@ -308,13 +308,13 @@ mod tests {
             })
             .collect();
         assert_eq!(read, values);
-        let meta = SerializedFileReader::new(bytes).unwrap().metadata().clone();
-        let column = meta.row_group(0).columns().iter();
-        let value = column
-            .clone()
-            .find(|c| c.column_path().string() == COL_VALUE)
-            .unwrap();
-        value.dictionary_page_offset().is_some()
+        let file = SerializedFileReader::new(bytes).unwrap();
+        let group = file.metadata().row_group(0);
+        let value = group
+            .columns()
+            .iter()
+            .find(|c| c.column_path().string() == COL_VALUE);
+        value.unwrap().dictionary_page_offset().is_some()
     }
 
     /// Values that repeat (whole centimetres) keep a dictionary; values that are nearly all
