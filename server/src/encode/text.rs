@@ -93,6 +93,11 @@ enum Part<'a, B> {
     Text(&'a DictionaryArray<Int32Type>, Vec<B>, B),
 }
 
+/// JSON and NDJSON: rows of JSON objects.
+fn is_json(format: Format) -> bool {
+    matches!(format, Format::Json | Format::NdJson)
+}
+
 fn escaped(format: Format, s: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len() + 2);
     match format {
@@ -112,7 +117,7 @@ fn cell<'a>(
     let c = batch
         .column_by_name(name)
         .ok_or_else(|| format!("column {name} missing"))?;
-    let json = matches!(format, Format::Json | Format::NdJson);
+    let json = is_json(format);
     if let Some(t) = c.as_primitive_opt::<TimestampMicrosecondType>() {
         return Ok(Part::Time(t));
     }
@@ -229,7 +234,7 @@ impl ValuesText {
     fn fragments(&self, cells: &[Part<'_, Vec<u8>>]) -> Vec<Vec<u8>> {
         let mut frags: Vec<Vec<u8>> = vec![Vec::new(); cells.len() + 1];
         for (k, (c, name)) in cells.iter().zip(&self.columns).enumerate() {
-            let quote = matches!(c, Part::Time(_)) && self.is_json();
+            let quote = matches!(c, Part::Time(_)) && is_json(self.format);
             match self.format {
                 Format::Csv if k > 0 => frags[k].push(b','),
                 Format::Csv => {}
@@ -294,10 +299,6 @@ impl ValuesText {
             }
         }
         Ok(parts.into_iter().map(Part::finish).collect())
-    }
-
-    fn is_json(&self) -> bool {
-        matches!(self.format, Format::Json | Format::NdJson)
     }
 
     /// The rows of one batch, in pieces of at most `CHUNK_ROWS` rows.
@@ -417,7 +418,7 @@ mod tests {
             vec!["value"],
         ];
         for format in [Format::Csv, Format::Json, Format::NdJson, Format::Xml] {
-            let json = matches!(format, Format::Json | Format::NdJson);
+            let json = is_json(format);
             for order in &orders {
                 let names: Vec<String> = order.iter().map(|s| s.to_string()).collect();
                 let offset = FixedOffset::east_opt(3600).unwrap();
