@@ -34,6 +34,8 @@ pub(crate) type StationFiles = Vec<MonthFile>;
 pub(crate) struct MonthFile {
     pub(crate) file: ValueFile,
     pub(crate) location: Path,
+    /// Where the metadata cache keeps the Arrow reader's view of the file (see `stored`).
+    pub(crate) reader_key: Path,
 }
 
 pub struct Dataset {
@@ -121,9 +123,11 @@ impl Dataset {
                 .station
                 .parse()
                 .map_err(|e| EngineError::Dataset(format!("manifest.json: {e}")))?;
+            let location = Path::from(f.path.as_str());
             files.entry(station).or_default().push(MonthFile {
                 file: f.clone(),
-                location: Path::from(f.path.as_str()),
+                reader_key: crate::stored::reader_metadata_key(&location),
+                location,
             });
         }
         files

@@ -23,7 +23,7 @@
 //! - **Descending time** streams month by month from the newest, each month reversed in
 //!   memory (a month of one series is at most a few thousand rows), so memory stays bounded.
 
-use crate::dataset::Dataset;
+use crate::dataset::{Dataset, MonthFile};
 use crate::duration::IsoDuration;
 use crate::error::{EngineError, Result};
 use crate::ids::{ParameterId, StationId};
@@ -39,7 +39,6 @@ use datafusion::common::ScalarValue;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::Operator;
-use datafusion::object_store::path::Path;
 use datafusion::physical_expr::expressions::{BinaryExpr, col, lit};
 use datafusion::physical_expr::{LexOrdering, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_plan::limit::GlobalLimitExec;
@@ -151,21 +150,25 @@ impl ScanLog {
 
 /// One month file that holds the series, with the rows it contributes to the window.
 pub(crate) struct MonthPart<'a> {
-    pub(crate) file: &'a ValueFile,
-    pub(crate) location: &'a Path,
+    pub(crate) month: &'a MonthFile,
     stats: &'a SeriesStats,
     /// Rows inside the window; None until counted.
     rows: Option<u64>,
 }
 
-impl MonthPart<'_> {
+impl<'a> MonthPart<'a> {
+    pub(crate) fn file(&self) -> &'a ValueFile {
+        &self.month.file
+    }
+
     fn inside(&self, lo: Micros, hi: Micros) -> bool {
         lo <= self.stats.min && self.stats.max <= hi
     }
 
     /// The series' row group: files hold one row group per parameter, in `series` order.
     pub(crate) fn row_group(&self) -> usize {
-        self.file
+        self.month
+            .file
             .series
             .iter()
             .position(|s| std::ptr::eq(s, self.stats))
@@ -447,8 +450,7 @@ impl Dataset {
                     .iter()
                     .find(|s| s.parameter == parameter.as_str())?;
                 (stats.rows > 0).then_some(MonthPart {
-                    file: &f.file,
-                    location: &f.location,
+                    month: f,
                     stats,
                     rows: None,
                 })
@@ -512,7 +514,7 @@ impl Dataset {
             return Ok(0);
         }
         let plan = self.scanner.scan(
-            &[part.file],
+            &[part.file()],
             self.predicate(parameter, lo, hi)?,
             &[ValueColumn::Timestamp],
             None,
@@ -718,7 +720,7 @@ impl Dataset {
         scans: &ScanLog,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let (selected, skip) = select(parts, a, b);
-        let files: Vec<&ValueFile> = selected.iter().map(|p| p.file).collect();
+        let files: Vec<&ValueFile> = selected.iter().map(|p| p.file()).collect();
         let take = b.saturating_sub(a);
         let fetch = (take != u64::MAX).then_some(take as usize);
         let scan_limit = fetch.map(|f| f + skip as usize);
@@ -781,7 +783,7 @@ impl Dataset {
             months.extend(group.take(scans));
             let plan =
                 self.scanner
-                    .scan(&[part.file], Arc::clone(&q.predicate), q.columns, None)?;
+                    .scan(&[part.file()], Arc::clone(&q.predicate), q.columns, None)?;
             scans.push(&plan);
             let ctx = self.task_ctx();
             months.push(MonthRead::Task(Box::pin(async move {
@@ -838,9 +840,12 @@ impl Dataset {
                     let month = self.whole_month(part, file_columns.clone());
                     DescendingMonth::Whole(month)
                 } else {
-                    let scan =
-                        self.scanner
-                            .scan(&[part.file], Arc::clone(&predicate), &columns, None)?;
+                    let scan = self.scanner.scan(
+                        &[part.file()],
+                        Arc::clone(&predicate),
+                        &columns,
+                        None,
+                    )?;
                     DescendingMonth::Cut(scan)
                 };
                 months.push((read, s - start, e - start));

@@ -18,9 +18,12 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatchReader;
+use datafusion::common::HashMap;
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
-use datafusion::execution::cache::cache_manager::FileMetadataCache;
-use datafusion::object_store::path::Path;
+use datafusion::execution::cache::cache_manager::{
+    CachedFileMetadataEntry, FileMetadata, FileMetadataCache,
+};
+use datafusion::object_store::path::{Path, PathPart};
 use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::parquet::arrow::ProjectionMask;
 use datafusion::parquet::arrow::arrow_reader::{
@@ -33,6 +36,7 @@ use datafusion::parquet::file::metadata::PageIndexPolicy;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::reader::{ChunkReader, Length};
 use datafusion::parquet::file::writer::SerializedRowGroupWriter;
+use std::any::Any;
 use std::io::Write;
 use std::ops::Range;
 use std::sync::Arc;
@@ -176,30 +180,88 @@ struct Fetched {
     chunks: Vec<FileBytes>,
 }
 
-/// Row group `row_group` of the file at `location` (`size` bytes), columns `columns`
-/// (positions in the file schema): the footer and page index from the shared metadata cache,
-/// the chunks in one ranged read.
-async fn fetch(
+/// The file's metadata (footer and page index) from the metadata cache DataFusion's scans
+/// share, read and cached on a miss.
+async fn parquet_metadata(
     store: &dyn ObjectStore,
     cache: Arc<FileMetadataCache>,
-    location: Path,
-    size: u64,
-    row_group: usize,
-    columns: Vec<usize>,
-) -> Result<Fetched> {
-    let meta = ObjectMeta {
-        location,
-        // As DataFusion's own scans key the cache (PartitionedFile::new), so both share it.
-        last_modified: chrono::DateTime::UNIX_EPOCH,
-        size,
-        e_tag: None,
-        version: None,
-    };
-    let metadata = DFParquetMetadata::new(store, &meta)
+    meta: &ObjectMeta,
+) -> Result<Arc<ParquetMetaData>> {
+    Ok(DFParquetMetadata::new(store, meta)
         .with_file_metadata_cache(Some(cache))
         .with_page_index_policy(Some(PageIndexPolicy::Optional))
         .fetch_metadata()
-        .await?;
+        .await?)
+}
+
+/// What the Arrow reader makes of a month file's metadata before it decodes anything: the
+/// schema converted and matched to the planner's. The same every time for the same file, and
+/// it was 2-4 % of a download's CPU time (`perf`) to make it for every month of every answer,
+/// so it is cached beside DataFusion's entry for the file, under the same budget.
+struct ReaderMetadata(ArrowReaderMetadata);
+
+impl FileMetadata for ReaderMetadata {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    /// The whole footer it holds on to, although DataFusion's entry may share it: the budget
+    /// then errs on the safe side.
+    fn memory_size(&self) -> usize {
+        self.0.metadata().memory_size() + std::mem::size_of::<Self>()
+    }
+
+    fn extra_info(&self) -> HashMap<String, String> {
+        HashMap::new()
+    }
+}
+
+/// The key of a file's [`ReaderMetadata`]: its path under a first part no value file has.
+pub(crate) fn reader_metadata_key(location: &Path) -> Path {
+    std::iter::once(PathPart::from("arrow-reader#"))
+        .chain(location.parts())
+        .collect()
+}
+
+/// The Arrow reader's metadata of a month file, from the cache or made and cached.
+async fn reader_metadata(
+    store: &dyn ObjectStore,
+    cache: Arc<FileMetadataCache>,
+    meta: &ObjectMeta,
+    key: &Path,
+) -> Result<ArrowReaderMetadata> {
+    let cached = cache.get(key).filter(|entry| entry.is_valid_for(meta));
+    if let Some(entry) = cached
+        && let Some(reader) = entry
+            .file_metadata
+            .as_any()
+            .downcast_ref::<ReaderMetadata>()
+    {
+        return Ok(reader.0.clone());
+    }
+    let metadata = parquet_metadata(store, Arc::clone(&cache), meta).await?;
+    // The schema as the planner knows it (dictionaries, the UTC zone), rather than parsing
+    // the copy embedded in every file.
+    let options = ArrowReaderOptions::new()
+        .with_skip_arrow_metadata(true)
+        .with_schema(values_schema());
+    let reader = ArrowReaderMetadata::try_new(metadata, options)?;
+    cache.put(
+        key,
+        CachedFileMetadataEntry::new(meta.clone(), Arc::new(ReaderMetadata(reader.clone()))),
+    );
+    Ok(reader)
+}
+
+/// Row group `row_group` of the file `meta` with metadata `metadata`, columns `columns`
+/// (positions in the file schema), the chunks in one ranged read.
+async fn fetch(
+    store: &dyn ObjectStore,
+    meta: &ObjectMeta,
+    metadata: Arc<ParquetMetaData>,
+    row_group: usize,
+    columns: Vec<usize>,
+) -> Result<Fetched> {
     let group = metadata.row_groups().get(row_group).ok_or_else(|| {
         EngineError::Dataset(format!("{}: no row group {row_group}", meta.location))
     })?;
@@ -320,14 +382,12 @@ impl Fetched {
     /// `schema`, whose columns are the fetched ones in any order. With the page index, pages
     /// wholly outside `rows` are skipped rather than decoded: `recent=96` needs the last page
     /// of a month, a first page of 100 rows the first.
-    fn decode(self, schema: &SchemaRef, rows: Option<Range<usize>>) -> Result<RecordBatch> {
-        let file_schema = values_schema();
-        // The schema as the planner knows it (dictionaries, the UTC zone), rather than parsing
-        // the copy embedded in every file.
-        let options = ArrowReaderOptions::new()
-            .with_skip_arrow_metadata(true)
-            .with_schema(Arc::clone(&file_schema));
-        let reader_metadata = ArrowReaderMetadata::try_new(Arc::clone(&self.metadata), options)?;
+    fn decode(
+        self,
+        reader_metadata: ArrowReaderMetadata,
+        schema: &SchemaRef,
+        rows: Option<Range<usize>>,
+    ) -> Result<RecordBatch> {
         let mask = ProjectionMask::roots(
             self.metadata.file_metadata().schema_descr(),
             self.columns.iter().copied(),
@@ -376,8 +436,9 @@ impl Fetched {
 pub(crate) struct WholeMonth {
     store: Arc<dyn ObjectStore>,
     cache: Arc<FileMetadataCache>,
-    location: Path,
-    size: u64,
+    meta: ObjectMeta,
+    /// Where the cache keeps the file's [`ReaderMetadata`].
+    reader_key: Path,
     row_group: usize,
     /// Positions in the file schema.
     columns: Vec<usize>,
@@ -386,7 +447,16 @@ pub(crate) struct WholeMonth {
 impl WholeMonth {
     /// The stored row group, to be copied into a Parquet answer as it is.
     pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
-        Ok(self.fetch().await?.into_stored())
+        let metadata = parquet_metadata(self.store.as_ref(), self.cache, &self.meta).await?;
+        let fetched = fetch(
+            self.store.as_ref(),
+            &self.meta,
+            metadata,
+            self.row_group,
+            self.columns,
+        )
+        .await?;
+        Ok(fetched.into_stored())
     }
 
     /// Rows `rows` of the month (all when None), decoded straight by the Parquet reader,
@@ -397,19 +467,11 @@ impl WholeMonth {
         schema: SchemaRef,
         rows: Option<Range<usize>>,
     ) -> Result<RecordBatch> {
-        self.fetch().await?.decode(&schema, rows)
-    }
-
-    async fn fetch(self) -> Result<Fetched> {
-        fetch(
-            self.store.as_ref(),
-            self.cache,
-            self.location,
-            self.size,
-            self.row_group,
-            self.columns,
-        )
-        .await
+        let store = self.store.as_ref();
+        let reader = reader_metadata(store, self.cache, &self.meta, &self.reader_key).await?;
+        let metadata = Arc::clone(reader.metadata());
+        let fetched = fetch(store, &self.meta, metadata, self.row_group, self.columns).await?;
+        fetched.decode(reader, &schema, rows)
     }
 }
 
@@ -422,10 +484,96 @@ impl Dataset {
                 .runtime_env()
                 .cache_manager
                 .get_file_metadata_cache(),
-            location: part.location.clone(),
-            size: part.file.size,
+            meta: ObjectMeta {
+                location: part.month.location.clone(),
+                // As DataFusion's own scans key the cache (PartitionedFile::new), so both
+                // share it.
+                last_modified: chrono::DateTime::UNIX_EPOCH,
+                size: part.month.file.size,
+                e_tag: None,
+                version: None,
+            },
+            reader_key: part.month.reader_key.clone(),
             row_group: part.row_group(),
             columns,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::writer::{SeriesChunk, encode_month};
+    use datafusion::execution::cache::default_cache::DefaultCache;
+    use datafusion::object_store::memory::InMemory;
+    use datafusion::object_store::{ObjectStoreExt, PutPayload};
+
+    /// A month file of `rows` 15-minute values in an in-memory store.
+    async fn month_file(store: &InMemory, name: &str, rows: usize) -> ObjectMeta {
+        let mut chunk = [SeriesChunk {
+            parameter: "discharge-15min".parse().unwrap(),
+            timestamps: (0..rows as i64).map(|i| i * 900_000_000).collect(),
+            values: (0..rows).map(|i| i as f64 / 4.0).collect(),
+            quality: vec!["good"; rows],
+        }];
+        let (bytes, _) = encode_month(&mut chunk).unwrap();
+        let location = Path::from(name);
+        store
+            .put(&location, PutPayload::from(bytes.clone()))
+            .await
+            .unwrap();
+        ObjectMeta {
+            location,
+            last_modified: chrono::DateTime::UNIX_EPOCH,
+            size: bytes.len() as u64,
+            e_tag: None,
+            version: None,
+        }
+    }
+
+    /// The reader's view of a file is made once, then comes from the cache; an entry that no
+    /// longer matches the file (another size) is made anew rather than used.
+    #[tokio::test]
+    async fn reader_metadata_is_cached_per_file() {
+        let store = InMemory::new();
+        let cache: Arc<FileMetadataCache> = Arc::new(DefaultCache::new(1 << 24));
+        let a = month_file(&store, "a.parquet", 2_000).await;
+        let b = month_file(&store, "b.parquet", 3_000).await;
+        let (key_a, key_b) = (
+            reader_metadata_key(&a.location),
+            reader_metadata_key(&b.location),
+        );
+        assert_ne!(key_a, a.location);
+        let rows = |m: &ArrowReaderMetadata| m.metadata().file_metadata().num_rows();
+
+        let of_a = reader_metadata(&store, Arc::clone(&cache), &a, &key_a)
+            .await
+            .unwrap();
+        assert_eq!(rows(&of_a), 2_000);
+        assert!(cache.contains_key(&key_a));
+
+        // B's view, left under A's key: what the cache holds is what a read of A uses...
+        let of_b = reader_metadata(&store, Arc::clone(&cache), &b, &key_b)
+            .await
+            .unwrap();
+        let under_a = |meta: ObjectMeta| {
+            CachedFileMetadataEntry::new(meta, Arc::new(ReaderMetadata(of_b.clone())))
+        };
+        cache.put(&key_a, under_a(a.clone()));
+        let cached = reader_metadata(&store, Arc::clone(&cache), &a, &key_a)
+            .await
+            .unwrap();
+        assert_eq!(rows(&cached), 3_000);
+
+        // ... unless it was recorded for a file of another size.
+        let stale = ObjectMeta {
+            size: a.size + 1,
+            ..a.clone()
+        };
+        cache.put(&key_a, under_a(stale));
+        let fresh = reader_metadata(&store, Arc::clone(&cache), &a, &key_a)
+            .await
+            .unwrap();
+        assert_eq!(rows(&fresh), 2_000);
     }
 }
