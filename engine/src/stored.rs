@@ -7,7 +7,8 @@
 //!   instead of decoding them to Arrow and encoding them again, so it costs a read of the
 //!   compressed bytes, and the page statistics and page index come along; or
 //! - decoded straight by the Parquet reader, without a predicate or a DataFusion scan, only
-//!   the pages that hold the rows the answer needs.
+//!   the pages that hold the rows the answer needs; a text column with one value in the
+//!   month (its statistics say so) is made rather than read.
 
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};
@@ -424,13 +425,15 @@ impl Fetched {
             .fields()
             .iter()
             .map(|f| {
-                let constant = constants
-                    .iter()
-                    .find(|c| file_schema.field(c.column).name() == f.name());
+                // A column left out as constant (see `constants`).
+                let made = || {
+                    let named = |c: &&Constant| file_schema.field(c.column).name() == f.name();
+                    Some(constants.iter().find(named)?.array(decoded.num_rows()))
+                };
                 decoded
                     .column_by_name(f.name())
                     .cloned()
-                    .or_else(|| constant.map(|c| c.array(decoded.num_rows())))
+                    .or_else(made)
                     .ok_or_else(|| EngineError::Dataset(format!("column {} not read", f.name())))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -480,11 +483,13 @@ fn constants(
     let schema = values_schema();
     let chunks = metadata.row_groups().get(row_group).map(|g| g.columns());
     let constant = |c: usize| {
-        let dictionary = matches!(
+        if !matches!(
             schema.fields().get(c)?.data_type(),
             DataType::Dictionary(..)
-        );
-        let text = Constant::of(chunks?.get(c)?).filter(|_| dictionary)?;
+        ) {
+            return None;
+        }
+        let text = Constant::of(chunks?.get(c)?)?;
         Some(Constant { column: c, text })
     };
     let (mut constants, mut read) = (Vec::new(), Vec::new());

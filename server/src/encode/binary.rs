@@ -31,13 +31,6 @@ pub struct ArrowIpc {
     encoder: Option<StreamEncoder>,
 }
 
-/// The bytes of a frame, leaving a buffer as large as the last one: a buffer grown from empty
-/// for every frame is copied at each doubling and faulted in fresh (both showed in `perf`).
-fn take_sized(buf: &mut Vec<u8>) -> Bytes {
-    let next = Vec::with_capacity(buf.capacity());
-    Bytes::from(std::mem::replace(buf, next))
-}
-
 /// Buffers at least this large go out as frames of their own, sharing the column's memory;
 /// smaller ones (message headers, padding, dictionaries) are copied together into one frame,
 /// so that a batch is a handful of frames rather than a dozen tiny writes.
@@ -119,6 +112,13 @@ struct Writer {
     columns: ArrowRowGroupWriterFactory,
     /// The row group being encoded, and its rows so far.
     open: Option<(Vec<ArrowColumnWriter>, usize)>,
+}
+
+/// The bytes of a frame, leaving a buffer as large as the last one: a buffer grown from empty
+/// for every frame is copied at each doubling and faulted in fresh (both showed in `perf`).
+fn take_sized(buf: &mut Vec<u8>) -> Bytes {
+    let next = Vec::with_capacity(buf.capacity());
+    Bytes::from(std::mem::replace(buf, next))
 }
 
 /// Where the Parquet writer writes: its own bytes, framed, with stored column chunks sent as
