@@ -16,6 +16,7 @@ pub mod layout;
 mod local;
 pub mod manifest;
 pub mod model;
+mod pages;
 pub mod planner;
 mod scan;
 pub mod spatial;
