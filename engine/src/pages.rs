@@ -372,10 +372,13 @@ fn delta(buf: &[u8], n: usize, out: &mut Vec<i64>) -> Result<()> {
             let full = per_miniblock.saturating_mul(width) / 8;
             let bytes = full.min(data.len());
             if width == 0 {
-                for _ in 0..count {
-                    value = value.wrapping_add(min_delta);
-                    out.push(value);
-                }
+                // A regular series: every delta the minimum. Computed from the start rather
+                // than one from the other, so that the loop vectorises.
+                let start = value;
+                out.extend(
+                    (1..=count as i64).map(|k| start.wrapping_add(min_delta.wrapping_mul(k))),
+                );
+                value = start.wrapping_add(min_delta.wrapping_mul(count as i64));
             } else {
                 unpack(&data[..bytes], width, count, |d| {
                     value = value.wrapping_add(min_delta).wrapping_add(d as i64);
