@@ -5,6 +5,7 @@
 pub mod binary;
 pub mod catalog;
 mod number;
+mod recycled;
 pub mod text;
 
 pub use number::number;

@@ -1,6 +1,7 @@
 //! Text encoders of value batches: JSON envelope, NDJSON, CSV, XML. Columns are the requested
 //! value fields in order; timestamps use the same RFC 3339 form in every format.
 
+use super::recycled::FRAMES;
 use super::{Appender, Fragment, Out, SHORT, csv_field, json_string, number, xml_text};
 use crate::negotiate::Format;
 use crate::timefmt::TimeFormatter;
@@ -355,13 +356,13 @@ fn frames(
     // SHORT more at the end: a fixed-size copy writes up to that much beyond what it keeps.
     let row_room = row_max + SHORT;
     let mut chunks = Vec::with_capacity(rows.div_ceil(CHUNK_ROWS));
-    // Rows are written here and copied out at their exact length, one copy a frame from a
-    // buffer that stays in the cache.
-    let mut scratch = vec![0u8; CHUNK_ROWS.min(rows) * row_max + SHORT];
+    let room = CHUNK_ROWS.min(rows) * row_max + SHORT;
     let mut i = 0;
     while i < rows {
         let end = (i + CHUNK_ROWS).min(rows);
-        let mut out = Appender::new(&mut scratch);
+        // Rows are written in place, into a buffer a sent frame gave back.
+        let mut buf = FRAMES.buffer(room);
+        let mut out = Appender::new(&mut buf);
         // Every row checks its room: the frame ends early rather than index past it.
         while i < end && out.room() >= row_room {
             row(i, &mut out);
@@ -371,7 +372,8 @@ fn frames(
             // Cannot happen (the buffer holds at least one row), and must not loop.
             return Err("a row larger than its buffer".into());
         }
-        chunks.push(Bytes::copy_from_slice(out.appended()));
+        let len = out.appended().len();
+        chunks.push(FRAMES.frame(buf, len));
     }
     Ok(chunks)
 }
