@@ -17,7 +17,7 @@ use crate::pages;
 use crate::planner::MonthPart;
 use bytes::{Buf, Bytes};
 use datafusion::arrow::array::{
-    ArrayRef, DictionaryArray, Int32Array, RecordBatch, RecordBatchOptions, StringArray,
+    Array, ArrayRef, DictionaryArray, Int32Array, RecordBatch, RecordBatchOptions, StringArray,
 };
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::{DataType, Int32Type, SchemaRef};
@@ -44,7 +44,7 @@ use datafusion::parquet::file::writer::SerializedRowGroupWriter;
 use std::any::Any;
 use std::io::Write;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A part of the answer, in order.
 pub enum Piece {
@@ -509,10 +509,37 @@ impl Constant {
         (Some(min) == stats.max_bytes_opt()).then(|| text.to_owned())
     }
 
+    /// `rows` rows of the text. Arrays are made once for each text and sliced to length:
+    /// checking the keys of a new one for every month was 2-3 % of a made Arrow download's
+    /// CPU time (`perf`).
     fn array(&self, rows: usize) -> ArrayRef {
+        /// Texts kept: a handful of qualities and parameters in practice.
+        const KEPT: usize = 16;
+        static MADE: Mutex<Vec<DictionaryArray<Int32Type>>> = Mutex::new(Vec::new());
+        let is_ours = |a: &DictionaryArray<Int32Type>| {
+            let values = a.values().as_any().downcast_ref::<StringArray>();
+            values.is_some_and(|v| v.len() == 1 && v.value(0) == self.text)
+        };
+        let Ok(mut made) = MADE.lock() else {
+            return Arc::new(self.make(rows));
+        };
+        if let Some(a) = made.iter().find(|a| is_ours(a) && a.len() >= rows) {
+            return Arc::new(a.slice(0, rows));
+        }
+        // Room for the months of a 5-minute series at least, so that one entry serves them all.
+        let array = self.make(rows.max(9_000));
+        made.retain(|a| !is_ours(a));
+        if made.len() == KEPT {
+            made.remove(0);
+        }
+        made.push(array.clone());
+        Arc::new(array.slice(0, rows))
+    }
+
+    fn make(&self, rows: usize) -> DictionaryArray<Int32Type> {
         let keys = Int32Array::from(vec![0; rows]);
         let values = Arc::new(StringArray::from(vec![self.text.as_str()]));
-        Arc::new(DictionaryArray::<Int32Type>::new(keys, values))
+        DictionaryArray::new(keys, values)
     }
 }
 
@@ -802,5 +829,21 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(texts, [Some("good"); 3]);
+
+        // Arrays are sliced from one made per text, and longer ones made as needed.
+        for (text, rows) in [("good", 2_976), ("suspect", 10), ("good", 20_000), ("good", 1)] {
+            let constant = Constant {
+                column: quality,
+                text: text.into(),
+            };
+            let array = constant.array(rows);
+            let array = array
+                .as_any()
+                .downcast_ref::<DictionaryArray<Int32Type>>()
+                .unwrap();
+            assert_eq!(array.len(), rows);
+            let texts = array.downcast_dict::<StringArray>().unwrap();
+            assert!(texts.into_iter().all(|t| t == Some(text)), "{text}");
+        }
     }
 }
