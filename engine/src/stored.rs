@@ -831,7 +831,12 @@ mod tests {
         assert_eq!(texts, [Some("good"); 3]);
 
         // Arrays are sliced from one made per text, and longer ones made as needed.
-        for (text, rows) in [("good", 2_976), ("suspect", 10), ("good", 20_000), ("good", 1)] {
+        for (text, rows) in [
+            ("good", 2_976),
+            ("suspect", 10),
+            ("good", 20_000),
+            ("good", 1),
+        ] {
             let constant = Constant {
                 column: quality,
                 text: text.into(),
