@@ -14,7 +14,7 @@
 
 use bytes::Bytes;
 use datafusion::arrow::array::{
-    ArrayRef, DictionaryArray, Float64Array, Int32Array, Int64Array, PrimitiveArray, StringArray,
+    ArrayRef, DictionaryArray, Float64Array, Int32Array, PrimitiveArray, StringArray,
 };
 use datafusion::arrow::datatypes::{DataType, Int32Type, TimeUnit, TimestampMicrosecondType};
 use datafusion::parquet::basic::{Encoding, Type as PhysicalType};
@@ -45,9 +45,7 @@ pub(crate) fn decode_chunk<R: ChunkReader + 'static>(
         return Ok(None);
     }
     let kind = match (descr.physical_type(), data_type) {
-        (PhysicalType::INT64, DataType::Timestamp(TimeUnit::Microsecond, _) | DataType::Int64) => {
-            Kind::Int64
-        }
+        (PhysicalType::INT64, DataType::Timestamp(TimeUnit::Microsecond, _)) => Kind::Int64,
         (PhysicalType::DOUBLE, DataType::Float64) => Kind::Double,
         (PhysicalType::BYTE_ARRAY, DataType::Dictionary(key, value))
             if **key == DataType::Int32 && **value == DataType::Utf8 =>
@@ -220,13 +218,11 @@ impl Column {
             return Err(corrupt(&format!("{len} values in a chunk of {rows} rows")));
         }
         Ok(Some(match self {
-            Self::Int64 { rows, .. } => match data_type {
-                DataType::Int64 => Arc::new(Int64Array::from(rows)),
-                _ => Arc::new(
-                    PrimitiveArray::<TimestampMicrosecondType>::from(rows)
-                        .with_data_type(data_type.clone()),
-                ),
-            },
+            // `data_type` is a microsecond timestamp (see `decode_chunk`), in the answer's zone.
+            Self::Int64 { rows, .. } => Arc::new(
+                PrimitiveArray::<TimestampMicrosecondType>::from(rows)
+                    .with_data_type(data_type.clone()),
+            ),
             Self::Double { rows, .. } => Arc::new(Float64Array::from(rows)),
             Self::Text { dict, keys } => {
                 let values = dict.ok_or_else(|| corrupt("no dictionary page"))?;

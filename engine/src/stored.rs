@@ -6,9 +6,10 @@
 //! - handed out as they are: a Parquet answer sends the column chunks as they were read
 //!   instead of decoding them to Arrow and encoding them again, so it costs a read of the
 //!   compressed bytes, and the page statistics and page index come along; or
-//! - decoded straight by the Parquet reader, without a predicate or a DataFusion scan, only
-//!   the pages that hold the rows the answer needs; a text column with one value in the
-//!   month (its statistics say so) is made rather than read.
+//! - decoded without a DataFusion scan: a whole month page by page straight into the arrays
+//!   (see [`crate::pages`]), a month the answer needs part of by the Parquet reader, only the
+//!   pages that hold those rows; a text column with one value in the month (its statistics
+//!   say so) is made rather than read.
 
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};
