@@ -10,14 +10,17 @@
 //!   no per-row predicate and no DataFusion scan (its per-file setup cost a tenth of a download
 //!   with ~3 000 rows per file); Parquet answers copy them without decoding
 //!   ([`crate::stored`]).
-//! - **Months cut by the window** get a predicate on `parameter` and `timestamp`, built from
-//!   typed scalars: the reader skips other parameters' row groups and, through the page index,
-//!   pages outside the window; `pushdown_filters` applies it row by row while decoding.
+//! - **Months cut by the window** are decoded whole the same way, with their timestamps, and
+//!   cut in memory: a month is two or three pages, and a DataFusion scan with the window as
+//!   its predicate, which skipped the pages outside it, cost more to set up than they do to
+//!   decode. Answers sorted by other columns go through DataFusion scans with a predicate on
+//!   `parameter` and `timestamp` (typed scalars; row groups and pages outside the window
+//!   skipped, `pushdown_filters` row by row).
 //! - **Ascending time** reads a few months ahead in parallel tasks and emits them in order, so
 //!   file opening and decoding overlap with encoding on the other core.
 //! - **Counting and skipping.** Every file's row count per parameter is in the manifest, so
 //!   totals, `offset` and `recent` are resolved by arithmetic over whole months; only the (at
-//!   most two) months cut by the window boundaries are counted by a scan of their timestamps.
+//!   most two) months cut by the window boundaries are counted from their decoded timestamps.
 //!   A deep offset opens only the month it lands in, and `recent=N` reads only the newest
 //!   months that hold N values.
 //! - **Descending time** streams month by month from the newest, each month reversed in
@@ -33,7 +36,7 @@ use crate::model::Micros;
 use crate::stored::{Piece, WholeMonth};
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
-use datafusion::arrow::compute::{SortOptions, concat_batches, take_record_batch};
+use datafusion::arrow::compute::{SortOptions, take_record_batch};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::datasource::source::DataSourceExec;
@@ -45,7 +48,7 @@ use datafusion::physical_plan::limit::GlobalLimitExec;
 use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream, collect};
+use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -128,8 +131,8 @@ pub struct PiecesPlan {
 
 pub type PieceStream = BoxStream<'static, Result<Piece>>;
 
-/// The scans of one query, and the whole months read without one (counted when their read
-/// starts); shared with the stream, which adds to it as it goes.
+/// The scans of one query, and the months read without one (counted when their read starts);
+/// shared with the stream, which adds to it as it goes.
 #[derive(Clone, Default)]
 pub struct ScanLog(
     Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
@@ -137,7 +140,7 @@ pub struct ScanLog(
 );
 
 impl ScanLog {
-    fn count_whole_month(&self) {
+    fn count_month(&self) {
         self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
@@ -178,7 +181,6 @@ impl<'a> MonthPart<'a> {
 
 /// What [`Dataset::ascending`] reads.
 struct Ascending<'a> {
-    predicate: Arc<dyn PhysicalExpr>,
     /// The window in time, inclusive.
     window: (Micros, Micros),
     columns: &'a [ValueColumn],
@@ -282,7 +284,7 @@ impl StoredGroup {
         Some(MonthRead::Task(Box::pin(async move {
             let mut pieces = Vec::with_capacity(months.len());
             for month in months {
-                scans.count_whole_month();
+                scans.count_month();
                 pieces.push(Piece::Stored(month.stored().await?));
             }
             Ok(pieces)
@@ -293,6 +295,15 @@ impl StoredGroup {
 /// Months (or groups of stored months) read ahead of the one being sent. A month of one series
 /// is a few thousand rows, so this bounds memory while keeping both cores busy.
 const PREFETCH_MONTHS: usize = 4;
+
+/// `columns` (positions in the value files' schema) and the timestamp, to cut a month by.
+fn with_time(columns: &[usize]) -> Result<Vec<usize>> {
+    let mut read = columns.to_vec();
+    read.extend(column_indices(&[ValueColumn::Timestamp])?);
+    read.sort_unstable();
+    read.dedup();
+    Ok(read)
+}
 
 /// Positions of the columns in the value files' schema.
 pub(crate) fn column_indices(columns: &[ValueColumn]) -> Result<Vec<usize>> {
@@ -498,29 +509,19 @@ impl Dataset {
         Ok(p)
     }
 
-    /// Rows of `part` inside [lo, hi]: from the manifest when the month lies inside, else by
-    /// scanning the month's timestamps.
-    async fn count_part(
-        &self,
-        part: &MonthPart<'_>,
-        parameter: &ParameterId,
-        lo: Micros,
-        hi: Micros,
-    ) -> Result<u64> {
+    /// Rows of `part` inside [lo, hi]: from the manifest when the month lies inside, else from
+    /// the month's timestamps.
+    async fn count_part(&self, part: &MonthPart<'_>, lo: Micros, hi: Micros) -> Result<u64> {
         if part.inside(lo, hi) {
             return Ok(part.stats.rows);
         }
         if part.stats.max < lo || part.stats.min > hi {
             return Ok(0);
         }
-        let plan = self.scanner.scan(
-            &[part.file()],
-            self.predicate(parameter, lo, hi)?,
-            &[ValueColumn::Timestamp],
-            None,
-        )?;
-        let batches = collect(plan, self.task_ctx()).await?;
-        Ok(batches.iter().map(|b| b.num_rows() as u64).sum())
+        let times = [ValueColumn::Timestamp];
+        let month = self.whole_month(part, column_indices(&times)?);
+        let rows = month.within(output_schema(&times)?, (lo, hi)).await?;
+        Ok(rows.num_rows() as u64)
     }
 
     /// Plans a values query, the answer as record batches. Everything that can fail because of
@@ -589,7 +590,7 @@ impl Dataset {
         if needs_counts {
             let mut sum = 0u64;
             for part in parts.iter_mut() {
-                let n = self.count_part(part, &q.parameter, lo, hi).await?;
+                let n = self.count_part(part, lo, hi).await?;
                 part.rows = Some(n);
                 sum += n;
             }
@@ -605,7 +606,6 @@ impl Dataset {
         let total = total_in_window.map(|_| c1 - c0);
         let page_len = q.limit.unwrap_or(u64::MAX);
 
-        let predicate = self.predicate(&q.parameter, lo, hi)?;
         if q.limit == Some(0) || c0 >= c1 {
             return Ok(PiecesPlan {
                 total,
@@ -621,7 +621,6 @@ impl Dataset {
                 let b = a.saturating_add(page_len).min(c1);
                 let whole_window = a == 0 && b == c1;
                 let ascending = Ascending {
-                    predicate,
                     window: (lo, hi),
                     columns: &columns,
                     rows: (a, b),
@@ -640,7 +639,6 @@ impl Dataset {
                 let a = b.saturating_sub(page_len).max(c0);
                 self.descending(
                     parts,
-                    predicate,
                     (lo, hi),
                     columns.clone(),
                     Arc::clone(&out_schema),
@@ -658,8 +656,8 @@ impl Dataset {
                         needed.push(k.column);
                     }
                 }
-                let inner =
-                    self.ascending_plan(&parts, Arc::clone(&predicate), &needed, c0, c1, &scans)?;
+                let predicate = self.predicate(&q.parameter, lo, hi)?;
+                let inner = self.ascending_plan(&parts, predicate, &needed, c0, c1, &scans)?;
                 let inner_schema = inner.schema();
                 let mut keys = Vec::new();
                 for k in &q.sort {
@@ -730,8 +728,8 @@ impl Dataset {
     }
 
     /// Ascending rows [a, b) of the window: whole months straight from their row group (or
-    /// handed out stored, see [`Ascending::stored`]), months cut by the window through the
-    /// predicate, run after run in time order.
+    /// handed out stored, see [`Ascending::stored`]), months cut by the window decoded and
+    /// cut ([`WholeMonth::within`]), run after run in time order.
     fn ascending(
         &self,
         parts: &[MonthPart<'_>],
@@ -774,21 +772,18 @@ impl Dataset {
                     }
                     let schema = Arc::clone(&schema);
                     months.push(MonthRead::Task(Box::pin(async move {
-                        scans.count_whole_month();
+                        scans.count_month();
                         Ok(vec![Piece::Rows(month.decoded(schema, rows).await?)])
                     })));
                 }
                 continue;
             }
             months.extend(group.take(scans));
-            let plan =
-                self.scanner
-                    .scan(&[part.file()], Arc::clone(&q.predicate), q.columns, None)?;
-            scans.push(&plan);
-            let ctx = self.task_ctx();
+            let month = self.whole_month(part, with_time(&file_columns)?);
+            let (scans, schema) = (scans.clone(), Arc::clone(&schema));
             months.push(MonthRead::Task(Box::pin(async move {
-                let batches = collect(plan, ctx).await?;
-                Ok(batches.into_iter().map(Piece::Rows).collect())
+                scans.count_month();
+                Ok(vec![Piece::Rows(month.within(schema, (lo, hi)).await?)])
             })));
         }
         months.extend(group.take(scans));
@@ -820,7 +815,6 @@ impl Dataset {
     fn descending(
         &self,
         parts: Vec<MonthPart<'_>>,
-        predicate: Arc<dyn PhysicalExpr>,
         (lo, hi): (Micros, Micros),
         columns: Vec<ValueColumn>,
         schema: SchemaRef,
@@ -837,27 +831,18 @@ impl Dataset {
             let (s, e) = (start.max(a), (start + n).min(b));
             if s < e {
                 let read = if part.inside(lo, hi) {
-                    let month = self.whole_month(part, file_columns.clone());
-                    DescendingMonth::Whole(month)
+                    DescendingMonth::Whole(self.whole_month(part, file_columns.clone()))
                 } else {
-                    let scan = self.scanner.scan(
-                        &[part.file()],
-                        Arc::clone(&predicate),
-                        &columns,
-                        None,
-                    )?;
-                    DescendingMonth::Cut(scan)
+                    DescendingMonth::Cut(self.whole_month(part, with_time(&file_columns)?))
                 };
                 months.push((read, s - start, e - start));
             }
             start += n;
         }
         months.reverse();
-        let ctx = self.task_ctx();
         let schema_for_stream = Arc::clone(&schema);
         let stream = futures::stream::iter(months)
             .then(move |(read, from, to)| {
-                let ctx = Arc::clone(&ctx);
                 let scans = scans.clone();
                 let schema = Arc::clone(&schema_for_stream);
                 async move {
@@ -865,13 +850,12 @@ impl Dataset {
                     // The rows wanted, oldest first.
                     let rows = match read {
                         DescendingMonth::Whole(month) => {
-                            scans.count_whole_month();
-                            // Only the pages holding them are decoded.
+                            scans.count_month();
                             month.decoded(Arc::clone(&schema), Some(from..to)).await?
                         }
-                        DescendingMonth::Cut(scan) => {
-                            scans.push(&scan);
-                            let month = concat_batches(&schema, &collect(scan, ctx).await?)?;
+                        DescendingMonth::Cut(month) => {
+                            scans.count_month();
+                            let month = month.within(Arc::clone(&schema), (lo, hi)).await?;
                             let to = to.min(month.num_rows());
                             month.slice(from.min(to), to - from.min(to))
                         }
@@ -887,10 +871,10 @@ impl Dataset {
 
 /// How a month of a descending answer is read.
 enum DescendingMonth {
-    /// Every row is in the window: the row group, decoded whole.
+    /// Every row is in the window.
     Whole(WholeMonth),
-    /// Cut by the window: a scan with the predicate.
-    Cut(Arc<dyn ExecutionPlan>),
+    /// Cut by the window: read with its timestamps, to cut by.
+    Cut(WholeMonth),
 }
 
 /// Drops sort-only columns so the output has exactly the requested columns.
