@@ -56,7 +56,8 @@ def main():
         ("D2", "10-year series, JSON", "", rows),
         ("D3", "10-year series, Arrow IPC", "?format=arrow", rows),
         ("D4", "10-year series, Parquet", "?format=parquet", rows),
-        ("D5", "one month, JSON", "?from=2020-06-01T00:00:00Z&to=2020-06-30T23:45:00Z", None),
+        # Mid-month to mid-month, as a user picks a month: both ends cut a stored month.
+        ("D5", "one month (15 Jun-14 Jul), JSON", "?from=2020-06-15T00:00:00Z&to=2020-07-14T23:45:00Z", None),
         ("D6", "recent=96, JSON", "?recent=96", 96),
     ]
     # nginx serves our own answers, byte for byte.
