@@ -6,8 +6,8 @@
 //!   file's month derives from its timestamps, so the planner picks the months itself from the
 //!   per-file time ranges in the manifest.
 //! - **Whole months** (every row of the series-month inside the window, known from the
-//!   manifest) are decoded straight from the parameter's row group by the Parquet reader, with
-//!   no per-row predicate and no DataFusion scan (its per-file setup cost a tenth of a download
+//!   manifest) are decoded straight from the parameter's row group, page by page, with no
+//!   per-row predicate and no DataFusion scan (its per-file setup cost a tenth of a download
 //!   with ~3 000 rows per file); Parquet answers copy them without decoding
 //!   ([`crate::stored`]).
 //! - **Months cut by the window** are decoded whole the same way, with their timestamps, and

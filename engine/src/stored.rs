@@ -1,15 +1,16 @@
-//! Series-months wholly inside an answer, read from their stored row group.
+//! Series-months of an answer, read from their stored row group.
 //!
 //! Such a month is one stored row group (layout: one per parameter), already encoded,
 //! compressed and indexed. Its chunks are read in one ranged read (footer and page index from
 //! the metadata cache DataFusion's scans share) and then either
-//! - handed out as they are: a Parquet answer sends the column chunks as they were read
-//!   instead of decoding them to Arrow and encoding them again, so it costs a read of the
-//!   compressed bytes, and the page statistics and page index come along; or
-//! - decoded without a DataFusion scan: a whole month page by page straight into the arrays
-//!   (see [`crate::pages`]), a month the answer needs part of by the Parquet reader, only the
-//!   pages that hold those rows; a text column with one value in the month (its statistics
-//!   say so) is made rather than read.
+//! - handed out as they are: a Parquet answer sends the column chunks of a month wholly
+//!   inside it as they were read instead of decoding them to Arrow and encoding them again,
+//!   so it costs a read of the compressed bytes, and the page statistics and page index come
+//!   along; or
+//! - decoded without a DataFusion scan, page by page straight into the arrays (the `pages`
+//!   module), and cut to the rows or the time window the answer needs; chunks of other shapes
+//!   go to the Parquet reader, which skips the pages outside those rows. A text column with
+//!   one value in the month (its statistics say so) is made rather than read.
 
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};
@@ -579,8 +580,9 @@ fn constants(
     (constants, read)
 }
 
-/// A series-month wholly inside an answer: its row group, the answer's columns, and where to
-/// read them.
+/// A series-month of an answer, read without a DataFusion scan: its row group, the columns
+/// to read, and where to read them. Mostly a month wholly inside the answer; a month the
+/// window cuts is read whole too and cut ([`WholeMonth::within`]).
 pub(crate) struct WholeMonth {
     store: Arc<dyn ObjectStore>,
     cache: Arc<FileMetadataCache>,
