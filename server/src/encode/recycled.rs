@@ -4,7 +4,9 @@
 //! MB of copies for a 10-year CSV download (`memmove`, 5 % of its CPU time in `perf`). Written
 //! in place into a fresh buffer instead, the buffer had to be zeroed first, which cost as much.
 //! A buffer that comes back from a sent frame is already initialised: rows are written into
-//! it in place, and the frame is a view of what they filled.
+//! it in place, and the frame is a view of what they filled. Bytes of an earlier answer (maybe
+//! one another client was allowed to see) can linger only past that view: an `Appender` moves
+//! its end over nothing it has not just written.
 
 use bytes::Bytes;
 use std::sync::Mutex;
