@@ -33,7 +33,7 @@ use crate::ids::{ParameterId, StationId};
 use crate::layout::{COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, UTC, values_schema};
 use crate::manifest::{SeriesStats, ValueFile};
 use crate::model::Micros;
-use crate::stored::{Piece, WholeMonth};
+use crate::stored::{Piece, WholeMonth, rows_of};
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{SortOptions, take_record_batch};
@@ -856,8 +856,7 @@ impl Dataset {
                         DescendingMonth::Cut(month) => {
                             scans.count_month();
                             let month = month.within(Arc::clone(&schema), (lo, hi)).await?;
-                            let to = to.min(month.num_rows());
-                            month.slice(from.min(to), to - from.min(to))
+                            rows_of(&month, from..to)
                         }
                     };
                     let idx: UInt32Array = (0..rows.num_rows() as u32).rev().collect();

@@ -429,9 +429,9 @@ impl Fetched {
     }
 
     /// Decodes rows `rows` of the row group (all of them when None) into one batch of
-    /// `schema`, whose columns are the fetched ones in any order. With the page index, pages
-    /// wholly outside `rows` are skipped rather than decoded: `recent=96` needs the last page
-    /// of a month, a first page of 100 rows the first.
+    /// `schema`, whose columns are the fetched ones in any order, with the Parquet reader: for
+    /// chunks [`pages`] does not take. With the page index, pages wholly outside `rows` are
+    /// skipped rather than decoded.
     fn decode(
         self,
         reader_metadata: ArrowReaderMetadata,
@@ -636,7 +636,7 @@ impl WholeMonth {
 
 /// The rows of `batch` whose `timestamp` lies in `[lo, hi]`. A mask rather than a search:
 /// it holds however the month's rows are ordered, and a month is a few thousand rows.
-fn within(batch: &RecordBatch, (lo, hi): (i64, i64)) -> Result<RecordBatch> {
+fn in_window(batch: &RecordBatch, (lo, hi): (i64, i64)) -> Result<RecordBatch> {
     let times = batch
         .column_by_name(COL_TIMESTAMP)
         .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
@@ -650,7 +650,7 @@ fn within(batch: &RecordBatch, (lo, hi): (i64, i64)) -> Result<RecordBatch> {
 }
 
 /// Rows `rows` of `batch`, as far as it has them.
-fn rows_of(batch: &RecordBatch, rows: Range<usize>) -> RecordBatch {
+pub(crate) fn rows_of(batch: &RecordBatch, rows: Range<usize>) -> RecordBatch {
     let end = rows.end.min(batch.num_rows());
     let start = rows.start.min(end);
     batch.slice(start, end - start)
@@ -666,7 +666,7 @@ impl WholeMonth {
         let mut read = self.columns.clone();
         read.sort_unstable();
         let read_schema = Arc::new(values_schema().project(&read)?);
-        let month = within(&self.decoded(read_schema, None).await?, window)?;
+        let month = in_window(&self.decoded(read_schema, None).await?, window)?;
         let columns = schema
             .fields()
             .iter()
