@@ -17,17 +17,18 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::object_store::local::LocalFileSystem;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 /// Budget for cached Parquet footers and page indexes. A value file's metadata is a few KB,
 /// so this holds the metadata of tens of thousands of station-months.
 const METADATA_CACHE_BYTES: usize = 256 * 1024 * 1024;
 
 /// The value files of one station, ascending by month.
-pub(crate) type StationFiles = Vec<MonthFile>;
+pub(crate) type StationFiles = Vec<Arc<MonthFile>>;
 
 /// A value file and its location in the store, parsed once: `Path::from` percent-encodes each
 /// part of the path, and a 10-year download reads 120 files.
@@ -36,6 +37,8 @@ pub(crate) struct MonthFile {
     pub(crate) location: Path,
     /// Where the metadata cache keeps the Arrow reader's view of the file (see `stored`).
     pub(crate) reader_key: Path,
+    /// The file's footer while the metadata cache holds it (see `stored::MonthFile::metadata`).
+    pub(crate) metadata: Mutex<Weak<ParquetMetaData>>,
 }
 
 pub struct Dataset {
@@ -124,11 +127,12 @@ impl Dataset {
                 .parse()
                 .map_err(|e| EngineError::Dataset(format!("manifest.json: {e}")))?;
             let location = Path::from(f.path.as_str());
-            files.entry(station).or_default().push(MonthFile {
+            files.entry(station).or_default().push(Arc::new(MonthFile {
                 file: f.clone(),
                 reader_key: crate::stored::reader_metadata_key(&location),
                 location,
-            });
+                metadata: Mutex::default(),
+            }));
         }
         files
             .values_mut()

@@ -153,7 +153,7 @@ impl ScanLog {
 
 /// One month file that holds the series, with the rows it contributes to the window.
 pub(crate) struct MonthPart<'a> {
-    pub(crate) month: &'a MonthFile,
+    pub(crate) month: &'a Arc<MonthFile>,
     stats: &'a SeriesStats,
     /// Rows inside the window; None until counted.
     rows: Option<u64>,
