@@ -38,6 +38,8 @@ pub(crate) struct MonthFile {
     /// Where the metadata cache keeps the Arrow reader's view of the file (see `stored`).
     pub(crate) reader_key: Path,
     /// The file's footer while the metadata cache holds it (see `stored::MonthFile::metadata`).
+    /// Once the cache drops it, what it held is freed; only the footer's own struct stays
+    /// allocated until the next read of the file replaces it.
     pub(crate) metadata: Mutex<Weak<ParquetMetaData>>,
 }
 
