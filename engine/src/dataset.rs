@@ -2,6 +2,7 @@
 //! value files (the store registered with DataFusion, a shared footer/page-index cache, and the
 //! value files indexed by station).
 
+use crate::assembly::FileFooter;
 use crate::catalog::Catalog;
 use crate::catalog_file;
 use crate::error::{EngineError, Result};
@@ -41,6 +42,10 @@ pub(crate) struct MonthFile {
     /// Once the cache drops it, what it held is freed; only the footer's own struct stays
     /// allocated until the next read of the file replaces it.
     pub(crate) metadata: Mutex<Weak<ParquetMetaData>>,
+    /// Where the metadata cache keeps the footer split for copying, and that footer while
+    /// the cache holds it (as `metadata`).
+    pub(crate) copy_footer_key: Path,
+    pub(crate) copy_footer: Mutex<Weak<FileFooter>>,
 }
 
 pub struct Dataset {
@@ -132,6 +137,8 @@ impl Dataset {
             files.entry(station).or_default().push(Arc::new(MonthFile {
                 file: f.clone(),
                 reader_key: crate::stored::reader_metadata_key(&location),
+                copy_footer_key: crate::stored::copy_footer_key(&location),
+                copy_footer: Mutex::default(),
                 location,
                 metadata: Mutex::default(),
             }));

@@ -2,6 +2,7 @@
 //! spatial index, the values planner on DataFusion, and the writers (import, generate).
 //! It knows nothing of HTTP.
 
+pub mod assembly;
 pub mod catalog;
 pub mod catalog_file;
 pub mod coords;
@@ -21,6 +22,7 @@ pub mod planner;
 mod scan;
 pub mod spatial;
 pub mod stored;
+mod thrift;
 pub mod writer;
 
 /// The arrow DataFusion is built on; the server encodes with it.

@@ -12,6 +12,7 @@
 //!   go to the Parquet reader, which skips the pages outside those rows. A text column with
 //!   one value in the month (its statistics say so) is made rather than read.
 
+use crate::assembly::{Assembly, FileFooter};
 use crate::dataset::{Dataset, MonthFile};
 use crate::error::{EngineError, Result};
 use crate::layout::{COL_TIMESTAMP, values_schema};
@@ -38,15 +39,12 @@ use datafusion::parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
     RowSelector,
 };
-use datafusion::parquet::column::writer::ColumnCloseResult;
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::PageIndexPolicy;
 use datafusion::parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use datafusion::parquet::file::reader::{ChunkReader, Length};
 use datafusion::parquet::file::statistics::Statistics;
-use datafusion::parquet::file::writer::SerializedRowGroupWriter;
 use std::any::Any;
-use std::io::Write;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -70,75 +68,25 @@ impl Piece {
 /// The answer's columns of one stored row group, as encoded on disk.
 pub struct StoredRowGroup {
     pub rows: usize,
-    /// The read the chunks were cut from.
+    /// The read the chunks are cut from.
     read: FileBytes,
-    columns: Vec<StoredColumn>,
-}
-
-struct StoredColumn {
-    chunk: FileBytes,
-    close: ColumnCloseResult,
+    footer: Arc<FileFooter>,
+    row_group: usize,
+    /// Positions in the file schema, in the answer's order.
+    columns: Vec<usize>,
 }
 
 impl StoredRowGroup {
-    /// The column chunks' bytes in the answer's column order, to be sent as they are. Chunks
-    /// that lie side by side in the file (the usual case) come as one slice of the read.
-    pub fn bytes(&self) -> std::result::Result<Vec<Bytes>, ParquetError> {
-        let mut spans: Vec<Range<u64>> = Vec::with_capacity(self.columns.len());
-        for c in &self.columns {
-            let (start, end) = (c.chunk.start, c.chunk.len());
-            match spans.last_mut() {
-                Some(last) if last.end == start => last.end = end,
-                _ => spans.push(start..end),
-            }
-        }
-        spans
-            .into_iter()
-            .map(|r| self.read.at(r.start, (r.end - r.start) as usize))
-            .collect()
-    }
-
-    /// Appends the column chunks, in the answer's column order, to a row group of a writer
-    /// whose schema has exactly those columns. The writer moves the page offsets in the
-    /// metadata, and counts a placeholder byte for each byte of a chunk; the caller sends
-    /// [`Self::bytes`] in their place rather than have the writer copy every chunk.
-    pub fn append_to<W: Write + Send>(
-        self,
-        row_group: &mut SerializedRowGroupWriter<'_, W>,
-    ) -> std::result::Result<(), ParquetError> {
-        for c in self.columns {
-            row_group.append_column(&Placeholder, c.close)?;
-        }
-        Ok(())
-    }
-}
-
-/// Stands in for stored column chunks while a writer accounts for them: a reader of bytes of
-/// no particular value (the sink drops them), so that nothing is copied or zeroed for them.
-/// The writer reads exactly each chunk's length.
-struct Placeholder;
-
-impl std::io::Read for Placeholder {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        Ok(buf.len())
-    }
-}
-
-impl Length for Placeholder {
-    fn len(&self) -> u64 {
-        u64::MAX
-    }
-}
-
-impl ChunkReader for Placeholder {
-    type T = Placeholder;
-
-    fn get_read(&self, _start: u64) -> std::result::Result<Self::T, ParquetError> {
-        Ok(Placeholder)
-    }
-
-    fn get_bytes(&self, _start: u64, length: usize) -> std::result::Result<Bytes, ParquetError> {
-        Ok(Bytes::from(vec![0; length]))
+    /// Adds the row group to a Parquet file being assembled: the bytes to send, slices of
+    /// the read (chunks that lie side by side in the file, the usual case, as one).
+    pub fn copy_into(self, file: &mut Assembly) -> Result<Vec<Bytes>> {
+        file.copy(
+            self.footer,
+            self.row_group,
+            &self.columns,
+            &self.read.bytes,
+            self.read.start,
+        )
     }
 }
 
@@ -186,8 +134,6 @@ struct Fetched {
     metadata: Arc<ParquetMetaData>,
     row_group: usize,
     columns: Vec<usize>,
-    /// The one read the chunks are cut from.
-    read: FileBytes,
     chunks: Vec<FileBytes>,
 }
 
@@ -230,6 +176,31 @@ impl FileMetadata for ReaderMetadata {
 /// The key of a file's [`ReaderMetadata`]: its path under a first part no value file has.
 pub(crate) fn reader_metadata_key(location: &Path) -> Path {
     std::iter::once(PathPart::from("arrow-reader#"))
+        .chain(location.parts())
+        .collect()
+}
+
+/// A month file's footer split for copying (see `assembly`), cached beside DataFusion's entry
+/// for the file, under the same budget.
+struct CopyFooter(Arc<FileFooter>);
+
+impl FileMetadata for CopyFooter {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn memory_size(&self) -> usize {
+        self.0.memory_size() + std::mem::size_of::<Self>()
+    }
+
+    fn extra_info(&self) -> HashMap<String, String> {
+        HashMap::new()
+    }
+}
+
+/// The key of a file's [`CopyFooter`].
+pub(crate) fn copy_footer_key(location: &Path) -> Path {
+    std::iter::once(PathPart::from("parquet-copy#"))
         .chain(location.parts())
         .collect()
 }
@@ -312,7 +283,6 @@ async fn fetch(
         metadata,
         row_group,
         columns,
-        read: whole,
         chunks,
     })
 }
@@ -349,47 +319,7 @@ impl ChunkReader for FetchedFile {
 }
 
 /// A column's entry in a page index (column or offset index), when the file has one.
-fn page_index_entry<T: Clone>(
-    index: Option<&Vec<Vec<T>>>,
-    row_group: usize,
-    column: usize,
-) -> Option<T> {
-    index?.get(row_group)?.get(column).cloned()
-}
-
 impl Fetched {
-    fn into_stored(self) -> StoredRowGroup {
-        let group = self.metadata.row_group(self.row_group);
-        let columns = self
-            .columns
-            .iter()
-            .zip(self.chunks)
-            .map(|(&c, chunk)| {
-                let column_index =
-                    page_index_entry(self.metadata.column_index(), self.row_group, c);
-                let offset_index =
-                    page_index_entry(self.metadata.offset_index(), self.row_group, c);
-                let metadata = group.column(c).clone();
-                StoredColumn {
-                    chunk,
-                    close: ColumnCloseResult {
-                        bytes_written: metadata.compressed_size() as u64,
-                        rows_written: group.num_rows() as u64,
-                        metadata,
-                        bloom_filter: None,
-                        column_index,
-                        offset_index,
-                    },
-                }
-            })
-            .collect();
-        StoredRowGroup {
-            rows: group.num_rows() as usize,
-            read: self.read,
-            columns,
-        }
-    }
-
     /// Every row of the row group as one batch of `schema`, each chunk decoded page by page
     /// (see [`pages`]); `None` when a chunk holds what only the Arrow reader decodes.
     fn decode_whole(
@@ -629,20 +559,86 @@ impl MonthFile {
     }
 }
 
+impl MonthFile {
+    /// The file's footer and page index split for copying: through the file's weak
+    /// reference while the metadata cache holds it (as [`Self::metadata`]), else from the
+    /// cache, else made from one read of the file's end and cached.
+    async fn copy_footer(
+        &self,
+        store: &dyn ObjectStore,
+        cache: Arc<FileMetadataCache>,
+    ) -> Result<Arc<FileFooter>> {
+        let slot = || {
+            self.copy_footer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        if let Some(footer) = slot().upgrade() {
+            return Ok(footer);
+        }
+        let meta = self.object_meta();
+        let key = &self.copy_footer_key;
+        let cached = cache.get(key).filter(|entry| entry.is_valid_for(&meta));
+        let footer = match cached
+            .as_ref()
+            .and_then(|e| e.file_metadata.as_any().downcast_ref::<CopyFooter>())
+        {
+            Some(CopyFooter(footer)) => Arc::clone(footer),
+            None => {
+                let metadata = self.metadata(store, Arc::clone(&cache)).await?;
+                // What follows the last page: the page index and the footer.
+                let tail = metadata
+                    .row_groups()
+                    .iter()
+                    .flat_map(|g| g.columns())
+                    .map(|c| {
+                        let (start, len) = c.byte_range();
+                        start + len
+                    })
+                    .max()
+                    .unwrap_or(0);
+                let tail_range = tail..meta.size;
+                let read = store
+                    .get_ranges(&self.location, std::slice::from_ref(&tail_range))
+                    .await?;
+                let bytes = read.into_iter().next().unwrap_or_default();
+                let footer = Arc::new(FileFooter::parse(bytes, tail)?);
+                let entry = Arc::new(CopyFooter(Arc::clone(&footer)));
+                cache.put(key, CachedFileMetadataEntry::new(meta, entry));
+                footer
+            }
+        };
+        *slot() = Arc::downgrade(&footer);
+        Ok(footer)
+    }
+}
+
 impl WholeMonth {
-    /// The stored row group, to be copied into a Parquet answer as it is.
+    /// The stored row group, to be copied into a Parquet answer as it is: its chunks in one
+    /// ranged read.
     pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
         let store = self.store.as_ref();
-        let metadata = self.file.metadata(store, self.cache).await?;
-        let fetched = fetch(
-            store,
-            &self.file.location,
-            metadata,
-            self.row_group,
-            self.columns,
-        )
-        .await?;
-        Ok(fetched.into_stored())
+        let footer = self.file.copy_footer(store, self.cache).await?;
+        let ranges = self
+            .columns
+            .iter()
+            .map(|&c| footer.chunk_range(self.row_group, c))
+            .collect::<Result<Vec<_>>>()?;
+        let span = ranges.iter().map(|r| r.start).min().unwrap_or(0)
+            ..ranges.iter().map(|r| r.end).max().unwrap_or(0);
+        let read = store
+            .get_ranges(&self.file.location, std::slice::from_ref(&span))
+            .await?;
+        Ok(StoredRowGroup {
+            rows: usize::try_from(footer.rows(self.row_group)?).unwrap_or(0),
+            read: FileBytes {
+                start: span.start,
+                bytes: read.into_iter().next().unwrap_or_default(),
+            },
+            footer,
+            row_group: self.row_group,
+            columns: self.columns,
+        })
     }
 
     /// Rows `rows` of the month (all when None), decoded without a DataFusion scan (whose
@@ -900,8 +896,10 @@ mod tests {
                 series: Vec::new(),
             },
             reader_key: reader_metadata_key(&meta.location),
+            copy_footer_key: copy_footer_key(&meta.location),
             location: meta.location.clone(),
             metadata: Mutex::default(),
+            copy_footer: Mutex::default(),
         };
         let first = month.metadata(&store, Arc::clone(&cache)).await.unwrap();
         assert_eq!(first.file_metadata().num_rows(), 2_000);
@@ -928,6 +926,22 @@ mod tests {
         let read = month.metadata(&store, Arc::clone(&cache)).await.unwrap();
         assert_eq!(read.file_metadata().num_rows(), 2_000);
         assert!(cache.contains_key(&meta.location));
+
+        // The footer split for copying: made from the file's end once and cached, then found
+        // through the file's reference; made again once the cache lets it go.
+        let copy = month.copy_footer(&store, Arc::clone(&cache)).await.unwrap();
+        assert_eq!(copy.rows(0).unwrap(), 2_000);
+        assert!(cache.contains_key(&month.copy_footer_key));
+        let again = month.copy_footer(&store, Arc::clone(&cache)).await.unwrap();
+        assert!(Arc::ptr_eq(&copy, &again));
+        cache.remove(&month.copy_footer_key);
+        drop((copy, again));
+        let made = month.copy_footer(&store, Arc::clone(&cache)).await.unwrap();
+        assert_eq!(made.chunk_range(0, 2).unwrap(), {
+            let (start, len) = read.row_group(0).column(2).byte_range();
+            start..start + len
+        });
+        assert!(cache.contains_key(&month.copy_footer_key));
     }
 
     /// A month of our writer's decodes page by page (not through the Arrow reader), whole or

@@ -1,7 +1,6 @@
 //! Arrow IPC stream and Parquet encoders: typed UTC timestamps, no envelope. Arrow IPC sends a
 //! batch's columns as the frames they already are; Parquet sends stored row groups as they were
-//! read and frames its own bytes (encoded rows, footer) at 64 KB, so memory stays at one batch
-//! or row group.
+//! read and encoded rows a row group at a time, so memory stays at one batch or row group.
 
 use super::BatchEncoder;
 use bytes::Bytes;
@@ -10,21 +9,13 @@ use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::ipc::writer::StreamEncoder;
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::arrow::arrow_writer::{
-    ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves,
-};
 use datafusion::parquet::basic::Compression;
-use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
-use datafusion::parquet::file::writer::SerializedFileWriter;
+use hydro_engine::assembly::Assembly;
 use hydro_engine::stored::{Piece, StoredRowGroup};
 
 /// Rows per encoded Parquet row group in downloads (stored row groups keep their size).
 const ROW_GROUP_ROWS: usize = 128 * 1024;
-
-/// Parquet output is sent in frames of about this size: a stored month is ~15 KB, and a frame
-/// per month meant a buffer grown from small for each (page faults in `perf`).
-const PARQUET_FRAME_BYTES: usize = 64 * 1024;
 
 pub struct ArrowIpc {
     schema: SchemaRef,
@@ -108,168 +99,72 @@ pub struct Parquet {
 }
 
 struct Writer {
-    file: SerializedFileWriter<Sink>,
-    columns: ArrowRowGroupWriterFactory,
-    /// The row group being encoded, and its rows so far.
-    open: Option<(Vec<ArrowColumnWriter>, usize)>,
+    schema: SchemaRef,
+    file: Assembly,
+    /// Rows encoded here, as a file of their own until they make a row group, which is then
+    /// copied in like a stored one.
+    open: Option<ArrowWriter<Vec<u8>>>,
 }
 
-/// The bytes of a frame, leaving a buffer as large as the last one: a buffer grown from empty
-/// for every frame is copied at each doubling and faulted in fresh (both showed in `perf`).
-fn take_sized(buf: &mut Vec<u8>) -> Bytes {
-    let next = Vec::with_capacity(buf.capacity());
-    Bytes::from(std::mem::replace(buf, next))
-}
-
-/// Where the Parquet writer writes: its own bytes, framed, with stored column chunks sent as
-/// they were read in place of the placeholder bytes the writer counts for them. Copying the
-/// chunks through the writer was the largest user-space item of a Parquet download in `perf`
-/// (`memmove`, 7 %).
-struct Sink {
-    /// The writer's bytes not framed yet.
-    buf: Vec<u8>,
-    /// Frames ready to send, in order.
-    frames: Vec<Bytes>,
-    /// Placeholder bytes still to come from the writer, to be dropped.
-    skip: u64,
-}
-
-impl Sink {
-    fn new() -> Self {
-        Self {
-            buf: Vec::with_capacity(2 * PARQUET_FRAME_BYTES),
-            frames: Vec::new(),
-            skip: 0,
-        }
-    }
-
-    /// Queues stored chunks after everything written so far; as many bytes as they hold,
-    /// written next, are their placeholders.
-    fn place(&mut self, chunks: Vec<Bytes>) -> Result<(), ParquetError> {
-        self.expect_no_placeholders()?;
-        self.frame_written();
-        self.skip = chunks.iter().map(|c| c.len() as u64).sum();
-        self.frames.extend(chunks);
-        Ok(())
-    }
-
-    /// Moves the writer's bytes so far into a frame of their own.
-    fn frame_written(&mut self) {
-        if !self.buf.is_empty() {
-            self.frames.push(take_sized(&mut self.buf));
-        }
-    }
-
-    /// A writer that produced fewer placeholder bytes than a chunk holds would shift every
-    /// offset after it: an error rather than a corrupt file.
-    fn expect_no_placeholders(&self) -> Result<(), ParquetError> {
-        if self.skip == 0 {
-            Ok(())
-        } else {
-            Err(ParquetError::General(format!(
-                "{} placeholder bytes of a stored chunk never written",
-                self.skip
-            )))
-        }
-    }
-}
-
-impl std::io::Write for Sink {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        let dropped = self.skip.min(data.len() as u64);
-        self.skip -= dropped;
-        self.buf.extend_from_slice(&data[dropped as usize..]);
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+fn properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::LZ4_RAW)
+        .set_dictionary_enabled(false)
+        .set_column_dictionary_enabled("quality".into(), true)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .build()
 }
 
 impl Writer {
-    fn new(schema: SchemaRef) -> Result<Self, ParquetError> {
-        let props = WriterProperties::builder()
-            .set_compression(Compression::LZ4_RAW)
-            .set_dictionary_enabled(false)
-            .set_column_dictionary_enabled("quality".into(), true)
-            .set_statistics_enabled(EnabledStatistics::Page)
-            .build();
-        let (file, columns) =
-            ArrowWriter::try_new(Sink::new(), schema, Some(props))?.into_serialized_writer()?;
-        Ok(Self {
+    /// The writer and the file's first bytes. The file's footer is made from that of a file
+    /// of the same schema with no rows, written by the parquet crate.
+    fn new(schema: SchemaRef) -> Result<(Self, Vec<Bytes>), String> {
+        let empty = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties()))
+            .and_then(|w| w.into_inner())
+            .map_err(|e| e.to_string())?;
+        let (file, head) = Assembly::new(&empty).map_err(|e| e.to_string())?;
+        let writer = Self {
+            schema,
             file,
-            columns,
             open: None,
-        })
+        };
+        Ok((writer, vec![head]))
     }
 
-    /// Every frame, including the writer's last bytes.
-    fn drain(&mut self) -> Result<Vec<Bytes>, ParquetError> {
-        self.file.flush()?;
-        let sink = self.file.inner_mut();
-        sink.expect_no_placeholders()?;
-        sink.frame_written();
-        Ok(std::mem::take(&mut sink.frames))
+    fn stored(&mut self, stored: StoredRowGroup) -> Result<Vec<Bytes>, String> {
+        let mut frames = self.close_open()?;
+        frames.extend(
+            stored
+                .copy_into(&mut self.file)
+                .map_err(|e| e.to_string())?,
+        );
+        Ok(frames)
     }
 
-    /// The frames ready, the writer's own bytes once they make a frame of their own.
-    fn frames(&mut self) -> Vec<Bytes> {
-        let sink = self.file.inner_mut();
-        if sink.buf.len() >= PARQUET_FRAME_BYTES {
-            sink.frame_written();
-        }
-        std::mem::take(&mut sink.frames)
-    }
-
-    /// A stored row group, its chunks sent as they were read.
-    fn stored(&mut self, stored: StoredRowGroup) -> Result<(), ParquetError> {
-        self.close_open()?;
-        // Everything the writer buffered goes before the chunks.
-        self.file.flush()?;
-        self.file.inner_mut().place(stored.bytes()?)?;
-        let mut group = self.file.next_row_group()?;
-        stored.append_to(&mut group)?;
-        group.close()?;
-        Ok(())
-    }
-
-    fn rows(&mut self, batch: &RecordBatch) -> Result<(), ParquetError> {
+    fn rows(&mut self, batch: &RecordBatch) -> Result<Vec<Bytes>, String> {
         let open = match &mut self.open {
             Some(open) => open,
-            None => {
-                let index = self.file.flushed_row_groups().len();
-                self.open
-                    .insert((self.columns.create_column_writers(index)?, 0))
-            }
+            None => self.open.insert(
+                ArrowWriter::try_new(Vec::new(), self.schema.clone(), Some(properties()))
+                    .map_err(|e| e.to_string())?,
+            ),
         };
-        let mut writers = open.0.iter_mut();
-        for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-            for leaf in compute_leaves(field, column)? {
-                writers
-                    .next()
-                    .ok_or_else(|| ParquetError::General("more columns than the schema".into()))?
-                    .write(&leaf)?;
-            }
+        open.write(batch).map_err(|e| e.to_string())?;
+        if open.in_progress_rows() >= ROW_GROUP_ROWS {
+            return self.close_open();
         }
-        open.1 += batch.num_rows();
-        if open.1 >= ROW_GROUP_ROWS {
-            self.close_open()?;
-        }
-        Ok(())
+        Ok(Vec::new())
     }
 
-    /// Ends the row group being encoded, if any.
-    fn close_open(&mut self) -> Result<(), ParquetError> {
-        let Some((writers, _)) = self.open.take() else {
-            return Ok(());
+    /// Ends the rows being encoded, if any: their row group copied into the file.
+    fn close_open(&mut self) -> Result<Vec<Bytes>, String> {
+        let Some(open) = self.open.take() else {
+            return Ok(Vec::new());
         };
-        let mut group = self.file.next_row_group()?;
-        for w in writers {
-            w.close()?.append_to_row_group(&mut group)?;
-        }
-        group.close()?;
-        Ok(())
+        let encoded = open.into_inner().map_err(|e| e.to_string())?;
+        self.file
+            .copy_file(Bytes::from(encoded))
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -290,10 +185,9 @@ impl Parquet {
 
 impl BatchEncoder for Parquet {
     fn begin(&mut self) -> Result<Vec<Bytes>, String> {
-        let writer = self
-            .writer
-            .insert(Writer::new(self.schema.clone()).map_err(|e| e.to_string())?);
-        writer.drain().map_err(|e| e.to_string())
+        let (writer, head) = Writer::new(self.schema.clone())?;
+        self.writer = Some(writer);
+        Ok(head)
     }
 
     fn piece(&mut self, piece: Piece) -> Result<Vec<Bytes>, String> {
@@ -302,15 +196,13 @@ impl BatchEncoder for Parquet {
             Piece::Rows(batch) => w.rows(&batch),
             Piece::Stored(stored) => w.stored(stored),
         }
-        .map_err(|e| e.to_string())?;
-        Ok(w.frames())
     }
 
     fn finish(&mut self) -> Result<Vec<Bytes>, String> {
-        let w = self.writer()?;
-        w.close_open().map_err(|e| e.to_string())?;
-        w.file.finish().map_err(|e| e.to_string())?;
-        w.drain().map_err(|e| e.to_string())
+        let mut w = self.writer.take().ok_or("Parquet writer not started")?;
+        let mut frames = w.close_open()?;
+        frames.push(w.file.finish().map_err(|e| e.to_string())?);
+        Ok(frames)
     }
 }
 
