@@ -318,7 +318,6 @@ impl ChunkReader for FetchedFile {
     }
 }
 
-/// A column's entry in a page index (column or offset index), when the file has one.
 impl Fetched {
     /// Every row of the row group as one batch of `schema`, each chunk decoded page by page
     /// (see [`pages`]); `None` when a chunk holds what only the Arrow reader decodes.
@@ -557,9 +556,7 @@ impl MonthFile {
         *slot() = Arc::downgrade(&metadata);
         Ok(metadata)
     }
-}
 
-impl MonthFile {
     /// The file's footer and page index split for copying: through the file's weak
     /// reference while the metadata cache holds it (as [`Self::metadata`]), else from the
     /// cache, else made from one read of the file's end and cached.
