@@ -8,7 +8,7 @@
 //! Parquet download's CPU time (`perf`), for 360 chunks.
 
 use crate::error::{EngineError, Result};
-use crate::thrift::{self, I64, LIST, Reader, STRUCT};
+use crate::thrift::{self, I32, I64, LIST, Reader, STRUCT};
 use bytes::Bytes;
 use std::ops::Range;
 use std::sync::Arc;
@@ -201,10 +201,44 @@ fn group(r: &mut Reader<'_>, buf_start: u64) -> Result<GroupFooter> {
     Ok(GroupFooter { rows, columns })
 }
 
+/// What a chunk's `ColumnMetaData` says of its pages.
+#[derive(Default)]
+struct Pages {
+    data: Option<i64>,
+    dictionary: Option<i64>,
+    len: i64,
+    uncompressed: i64,
+}
+
+/// A `ColumnMetaData` struct: its page offsets cut out of `s` to be moved.
+fn pages(r: &mut Reader<'_>, s: &mut Splitter) -> Result<Pages> {
+    let mut pages = Pages::default();
+    let mut last = 0;
+    while let Some((id, ty)) = r.field(&mut last)? {
+        let at = r.pos;
+        match (id, ty) {
+            (6, I64) => pages.uncompressed = r.int()?,
+            (7, I64) => pages.len = r.int()?,
+            (9..=11, I64) => {
+                let v = r.int()?;
+                s.cut(at, r.pos, Seg::Moved(v));
+                match id {
+                    9 => pages.data = Some(v),
+                    11 => pages.dictionary = Some(v),
+                    _ => {}
+                }
+            }
+            (14 | 15, _) => return Err(unsupported("bloom filters are not copied")),
+            _ => r.skip(ty, false)?,
+        }
+    }
+    Ok(pages)
+}
+
 /// A `ColumnChunk` struct, and the page index it points at.
 fn chunk(r: &mut Reader<'_>, buf_start: u64) -> Result<ChunkFooter> {
     let mut s = Splitter::new(r.pos);
-    let (mut data, mut dictionary, mut len, mut uncompressed) = (None, None, 0, 0);
+    let mut pages = None;
     let (mut ci_at, mut ci_len, mut oi_at, mut oi_len) = (None, None, None, None);
     let mut last = 0;
     while let Some((id, ty)) = r.field(&mut last)? {
@@ -218,28 +252,8 @@ fn chunk(r: &mut Reader<'_>, buf_start: u64) -> Result<ChunkFooter> {
                     s.cut(at, r.pos, Seg::Moved(v));
                 }
             }
-            (3, STRUCT) => {
-                let mut last = 0;
-                while let Some((id, ty)) = r.field(&mut last)? {
-                    let at = r.pos;
-                    match (id, ty) {
-                        (6, I64) => uncompressed = r.int()?,
-                        (7, I64) => len = r.int()?,
-                        (9..=11, I64) => {
-                            let v = r.int()?;
-                            s.cut(at, r.pos, Seg::Moved(v));
-                            match id {
-                                9 => data = Some(v),
-                                11 => dictionary = Some(v),
-                                _ => {}
-                            }
-                        }
-                        (14 | 15, _) => return Err(unsupported("bloom filters are not copied")),
-                        _ => r.skip(ty, false)?,
-                    }
-                }
-            }
-            (4..=7, _) => {
+            (3, STRUCT) => pages = Some(self::pages(r, &mut s)?),
+            (4..=7, I32 | I64) => {
                 let v = r.int()?;
                 let (seg, slot) = match id {
                     4 => (Seg::OffsetIndexOffset, &mut oi_at),
@@ -254,8 +268,10 @@ fn chunk(r: &mut Reader<'_>, buf_start: u64) -> Result<ChunkFooter> {
         }
     }
     let meta = s.end(r.pos);
-    let start = dictionary
-        .or(data)
+    let pages = pages.ok_or_else(|| unsupported("column chunk without its metadata"))?;
+    let start = pages
+        .dictionary
+        .or(pages.data)
         .ok_or_else(|| unsupported("column chunk without pages"))?;
     let within = |at: Option<i64>, len: Option<i64>| -> Result<Option<Range<usize>>> {
         let (Some(at), Some(len)) = (at, len) else {
@@ -279,8 +295,8 @@ fn chunk(r: &mut Reader<'_>, buf_start: u64) -> Result<ChunkFooter> {
         .transpose()?;
     Ok(ChunkFooter {
         start: u64::try_from(start).map_err(|_| unsupported("negative offset"))?,
-        len: u64::try_from(len).map_err(|_| unsupported("negative size"))?,
-        uncompressed,
+        len: u64::try_from(pages.len).map_err(|_| unsupported("negative size"))?,
+        uncompressed: pages.uncompressed,
         meta,
         column_index,
         offset_index,
@@ -317,7 +333,8 @@ fn offset_index(buf: &[u8], start: usize) -> Result<Vec<Seg>> {
 struct Placed {
     footer: Arc<FileFooter>,
     group: usize,
-    /// Its columns in the file's order, each with the offset its pages start at here.
+    /// Its columns in this file's order: each one's position in the file it comes from, and
+    /// the offset its pages start at here.
     columns: Vec<(usize, u64)>,
 }
 
@@ -701,5 +718,22 @@ mod tests {
             }
         }
         assert!(Assembly::new(b"PAR1").is_err());
+    }
+
+    /// A file with bloom filters is refused: copying them is not supported, and their
+    /// offsets copied unmoved would point into other bytes.
+    #[test]
+    fn bloom_filters_are_refused() {
+        let props = WriterProperties::builder()
+            .set_bloom_filter_enabled(true)
+            .build();
+        let mut w = ArrowWriter::try_new(Vec::new(), schema(&["t"]), Some(props)).unwrap();
+        w.write(&batch(&["t"], 0..100)).unwrap();
+        let file = Bytes::from(w.into_inner().unwrap());
+        let refused = FileFooter::parse(file, 0).err().map(|e| e.to_string());
+        assert!(
+            refused.as_ref().is_some_and(|e| e.contains("bloom")),
+            "{refused:?}"
+        );
     }
 }
