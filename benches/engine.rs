@@ -12,7 +12,7 @@ use hydro_engine::Dataset;
 use hydro_engine::dataset::local_store;
 use hydro_engine::generate::{GenerateOptions, generate};
 use hydro_engine::ids::{ParameterId, StationId};
-use hydro_engine::planner::{ValueColumn, ValuesQuery, Window};
+use hydro_engine::planner::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use hydro_engine::spatial::{BBox, Near, SpatialIndex};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -45,7 +45,7 @@ fn dataset(rt: &tokio::runtime::Runtime, years: u32) -> (tempfile::TempDir, Data
 
 fn rows(rt: &tokio::runtime::Runtime, ds: &Dataset, q: &ValuesQuery) -> usize {
     rt.block_on(async {
-        let plan = ds.plan_values(q).await.unwrap();
+        let plan = ds.plan_values(q, ReadAhead::Monthly).await.unwrap();
         let batches: Vec<_> = plan.stream.try_collect().await.unwrap();
         batches.iter().map(|b| b.num_rows()).sum()
     })

@@ -25,8 +25,8 @@ use rustix::buffer::spare_capacity;
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::ops::Range;
+use std::os::unix::fs::OpenOptionsExt;
 use std::sync::{Arc, Mutex};
 
 /// Files kept open at most; when full, the set is emptied and refilled by use.

@@ -188,6 +188,7 @@ struct Ascending<'a> {
     rows: (u64, u64),
     /// Hand out whole months as stored row groups; only for the whole window.
     stored: bool,
+    read_ahead: ReadAhead,
 }
 
 /// An engine error inside a DataFusion stream, unwrapped when it came from DataFusion.
@@ -211,7 +212,7 @@ fn into_batch(piece: Result<Piece>) -> Result<RecordBatch, DataFusionError> {
 
 type MonthFuture = BoxFuture<'static, Result<Vec<Piece>>>;
 
-/// A month's read (or a group of stored months', see [`StoredGroup`]), not started yet.
+/// A month's read (or a group of months', see [`Group`]), not started yet.
 enum MonthRead {
     /// A task of its own, so that decoding or reading runs on another core than the encoder.
     Task(MonthFuture),
@@ -246,53 +247,66 @@ impl MonthRead {
     }
 }
 
-/// Stored months are read in groups of about this many rows, each group on a task of its own:
+/// How an answer's months are read ahead of the one being sent, chosen by what its batches go
+/// to. Stored months (Parquet answers) are always read in groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadAhead {
+    /// A task a month. For encoders that hand each batch to tasks of their own (text): their
+    /// work then interleaves with decoding in fine steps. Grouped, a made 10-year CSV or JSON
+    /// download took 7-11 % more time.
+    Monthly,
+    /// A task for a group of months (see [`GROUP_ROWS`]). For encoders that use each batch on
+    /// the answer's task at little cost (Arrow IPC), where decoding is the work and a task's
+    /// two thread wake-ups its overhead: a made 10-year Arrow download took 1-3 % less time
+    /// and CPU (`benches/ab.py`, both orders).
+    Grouped,
+}
+
+/// Months read in groups are grouped by about this many rows, each group on a task of its own:
 /// the reads and metadata copies then run on another core than the Parquet writer, and the two
 /// thread wake-ups of a task are paid once a group rather than once a ~15 KB month (a task per
-/// month cost a fifth of the CPU time; every read on the answer's task kept one core idle).
-/// Five months of a 15-minute series: a made 10-year Parquet download alone took 15-17 % less
-/// time than with every read on the answer's task, for 12-16 % more CPU time, and under load
-/// (four connections) as many downloads a second (`benches/ab.py`, groups of 2 to 60 months
-/// compared). Counted in rows, so that the read-ahead holds about as many bytes whatever the
-/// series' interval. Decoded months keep a task each: grouped the same way, a made Arrow
-/// download took 9 % less time, but CSV and JSON downloads 7-11 % more (decoding and the
-/// encoding tasks then overlap in coarser steps).
-const STORED_GROUP_ROWS: u64 = 12 * 1024;
+/// stored month cost a fifth of the CPU time; every read on the answer's task kept one core
+/// idle). Five months of a 15-minute series: a made 10-year Parquet download alone took 15-17 %
+/// less time than with every read on the answer's task, for 12-16 % more CPU time, and under
+/// load (four connections) as many downloads a second (`benches/ab.py`, groups of 2 to 60
+/// months compared). Counted in rows, so that the read-ahead holds about as many bytes
+/// whatever the series' interval.
+const GROUP_ROWS: u64 = 12 * 1024;
 
-/// Whole months of a stored answer gathered into one read.
+type PieceFuture = BoxFuture<'static, Result<Piece>>;
+
+/// Whole months gathered into one task.
 #[derive(Default)]
-struct StoredGroup {
-    months: Vec<WholeMonth>,
+struct Group {
+    months: Vec<PieceFuture>,
     rows: u64,
 }
 
-impl StoredGroup {
+impl Group {
     /// Adds a month of `rows` rows; true once the group is full.
-    fn add(&mut self, month: WholeMonth, rows: u64) -> bool {
+    fn add(&mut self, month: PieceFuture, rows: u64) -> bool {
         self.months.push(month);
         self.rows += rows;
-        self.rows >= STORED_GROUP_ROWS
+        self.rows >= GROUP_ROWS
     }
 
     /// The months so far as one read, in order, on a task of its own; the group starts over.
-    fn take(&mut self, scans: &ScanLog) -> Option<MonthRead> {
+    fn take(&mut self) -> Option<MonthRead> {
         let months = std::mem::take(self).months;
         if months.is_empty() {
             return None;
         }
-        let scans = scans.clone();
         Some(MonthRead::Task(Box::pin(async move {
             let mut pieces = Vec::with_capacity(months.len());
             for month in months {
-                scans.count_month();
-                pieces.push(Piece::Stored(month.stored().await?));
+                pieces.push(month.await?);
             }
             Ok(pieces)
         })))
     }
 }
 
-/// Months (or groups of stored months) read ahead of the one being sent. A month of one series
+/// Months (or groups of months) read ahead of the one being sent. A month of one series
 /// is a few thousand rows, so this bounds memory while keeping both cores busy.
 const PREFETCH_MONTHS: usize = 4;
 
@@ -526,8 +540,8 @@ impl Dataset {
 
     /// Plans a values query, the answer as record batches. Everything that can fail because of
     /// the request fails here, before the caller sends a status line.
-    pub async fn plan_values(&self, q: &ValuesQuery) -> Result<ValuesPlan> {
-        let plan = self.plan(q, false).await?;
+    pub async fn plan_values(&self, q: &ValuesQuery, read_ahead: ReadAhead) -> Result<ValuesPlan> {
+        let plan = self.plan(q, false, read_ahead).await?;
         let stream = plan.pieces.map(into_batch);
         Ok(ValuesPlan {
             total: plan.total,
@@ -540,10 +554,16 @@ impl Dataset {
     /// The answer with every month that is wholly inside it as its stored row group, when the
     /// answer is the whole window in ascending time (no page); otherwise as rows.
     pub async fn plan_pieces(&self, q: &ValuesQuery) -> Result<PiecesPlan> {
-        self.plan(q, true).await
+        // Rows encoded here go to the Parquet writer on the answer's own task.
+        self.plan(q, true, ReadAhead::Monthly).await
     }
 
-    async fn plan(&self, q: &ValuesQuery, stored: bool) -> Result<PiecesPlan> {
+    async fn plan(
+        &self,
+        q: &ValuesQuery,
+        stored: bool,
+        read_ahead: ReadAhead,
+    ) -> Result<PiecesPlan> {
         let scans = ScanLog::default();
         let columns = if q.columns.is_empty() {
             ValueColumn::ALL.to_vec()
@@ -625,6 +645,7 @@ impl Dataset {
                     columns: &columns,
                     rows: (a, b),
                     stored: stored && whole_window,
+                    read_ahead,
                 };
                 return Ok(PiecesPlan {
                     total,
@@ -741,12 +762,13 @@ impl Dataset {
         let (selected, mut skip) = select(parts, a, b);
         let file_columns = column_indices(q.columns)?;
         let schema = output_schema(q.columns)?;
-        // Up to PREFETCH_MONTHS months (or groups of stored months) read ahead in parallel and
+        // Up to PREFETCH_MONTHS months (or groups of months) read ahead in parallel and
         // emitted in time order: file opening and decoding overlap instead of queueing, and
         // decoding runs on another core than the encoder (see `MonthRead`).
         let mut months: Vec<MonthRead> = Vec::new();
-        // Whole months of a stored answer not yet given a read.
-        let mut group = StoredGroup::default();
+        // Whole months not yet given a read, when they are read in groups.
+        let mut group = Group::default();
+        let grouped = q.stored || q.read_ahead == ReadAhead::Grouped;
         // The window position of the month's first row, while every month so far is counted.
         let mut position = Some(a - skip);
         for (k, part) in selected.iter().enumerate() {
@@ -759,26 +781,34 @@ impl Dataset {
             position = position.zip(part.rows).map(|(p, n)| p + n);
             if whole {
                 let month = self.whole_month(part, file_columns.clone());
-                if q.stored {
-                    // The first month alone, on the answer's task (see `MonthRead::inline`).
-                    if group.add(month, part.stats.rows) || months.is_empty() {
-                        months.extend(group.take(scans));
-                    }
+                let scans = scans.clone();
+                let read: PieceFuture = if q.stored {
+                    Box::pin(async move {
+                        scans.count_month();
+                        Ok(Piece::Stored(month.stored().await?))
+                    })
                 } else {
-                    let scans = scans.clone();
                     if k == 0 && rows.is_some() {
                         // The decoding skips the first month's rows before `a`.
                         skip = 0;
                     }
                     let schema = Arc::clone(&schema);
-                    months.push(MonthRead::Task(Box::pin(async move {
+                    Box::pin(async move {
                         scans.count_month();
-                        Ok(vec![Piece::Rows(month.decoded(schema, rows).await?)])
-                    })));
+                        Ok(Piece::Rows(month.decoded(schema, rows).await?))
+                    })
+                };
+                if !grouped {
+                    months.push(MonthRead::Task(Box::pin(
+                        async move { Ok(vec![read.await?]) },
+                    )));
+                } else if group.add(read, part.stats.rows) || months.is_empty() {
+                    // The first month alone, on the answer's task (see `MonthRead::inline`).
+                    months.extend(group.take());
                 }
                 continue;
             }
-            months.extend(group.take(scans));
+            months.extend(group.take());
             let month = self.whole_month(part, with_time(&file_columns)?);
             let (scans, schema) = (scans.clone(), Arc::clone(&schema));
             months.push(MonthRead::Task(Box::pin(async move {
@@ -786,7 +816,7 @@ impl Dataset {
                 Ok(vec![Piece::Rows(month.within(schema, (lo, hi)).await?)])
             })));
         }
-        months.extend(group.take(scans));
+        months.extend(group.take());
         let mut months = months.into_iter();
         let first = months.next().map(MonthRead::inline);
         let pieces = futures::stream::iter(first.into_iter().chain(months))

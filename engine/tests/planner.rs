@@ -11,7 +11,7 @@ use hydro_engine::dataset::local_store;
 use hydro_engine::duration::IsoDuration;
 use hydro_engine::generate::{GenerateOptions, generate};
 use hydro_engine::ids::{ParameterId, StationId};
-use hydro_engine::planner::{ScanMetrics, SortKey, ValueColumn, ValuesQuery, Window};
+use hydro_engine::planner::{ReadAhead, ScanMetrics, SortKey, ValueColumn, ValuesQuery, Window};
 use hydro_engine::stored::Piece;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -117,7 +117,15 @@ fn rows_of(batch: &RecordBatch, parameter: Option<&str>) -> Vec<Row> {
 }
 
 async fn run(f: &Fixture, q: &ValuesQuery) -> (Option<u64>, Vec<Row>, ScanMetrics) {
-    let mut plan = f.dataset.plan_values(q).await.unwrap();
+    run_reading(f, q, ReadAhead::Monthly).await
+}
+
+async fn run_reading(
+    f: &Fixture,
+    q: &ValuesQuery,
+    read_ahead: ReadAhead,
+) -> (Option<u64>, Vec<Row>, ScanMetrics) {
+    let mut plan = f.dataset.plan_values(q, read_ahead).await.unwrap();
     let total = plan.total;
     let stream = std::mem::replace(
         &mut plan.stream,
@@ -269,7 +277,9 @@ async fn planner_matches_brute_force_over_random_windows() {
         q.sort = sort.clone();
         q.offset = offset;
         q.limit = limit;
-        let (total, rows, _) = run(&f, &q).await;
+        // Both ways of reading ahead give the same rows.
+        let read_ahead = [ReadAhead::Monthly, ReadAhead::Grouped][(case / 6) % 2];
+        let (total, rows, _) = run_reading(&f, &q, read_ahead).await;
         let want = expected(&all, window, &sort, offset, limit);
         let want_total = expected(&all, window, &sort, 0, None).len() as u64;
         assert_eq!(total, Some(want_total), "case {case}: total of {window:?}");
@@ -323,12 +333,18 @@ async fn reading_ahead_is_bounded() {
     assert!(months >= 36);
     let mut q = query(&station, &parameter, WHOLE_SERIES);
     q.need_total = false;
-    for pieces in [false, true] {
+    // Months one task each, then grouped (as stored months always are).
+    for (pieces, read_ahead) in [
+        (false, ReadAhead::Monthly),
+        (false, ReadAhead::Grouped),
+        (true, ReadAhead::Grouped),
+    ] {
+        let grouped = read_ahead == ReadAhead::Grouped;
         let (mut stream, scans) = if pieces {
             let p = f.dataset.plan_pieces(&q).await.unwrap();
             (p.pieces.map_ok(|_| ()).boxed(), p.scans)
         } else {
-            let p = f.dataset.plan_values(&q).await.unwrap();
+            let p = f.dataset.plan_values(&q, read_ahead).await.unwrap();
             (
                 p.stream.map_ok(|_| ()).map_err(|e| e.into()).boxed(),
                 p.scans,
@@ -336,14 +352,14 @@ async fn reading_ahead_is_bounded() {
         };
         stream.next().await.unwrap().unwrap();
         // Whatever the runtime does meanwhile, no more months start than the read-ahead: a few
-        // months, or the first month and three groups of stored months (of 12 288 rows: five
-        // 15-minute months each).
+        // months, or the first month and three groups (of 12 288 rows: five 15-minute months
+        // each).
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         let started = scans.metrics().files_scanned;
-        let read_ahead = if pieces { 1 + 3 * 5 } else { 6 };
+        let most = if grouped { 1 + 3 * 5 } else { 6 };
         assert!(
-            started <= read_ahead,
-            "{started} of {months} months read after the first piece (pieces: {pieces})"
+            started <= most,
+            "{started} of {months} months read after the first piece ({read_ahead:?}, pieces: {pieces})"
         );
         while let Some(p) = stream.next().await {
             p.unwrap();
@@ -368,7 +384,7 @@ async fn boundaries_are_inclusive_and_columns_project() {
         },
     );
     q.columns = vec![ValueColumn::Value, ValueColumn::Timestamp];
-    let plan = f.dataset.plan_values(&q).await.unwrap();
+    let plan = f.dataset.plan_values(&q, ReadAhead::Monthly).await.unwrap();
     assert_eq!(
         plan.schema
             .fields()

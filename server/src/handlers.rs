@@ -20,7 +20,7 @@ use hydro_engine::EngineError;
 use hydro_engine::catalog::StationFilter;
 use hydro_engine::ids::{CharacteristicId, ParameterId, StationId};
 use hydro_engine::model::{CharacteristicType, Station, StationType};
-use hydro_engine::planner::{SortKey, ValueColumn, ValuesQuery, Window};
+use hydro_engine::planner::{ReadAhead, SortKey, ValueColumn, ValuesQuery, Window};
 use hydro_engine::stored::Piece;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -885,6 +885,16 @@ fn window(ctx: &Ctx<'_>) -> Result<Window, ApiError> {
     })
 }
 
+/// Arrow IPC sends each batch's columns as they are, on the answer's own task, so decoding is
+/// the work and months are read in groups; text encoders hand batches to tasks of their own,
+/// which interleave with decoding best a month at a time (see [`ReadAhead`]).
+fn read_ahead(format: Format) -> ReadAhead {
+    match format {
+        Format::Arrow => ReadAhead::Grouped,
+        _ => ReadAhead::Monthly,
+    }
+}
+
 async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
     ctx.allow(
         &["from", "to"],
@@ -937,7 +947,7 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
         (plan.total, plan.schema, plan.pieces)
     } else {
         let plan = dataset
-            .plan_values(&query)
+            .plan_values(&query, read_ahead(format))
             .await
             .map_err(|e| fault(ctx.state, e))?;
         let pieces = plan
