@@ -81,7 +81,7 @@ impl StoredRowGroup {
     /// the read (chunks that lie side by side in the file, the usual case, as one).
     pub fn copy_into(self, file: &mut Assembly) -> Result<Vec<Bytes>> {
         file.copy(
-            self.footer,
+            &self.footer,
             self.row_group,
             &self.columns,
             &self.read.bytes,
