@@ -253,7 +253,7 @@ impl MonthRead {
 pub enum ReadAhead {
     /// A task a month. For encoders that hand each batch to tasks of their own (text): their
     /// work then interleaves with decoding in fine steps. Grouped, a made 10-year CSV or JSON
-    /// download took 7-11 % more time.
+    /// download took 5-11 % more time.
     Monthly,
     /// A task for a group of months (see [`GROUP_ROWS`]). For encoders that use each batch on
     /// the answer's task at little cost (Arrow IPC), where decoding is the work and a task's
@@ -263,7 +263,7 @@ pub enum ReadAhead {
 }
 
 /// Months read in groups are grouped by about this many rows, each group on a task of its own:
-/// the reads and metadata copies then run on another core than the Parquet writer, and the two
+/// the reads (and decoding) then run on another core than the encoder, and the two
 /// thread wake-ups of a task are paid once a group rather than once a ~15 KB month (a task per
 /// stored month cost a fifth of the CPU time; every read on the answer's task kept one core
 /// idle). Five months of a 15-minute series: a made 10-year Parquet download alone took 15-17 %
@@ -554,7 +554,8 @@ impl Dataset {
     /// The answer with every month that is wholly inside it as its stored row group, when the
     /// answer is the whole window in ascending time (no page); otherwise as rows.
     pub async fn plan_pieces(&self, q: &ValuesQuery) -> Result<PiecesPlan> {
-        // Rows encoded here go to the Parquet writer on the answer's own task.
+        // Months decoded here (answers sorted or paged) go to the Parquet writer on the answer's
+        // task; grouping them has not been measured, so they keep a task each.
         self.plan(q, true, ReadAhead::Monthly).await
     }
 
