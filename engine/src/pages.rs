@@ -21,9 +21,11 @@ use datafusion::parquet::basic::{Encoding, Type as PhysicalType};
 use datafusion::parquet::column::page::{Page, PageReader};
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::ColumnChunkMetaData;
+use datafusion::parquet::file::page_index::offset_index::PageLocation;
 use datafusion::parquet::file::properties::{ReaderProperties, ReaderPropertiesPtr};
 use datafusion::parquet::file::reader::ChunkReader;
 use datafusion::parquet::file::serialized_reader::SerializedPageReader;
+use std::ops::Range;
 use std::sync::{Arc, LazyLock};
 
 type Result<T> = std::result::Result<T, ParquetError>;
@@ -32,12 +34,20 @@ fn corrupt(what: &str) -> ParquetError {
     ParquetError::General(format!("corrupt page: {what}"))
 }
 
-/// The `rows` values of a column chunk as an array of `data_type`, or `None` when the chunk
-/// holds something this module does not decode (see the module doc).
+/// Rows `wanted` of a column chunk of `rows` rows as an array of `data_type`, or `None` when
+/// the chunk holds something this module does not decode (see the module doc).
+///
+/// With the chunk's page locations (its offset index), pages wholly outside `wanted` are
+/// skipped, neither decompressed nor decoded: the latest rows of a series (`recent=1`) are
+/// the last page of a month of two or three. The locations, not the page headers, say how
+/// many rows a page holds: asked to peek at a page header, the parquet crate's reader panics
+/// on some damaged ones (it unwraps a data page header's fields that damage can remove).
 pub(crate) fn decode_chunk<R: ChunkReader + 'static>(
     chunk: Arc<R>,
     meta: &ColumnChunkMetaData,
     rows: usize,
+    wanted: Range<usize>,
+    locations: Option<&[PageLocation]>,
     data_type: &DataType,
 ) -> Result<Option<ArrayRef>> {
     let descr = meta.column_descr();
@@ -56,20 +66,59 @@ pub(crate) fn decode_chunk<R: ChunkReader + 'static>(
     };
     static PROPERTIES: LazyLock<ReaderPropertiesPtr> =
         LazyLock::new(|| Arc::new(ReaderProperties::builder().build()));
+    let wanted = wanted.start.min(rows)..wanted.end.min(rows);
+    let locations = locations.filter(|_| wanted != (0..rows)).map(<[_]>::to_vec);
+    let skipping = locations.is_some();
     let mut pages = SerializedPageReader::new_with_properties(
         chunk,
         meta,
         rows,
-        None,
+        locations,
         Arc::clone(&PROPERTIES),
     )?;
     let mut column = Column::new(kind, rows);
-    while let Some(page) = pages.get_next_page()? {
+    if !skipping {
+        while let Some(page) = pages.get_next_page()? {
+            if !column.page(page, rows)? {
+                return Ok(None);
+            }
+        }
+        let array = column.finish(rows, data_type)?;
+        return Ok(array.map(|a| a.slice(wanted.start, wanted.len())));
+    }
+    // Rows before the next data page, and the first row decoded.
+    let (mut at, mut first) = (0usize, None);
+    while let Some(next) = pages.peek_next_page()? {
+        if !next.is_dict {
+            if at >= wanted.end {
+                break;
+            }
+            let end = next
+                .num_rows
+                .and_then(|n| at.checked_add(n))
+                .filter(|&end| end <= rows)
+                .ok_or_else(|| corrupt("page locations of more rows than the chunk"))?;
+            if end <= wanted.start {
+                pages.skip_next_page()?;
+                at = end;
+                continue;
+            }
+            first.get_or_insert(at);
+            at = end;
+        }
+        let Some(page) = pages.get_next_page()? else {
+            break;
+        };
         if !column.page(page, rows)? {
             return Ok(None);
         }
     }
-    column.finish(rows, data_type)
+    let first = first.unwrap_or(at);
+    if first > wanted.start || at < wanted.end {
+        return Err(corrupt("page locations of fewer rows than the chunk"));
+    }
+    let array = column.finish(at - first, data_type)?;
+    Ok(array.map(|a| a.slice(wanted.start - first, wanted.len())))
 }
 
 #[derive(Clone, Copy)]
@@ -215,7 +264,7 @@ impl Column {
     fn finish(self, rows: usize, data_type: &DataType) -> Result<Option<ArrayRef>> {
         let len = self.len();
         if len != rows {
-            return Err(corrupt(&format!("{len} values in a chunk of {rows} rows")));
+            return Err(corrupt(&format!("{len} values in pages of {rows} rows")));
         }
         Ok(Some(match self {
             // `data_type` is a microsecond timestamp (see `decode_chunk`), in the answer's zone.
@@ -445,7 +494,9 @@ mod tests {
     use datafusion::parquet::arrow::ArrowWriter;
     use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use datafusion::parquet::basic::Compression;
-    use datafusion::parquet::file::metadata::ParquetMetaData;
+    use datafusion::parquet::file::metadata::{
+        PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader,
+    };
     use datafusion::parquet::file::properties::{WriterProperties, WriterVersion};
     use datafusion::parquet::schema::types::ColumnPath;
 
@@ -501,6 +552,19 @@ mod tests {
         Arc::clone(reader.metadata())
     }
 
+    /// The file's metadata with its offset index.
+    fn indexed(file: &Bytes) -> ParquetMetaData {
+        ParquetMetaDataReader::new()
+            .with_offset_index_policy(PageIndexPolicy::Required)
+            .parse_and_finish(file)
+            .unwrap()
+    }
+
+    /// Where the pages of column `c` of the first row group are.
+    fn locations(indexed: &ParquetMetaData, c: usize) -> &[PageLocation] {
+        indexed.offset_index().unwrap()[0][c].page_locations()
+    }
+
     /// Each column of the file's first row group decoded here (`None` where not taken).
     fn ours(file: &Bytes, schema: &SchemaRef) -> Vec<Option<ArrayRef>> {
         let metadata = metadata(file);
@@ -511,7 +575,15 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                decode_chunk(Arc::new(file.clone()), group.column(i), rows, f.data_type()).unwrap()
+                decode_chunk(
+                    Arc::new(file.clone()),
+                    group.column(i),
+                    rows,
+                    0..rows,
+                    None,
+                    f.data_type(),
+                )
+                .unwrap()
             })
             .collect()
     }
@@ -621,6 +693,73 @@ mod tests {
         }
     }
 
+    /// Row ranges decode to the rows the Arrow reader gives for them, at page edges and
+    /// inside pages, dictionary columns included; pages before the range are not even read.
+    #[test]
+    fn decodes_row_ranges_skipping_other_pages() {
+        let rows = 2_976;
+        let sample = batch(
+            rows,
+            |i| 1_451_606_400_000_000 + i as i64 * 900_000_000,
+            |i| (i as f64 * 0.37).sin() * 100.0,
+            |i| if i % 700 < 40 { "suspect" } else { "good" },
+        );
+        for compression in [Compression::UNCOMPRESSED, Compression::LZ4_RAW] {
+            let props = value_file_properties(false)
+                .into_builder()
+                .set_compression(compression)
+                .set_data_page_row_count_limit(500)
+                .set_write_batch_size(500)
+                .build();
+            let file = write(&sample, props);
+            let theirs = theirs(&file);
+            let metadata = metadata(&file);
+            let group = metadata.row_group(0);
+            let indexed = indexed(&file);
+            let decode = |file: &Bytes, c: usize, wanted: Range<usize>| {
+                let field = sample.schema().field(c).clone();
+                decode_chunk(
+                    Arc::new(file.clone()),
+                    group.column(c),
+                    rows,
+                    wanted,
+                    Some(locations(&indexed, c)),
+                    field.data_type(),
+                )
+            };
+            for wanted in [
+                0..rows,
+                0..1,
+                rows - 1..rows,
+                499..501,
+                500..1000,
+                1_234..2_345,
+                10..10,
+                2_900..4_000,
+            ] {
+                for c in 0..sample.num_columns() {
+                    let ours = decode(&file, c, wanted.clone()).unwrap().unwrap();
+                    let end = wanted.end.min(rows);
+                    let want = theirs.column(c).slice(wanted.start, end - wanted.start);
+                    assert_same(ours.as_ref(), want.as_ref(), &format!("{wanted:?}, {c}"));
+                }
+            }
+            // The value chunk's first data page made unreadable (its header's first byte):
+            // rows after it still decode, so it was skipped, not read.
+            let value = 2;
+            let pages = locations(&indexed, value);
+            let first_rows = pages[1].first_row_index as usize;
+            let mut damaged = file.to_vec();
+            damaged[pages[0].offset as usize] = 0xff;
+            let damaged = Bytes::from(damaged);
+            assert!(decode(&damaged, value, 0..rows).is_err());
+            assert!(decode(&damaged, value, 0..first_rows).is_err());
+            let later = decode(&damaged, value, first_rows..rows).unwrap().unwrap();
+            let want = theirs.column(value).slice(first_rows, rows - first_rows);
+            assert_same(later.as_ref(), want.as_ref(), "after the damage");
+        }
+    }
+
     /// Chunks with levels (a nullable column), texts whose dictionary overflowed into PLAIN
     /// pages and values in an encoding we never write are left to the Arrow reader.
     #[test]
@@ -692,9 +831,11 @@ mod tests {
                 .into_builder()
                 .set_compression(compression)
                 .set_data_page_row_count_limit(128)
+                .set_write_batch_size(64)
                 .build();
             let file = write(&sample, props);
             let metadata = metadata(&file);
+            let indexed = indexed(&file);
             let group = metadata.row_group(0);
             for (c, field) in sample.schema().fields().iter().enumerate() {
                 let column = group.column(c);
@@ -704,7 +845,22 @@ mod tests {
                         let mut damaged = file.to_vec();
                         damaged[at as usize] ^= flip;
                         let damaged = Arc::new(Bytes::from(damaged));
-                        let _ = decode_chunk(damaged, column, 300, field.data_type());
+                        let _ = decode_chunk(
+                            Arc::clone(&damaged),
+                            column,
+                            300,
+                            0..300,
+                            None,
+                            field.data_type(),
+                        );
+                        let _ = decode_chunk(
+                            damaged,
+                            column,
+                            300,
+                            150..300,
+                            Some(locations(&indexed, c)),
+                            field.data_type(),
+                        );
                     }
                 }
             }

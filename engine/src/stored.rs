@@ -319,31 +319,41 @@ impl ChunkReader for FetchedFile {
 }
 
 impl Fetched {
-    /// Every row of the row group as one batch of `schema`, each chunk decoded page by page
-    /// (see [`pages`]); `None` when a chunk holds what only the Arrow reader decodes.
-    fn decode_whole(
+    /// Rows `wanted` of the row group as one batch of `schema`, each chunk decoded page by
+    /// page (see [`pages`]), pages outside `wanted` skipped; `None` when a chunk holds what
+    /// only the Arrow reader decodes.
+    fn decode_pages(
         &self,
         schema: &SchemaRef,
         constants: &[Constant],
+        wanted: Range<usize>,
     ) -> Result<Option<RecordBatch>> {
         let group = self.metadata.row_group(self.row_group);
         let rows = group.num_rows() as usize;
+        let wanted = wanted.start.min(rows)..wanted.end.min(rows);
         let file_schema = values_schema();
         let mut arrays = Vec::with_capacity(schema.fields().len());
         for field in schema.fields() {
             let column = file_schema.index_of(field.name())?;
             if let Some(k) = constants.iter().find(|k| k.column == column) {
-                arrays.push(k.array(rows));
+                arrays.push(k.array(wanted.len()));
                 continue;
             }
             let fetched = self.columns.iter().position(|&c| c == column);
             let chunk = fetched
                 .and_then(|i| self.chunks.get(i))
                 .ok_or_else(|| EngineError::Dataset(format!("column {} not read", field.name())))?;
+            let locations = self
+                .metadata
+                .offset_index()
+                .and_then(|index| index.get(self.row_group)?.get(column))
+                .map(|index| index.page_locations().as_slice());
             let decoded = pages::decode_chunk(
                 Arc::new(chunk.clone()),
                 group.column(column),
                 rows,
+                wanted.clone(),
+                locations,
                 field.data_type(),
             )?;
             match decoded {
@@ -351,7 +361,7 @@ impl Fetched {
                 None => return Ok(None),
             }
         }
-        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        let options = RecordBatchOptions::new().with_row_count(Some(wanted.len()));
         Ok(Some(RecordBatch::try_new_with_options(
             Arc::clone(schema),
             arrays,
@@ -640,47 +650,78 @@ impl WholeMonth {
 
     /// Rows `rows` of the month (all when None), decoded without a DataFusion scan (whose
     /// per-file setup was a tenth of a download's CPU time with ~3 000 rows per file): the
-    /// whole month page by page where its chunks allow, else by the Parquet reader.
+    /// pages that hold those rows, page by page, where its chunks allow; else by the Parquet
+    /// reader.
     pub(crate) async fn decoded(
         self,
         schema: SchemaRef,
         rows: Option<Range<usize>>,
     ) -> Result<RecordBatch> {
+        let (fetched, constants) = self.fetched().await?;
+        let wanted = rows.clone().unwrap_or(0..usize::MAX);
+        if let Some(batch) = fetched.decode_pages(&schema, &constants, wanted)? {
+            return Ok(batch);
+        }
+        self.by_reader(fetched, &schema, rows, &constants).await
+    }
+
+    /// The month's chunks read, but for the text columns that hold one value (`constants`).
+    async fn fetched(&self) -> Result<(Fetched, Vec<Constant>)> {
         let store = self.store.as_ref();
         let metadata = self.file.metadata(store, Arc::clone(&self.cache)).await?;
-        let (constants, read) = constants(&metadata, self.row_group, self.columns);
+        let (constants, read) = constants(&metadata, self.row_group, self.columns.clone());
         let fetched = fetch(store, &self.file.location, metadata, self.row_group, read).await?;
-        // Part of a month too: decoding the pages it does not need costs less than the
-        // Parquet reader's setup that would skip them (a month is two or three pages).
-        if let Some(batch) = fetched.decode_whole(&schema, &constants)? {
-            return Ok(match rows {
-                Some(rows) => rows_of(&batch, rows),
-                None => batch,
-            });
-        }
+        Ok((fetched, constants))
+    }
+
+    /// Rows `rows` of fetched chunks the page-by-page decoder does not take, by the Parquet
+    /// reader.
+    async fn by_reader(
+        self,
+        fetched: Fetched,
+        schema: &SchemaRef,
+        rows: Option<Range<usize>>,
+        constants: &[Constant],
+    ) -> Result<RecordBatch> {
         let meta = self.file.object_meta();
-        let reader = reader_metadata(store, self.cache, &meta, &self.file.reader_key).await?;
-        fetched.decode(reader, &schema, rows, &constants)
+        let reader = reader_metadata(
+            self.store.as_ref(),
+            self.cache,
+            &meta,
+            &self.file.reader_key,
+        )
+        .await?;
+        fetched.decode(reader, schema, rows, constants)
     }
 }
 
 /// The rows of `batch` whose `timestamp` lies in `[lo, hi]`. Rows in time order, as our
 /// writer stores them, make one run, sliced without a copy; a mask (built then filtered,
 /// 8 % of a one-month JSON answer's CPU time in `perf`) only for rows in another order.
-fn in_window(batch: &RecordBatch, (lo, hi): (i64, i64)) -> Result<RecordBatch> {
-    let times = batch
+fn in_window(batch: &RecordBatch, window: (i64, i64)) -> Result<RecordBatch> {
+    let times = timestamps(batch)?;
+    if let Some(rows) = window_run(times, window) {
+        return Ok(batch.slice(rows.start, rows.len()));
+    }
+    let (lo, hi) = window;
+    let mask = BooleanBuffer::collect_bool(times.len(), |i| lo <= times[i] && times[i] <= hi);
+    Ok(filter_record_batch(batch, &BooleanArray::from(mask))?)
+}
+
+fn timestamps(batch: &RecordBatch) -> Result<&[i64]> {
+    Ok(batch
         .column_by_name(COL_TIMESTAMP)
         .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
         .ok_or_else(|| EngineError::Dataset("month read without its timestamps".into()))?
-        .values();
+        .values())
+}
+
+/// The rows whose time lies in `[lo, hi]`, when they make one run (none make an empty one).
+fn window_run(times: &[i64], (lo, hi): (i64, i64)) -> Option<Range<usize>> {
     let inside = |t: &i64| lo <= *t && *t <= hi;
     let start = times.iter().position(inside).unwrap_or(times.len());
     let run = times[start..].iter().take_while(|t| inside(t)).count();
-    if !times[start + run..].iter().any(inside) {
-        return Ok(batch.slice(start, run));
-    }
-    let mask = BooleanBuffer::collect_bool(times.len(), |i| inside(&times[i]));
-    Ok(filter_record_batch(batch, &BooleanArray::from(mask))?)
+    (!times[start + run..].iter().any(inside)).then_some(start..start + run)
 }
 
 /// Rows `rows` of `batch`, as far as it has them.
@@ -693,14 +734,15 @@ pub(crate) fn rows_of(batch: &RecordBatch, rows: Range<usize>) -> RecordBatch {
 impl WholeMonth {
     /// The month's rows whose time lies in `[lo, hi]` (a month the window cuts), in the
     /// columns of `schema`; the month must have been given its timestamp column to read.
-    /// Decoded whole and cut in memory: a DataFusion scan with the window as its predicate
-    /// skipped the other page of the month, but its setup took ~0.3 ms a month, four times
-    /// what a one-month window aligned on months took in all (`wrk`).
+    /// Its timestamps are decoded first, then the other columns' pages that hold the rows
+    /// inside (a DataFusion scan with the window as its predicate skipped pages too, but its
+    /// setup took ~0.3 ms a month, four times what a one-month window aligned on months took
+    /// in all, `wrk`).
     pub(crate) async fn within(self, schema: SchemaRef, window: (i64, i64)) -> Result<RecordBatch> {
         let mut read = self.columns.clone();
         read.sort_unstable();
         let read_schema = Arc::new(values_schema().project(&read)?);
-        let month = in_window(&self.decoded(read_schema, None).await?, window)?;
+        let month = self.cut(read_schema, window).await?;
         let columns = schema
             .fields()
             .iter()
@@ -715,6 +757,29 @@ impl WholeMonth {
                 .collect(),
             &options,
         )?)
+    }
+
+    /// The rows inside `window`, in the columns of `schema` (the timestamp among them).
+    async fn cut(self, schema: SchemaRef, window: (i64, i64)) -> Result<RecordBatch> {
+        let (fetched, constants) = self.fetched().await?;
+        let file_schema = values_schema();
+        let times = Arc::new(file_schema.project(&[file_schema.index_of(COL_TIMESTAMP)?])?);
+        if let Some(times) = fetched.decode_pages(&times, &[], 0..usize::MAX)?
+            && let Some(rows) = window_run(timestamps(&times)?, window)
+        {
+            // Counting a cut month's rows reads its timestamps alone: they are decoded.
+            if times.schema() == schema {
+                return Ok(times.slice(rows.start, rows.len()));
+            }
+            if let Some(batch) = fetched.decode_pages(&schema, &constants, rows)? {
+                return Ok(batch);
+            }
+        }
+        let month = match fetched.decode_pages(&schema, &constants, 0..usize::MAX)? {
+            Some(month) => month,
+            None => self.by_reader(fetched, &schema, None, &constants).await?,
+        };
+        in_window(&month, window)
     }
 }
 
@@ -960,7 +1025,7 @@ mod tests {
             let fetched = fetch(&store, &file.location, metadata, 0, read)
                 .await
                 .unwrap();
-            let ours = fetched.decode_whole(&answer, &made).unwrap();
+            let ours = fetched.decode_pages(&answer, &made, 0..usize::MAX).unwrap();
             let ours = ours.expect("decoded page by page");
             assert_eq!(ours.num_rows(), 2_976);
             // The whole month, the first rows, rows across the page boundary, the last rows.
