@@ -67,7 +67,17 @@ pub(crate) fn decode_chunk<R: ChunkReader + 'static>(
     static PROPERTIES: LazyLock<ReaderPropertiesPtr> =
         LazyLock::new(|| Arc::new(ReaderProperties::builder().build()));
     let wanted = wanted.start.min(rows)..wanted.end.min(rows);
-    let locations = locations.filter(|_| wanted != (0..rows)).map(<[_]>::to_vec);
+    let locations = match locations {
+        Some(pages) if wanted != (0..rows) => {
+            // The reader takes a page's rows as the difference of two first rows: out of
+            // order, they would underflow.
+            if !in_order(pages, rows) {
+                return Err(corrupt("page locations out of order"));
+            }
+            Some(pages.to_vec())
+        }
+        _ => None,
+    };
     let skipping = locations.is_some();
     let mut pages = SerializedPageReader::new_with_properties(
         chunk,
@@ -93,11 +103,11 @@ pub(crate) fn decode_chunk<R: ChunkReader + 'static>(
             if at >= wanted.end {
                 break;
             }
-            let end = next
-                .num_rows
-                .and_then(|n| at.checked_add(n))
-                .filter(|&end| end <= rows)
-                .ok_or_else(|| corrupt("page locations of more rows than the chunk"))?;
+            // In order (checked above), the locations' rows add up to the chunk's.
+            let end = at
+                + next
+                    .num_rows
+                    .ok_or_else(|| corrupt("a page without its rows"))?;
             if end <= wanted.start {
                 pages.skip_next_page()?;
                 at = end;
@@ -119,6 +129,16 @@ pub(crate) fn decode_chunk<R: ChunkReader + 'static>(
     }
     let array = column.finish(at - first, data_type)?;
     Ok(array.map(|a| a.slice(wanted.start - first, wanted.len())))
+}
+
+/// Whether the pages' first rows start at 0 and rise, all within the chunk's `rows`.
+fn in_order(pages: &[PageLocation], rows: usize) -> bool {
+    let firsts = || pages.iter().map(|p| p.first_row_index);
+    firsts().next() == Some(0)
+        && firsts().zip(firsts().skip(1)).all(|(a, b)| a < b)
+        && firsts()
+            .last()
+            .is_some_and(|last| (last as u64) < rows as u64)
 }
 
 #[derive(Clone, Copy)]
@@ -757,6 +777,52 @@ mod tests {
             let later = decode(&damaged, value, first_rows..rows).unwrap().unwrap();
             let want = theirs.column(value).slice(first_rows, rows - first_rows);
             assert_same(later.as_ref(), want.as_ref(), "after the damage");
+        }
+    }
+
+    /// Page locations that do not match the chunk (a page left out, first rows out of order
+    /// or past the end) fail the decoding instead of cutting the wrong rows or panicking.
+    #[test]
+    fn page_locations_that_do_not_fit_fail() {
+        let rows = 2_976;
+        let sample = batch(rows, |i| i as i64, |i| i as f64, |_| "good");
+        let props = value_file_properties(false)
+            .into_builder()
+            .set_data_page_row_count_limit(500)
+            .set_write_batch_size(500)
+            .build();
+        let file = write(&sample, props);
+        let metadata = metadata(&file);
+        let indexed = indexed(&file);
+        let value = 2;
+        let pages = locations(&indexed, value).to_vec();
+        assert!(pages.len() > 3);
+        let with = |pages: &[PageLocation]| {
+            decode_chunk(
+                Arc::new(file.clone()),
+                metadata.row_group(0).column(value),
+                rows,
+                rows - 10..rows,
+                Some(pages),
+                &DataType::Float64,
+            )
+        };
+        assert!(with(&pages).unwrap().is_some());
+        let last_left_out = &pages[..pages.len() - 1];
+        let mut swapped = pages.clone();
+        swapped.swap(1, 2);
+        let mut past_the_end = pages.clone();
+        past_the_end.last_mut().unwrap().first_row_index = rows as i64;
+        let mut not_from_zero = pages.clone();
+        not_from_zero[0].first_row_index = 1;
+        for (what, bad) in [
+            ("last left out", last_left_out),
+            ("swapped", &swapped[..]),
+            ("past the end", &past_the_end[..]),
+            ("not from zero", &not_from_zero[..]),
+            ("none", &[][..]),
+        ] {
+            assert!(with(bad).is_err(), "{what}");
         }
     }
 
