@@ -136,9 +136,9 @@ fn in_order(pages: &[PageLocation], rows: usize) -> bool {
     let firsts = || pages.iter().map(|p| p.first_row_index);
     firsts().next() == Some(0)
         && firsts().zip(firsts().skip(1)).all(|(a, b)| a < b)
-        && firsts()
+        && pages
             .last()
-            .is_some_and(|last| (last as u64) < rows as u64)
+            .is_some_and(|last| (last.first_row_index as u64) < rows as u64)
 }
 
 #[derive(Clone, Copy)]
