@@ -88,7 +88,7 @@ def main():
     print(f"{args.format}, {os.path.getsize(first)} bytes, {args.runs} rounds: nginx {med(theirs) * 1000:.2f} ms")
     for i, build in enumerate(args.builds):
         print(f"  {build}: {med(times[i]) * 1000:.2f} ms, {med(ratios[i]):.2f}x nginx, "
-              f"CPU {cpu[i] / args.runs:.1f} ms/request")
+              f"CPU {cpu[i] / args.runs:.2f} ms/request")
 
 
 if __name__ == "__main__":

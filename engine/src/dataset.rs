@@ -13,6 +13,7 @@ use crate::manifest::{FORMAT, Manifest, ValueFile};
 use crate::scan::Scanner;
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
 use datafusion::execution::TaskContext;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::object_store::local::LocalFileSystem;
@@ -53,6 +54,9 @@ pub struct Dataset {
     pub catalog: Catalog,
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) ctx: SessionContext,
+    /// The runtime's metadata cache, kept at hand: every month of an answer is read with it,
+    /// and the runtime hands it out from behind a lock.
+    pub(crate) metadata_cache: Arc<FileMetadataCache>,
     pub(crate) scanner: Scanner,
     pub(crate) files: HashMap<StationId, StationFiles>,
 }
@@ -153,9 +157,10 @@ impl Dataset {
             .build_arc()?;
         runtime.register_object_store(store_url.as_ref(), Arc::clone(&store));
         let ctx = SessionContext::new_with_config_rt(SessionConfig::new(), runtime);
+        let metadata_cache = ctx.runtime_env().cache_manager.get_file_metadata_cache();
         let reader_factory = Arc::new(CachedParquetFileReaderFactory::new(
             Arc::clone(&store),
-            ctx.runtime_env().cache_manager.get_file_metadata_cache(),
+            Arc::clone(&metadata_cache),
         ));
         let scanner = Scanner {
             store_url,
@@ -166,6 +171,7 @@ impl Dataset {
             catalog,
             store,
             ctx,
+            metadata_cache,
             scanner,
             files,
         })

@@ -52,6 +52,7 @@ use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 /// A column of the values resource.
@@ -212,28 +213,70 @@ fn into_batch(piece: Result<Piece>) -> Result<RecordBatch, DataFusionError> {
 
 type MonthFuture = BoxFuture<'static, Result<Vec<Piece>>>;
 
+/// A month of an ascending answer as planned: what to read, not yet a future. The futures
+/// are made as the read-ahead pulls their months: made while planning, the 120 boxed futures
+/// of a 10-year answer had every answer take fresh allocator pages before its first byte.
+enum AscendingMonth {
+    /// Handed out as its stored row group (Parquet answers of the whole window).
+    Stored(WholeMonth),
+    /// Decoded, only the rows in the range when there is one.
+    Decoded(WholeMonth, Option<Range<usize>>),
+    /// Decoded and cut by the window.
+    Cut(WholeMonth),
+}
+
+/// What the month reads of one answer share.
+#[derive(Clone)]
+struct MonthContext {
+    scans: ScanLog,
+    schema: SchemaRef,
+    /// The window in time, inclusive.
+    window: (Micros, Micros),
+}
+
+impl AscendingMonth {
+    async fn read(self, cx: &MonthContext) -> Result<Piece> {
+        cx.scans.count_month();
+        let schema = || Arc::clone(&cx.schema);
+        Ok(match self {
+            Self::Stored(month) => Piece::Stored(month.stored().await?),
+            Self::Decoded(month, rows) => Piece::Rows(month.decoded(schema(), rows).await?),
+            Self::Cut(month) => Piece::Rows(month.within(schema(), cx.window).await?),
+        })
+    }
+}
+
+/// Months read one after the other, in order.
+async fn read_months(months: Vec<AscendingMonth>, cx: MonthContext) -> Result<Vec<Piece>> {
+    let mut pieces = Vec::with_capacity(months.len());
+    for month in months {
+        pieces.push(month.read(&cx).await?);
+    }
+    Ok(pieces)
+}
+
 /// A month's read (or a group of months', see [`Group`]), not started yet.
 enum MonthRead {
     /// A task of its own, so that decoding or reading runs on another core than the encoder.
-    Task(MonthFuture),
+    Task(Vec<AscendingMonth>),
     /// On the answer's own task (its first read, see [`MonthRead::inline`]).
-    Inline(MonthFuture),
+    Inline(Vec<AscendingMonth>),
 }
 
 impl MonthRead {
     /// Starts the read. Called as the read-ahead pulls the month, so at most
     /// `PREFETCH_MONTHS` run (or wait, done) at once.
-    fn start(self) -> MonthFuture {
+    fn start(self, cx: &MonthContext) -> MonthFuture {
         match self {
-            Self::Task(month) => {
-                let task = tokio::spawn(month);
+            Self::Task(months) => {
+                let task = tokio::spawn(read_months(months, cx.clone()));
                 Box::pin(async move {
                     // A failed task is an error of the answer.
                     task.await
                         .map_err(|e| EngineError::Storage(format!("read task failed: {e}")))?
                 })
             }
-            Self::Inline(month) => month,
+            Self::Inline(months) => Box::pin(read_months(months, cx.clone())),
         }
     }
 
@@ -242,7 +285,7 @@ impl MonthRead {
     /// one-month answer (`recent=1`) wait for another core to wake up twice.
     fn inline(self) -> Self {
         match self {
-            Self::Task(month) | Self::Inline(month) => Self::Inline(month),
+            Self::Task(months) | Self::Inline(months) => Self::Inline(months),
         }
     }
 }
@@ -273,18 +316,16 @@ pub enum ReadAhead {
 /// whatever the series' interval.
 const GROUP_ROWS: u64 = 12 * 1024;
 
-type PieceFuture = BoxFuture<'static, Result<Piece>>;
-
 /// Whole months gathered into one task.
 #[derive(Default)]
 struct Group {
-    months: Vec<PieceFuture>,
+    months: Vec<AscendingMonth>,
     rows: u64,
 }
 
 impl Group {
     /// Adds a month of `rows` rows; true once the group is full.
-    fn add(&mut self, month: PieceFuture, rows: u64) -> bool {
+    fn add(&mut self, month: AscendingMonth, rows: u64) -> bool {
         self.months.push(month);
         self.rows += rows;
         self.rows >= GROUP_ROWS
@@ -293,16 +334,7 @@ impl Group {
     /// The months so far as one read, in order, on a task of its own; the group starts over.
     fn take(&mut self) -> Option<MonthRead> {
         let months = std::mem::take(self).months;
-        if months.is_empty() {
-            return None;
-        }
-        Some(MonthRead::Task(Box::pin(async move {
-            let mut pieces = Vec::with_capacity(months.len());
-            for month in months {
-                pieces.push(month.await?);
-            }
-            Ok(pieces)
-        })))
+        (!months.is_empty()).then_some(MonthRead::Task(months))
     }
 }
 
@@ -782,28 +814,18 @@ impl Dataset {
             position = position.zip(part.rows).map(|(p, n)| p + n);
             if whole {
                 let month = self.whole_month(part, file_columns.clone());
-                let scans = scans.clone();
-                let read: PieceFuture = if q.stored {
-                    Box::pin(async move {
-                        scans.count_month();
-                        Ok(Piece::Stored(month.stored().await?))
-                    })
+                let month = if q.stored {
+                    AscendingMonth::Stored(month)
                 } else {
                     if k == 0 && rows.is_some() {
                         // The decoding skips the first month's rows before `a`.
                         skip = 0;
                     }
-                    let schema = Arc::clone(&schema);
-                    Box::pin(async move {
-                        scans.count_month();
-                        Ok(Piece::Rows(month.decoded(schema, rows).await?))
-                    })
+                    AscendingMonth::Decoded(month, rows)
                 };
                 if !grouped {
-                    months.push(MonthRead::Task(Box::pin(
-                        async move { Ok(vec![read.await?]) },
-                    )));
-                } else if group.add(read, part.stats.rows) || months.is_empty() {
+                    months.push(MonthRead::Task(vec![month]));
+                } else if group.add(month, part.stats.rows) || months.is_empty() {
                     // The first month alone, on the answer's task (see `MonthRead::inline`).
                     months.extend(group.take());
                 }
@@ -811,17 +833,18 @@ impl Dataset {
             }
             months.extend(group.take());
             let month = self.whole_month(part, with_time(&file_columns)?);
-            let (scans, schema) = (scans.clone(), Arc::clone(&schema));
-            months.push(MonthRead::Task(Box::pin(async move {
-                scans.count_month();
-                Ok(vec![Piece::Rows(month.within(schema, (lo, hi)).await?)])
-            })));
+            months.push(MonthRead::Task(vec![AscendingMonth::Cut(month)]));
         }
         months.extend(group.take());
         let mut months = months.into_iter();
         let first = months.next().map(MonthRead::inline);
+        let cx = MonthContext {
+            scans: scans.clone(),
+            schema: Arc::clone(&schema),
+            window: (lo, hi),
+        };
         let pieces = futures::stream::iter(first.into_iter().chain(months))
-            .map(MonthRead::start)
+            .map(move |read| read.start(&cx))
             .buffered(PREFETCH_MONTHS)
             .map_ok(|pieces| futures::stream::iter(pieces.into_iter().map(Ok)))
             .try_flatten();

@@ -787,11 +787,7 @@ impl Dataset {
     pub(crate) fn whole_month(&self, part: &MonthPart<'_>, columns: Vec<usize>) -> WholeMonth {
         WholeMonth {
             store: Arc::clone(&self.store),
-            cache: self
-                .ctx
-                .runtime_env()
-                .cache_manager
-                .get_file_metadata_cache(),
+            cache: Arc::clone(&self.metadata_cache),
             file: Arc::clone(part.month),
             row_group: part.row_group(),
             columns,
