@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Server, dataset, generate, get, get_with, request};
+use datafusion::arrow::array::{Array, AsArray};
 use serde_json::Value;
 
 fn schema(name: &str) -> jsonschema::Validator {
@@ -650,6 +651,40 @@ async fn formats_and_negotiation() {
     assert_eq!(gz.status, 200);
     assert_eq!(gz.header("content-encoding"), None);
     assert_eq!(gz.body, pq.body);
+}
+
+/// A sorted answer is the same bytes every time its ETag is: the Arrow dictionary of its
+/// qualities names each quality once (DataFusion's top-k concatenated the dictionaries of the
+/// batches the rows came from, in an order that varied from request to request).
+#[tokio::test]
+async fn sorted_arrow_answers_name_each_quality_once() {
+    let server = server();
+    let base = &server.base;
+    let (sid, _) = first_station(base).await;
+    let url = format!(
+        "{base}/stations/{sid}/parameters/discharge-15min/values?sort=value&limit=50&format=arrow"
+    );
+    let fresh = [("Cache-Control", "no-cache")];
+    let first = get_with(&url, &fresh).await;
+    assert_eq!(first.status, 200);
+    let reader = datafusion::arrow::ipc::reader::StreamReader::try_new(
+        std::io::Cursor::new(first.body.to_vec()),
+        None,
+    )
+    .unwrap();
+    let mut rows = 0;
+    for batch in reader {
+        let batch = batch.unwrap();
+        rows += batch.num_rows();
+        let quality = batch.column_by_name("quality").unwrap().as_any_dictionary();
+        let names = quality.values().as_string::<i32>();
+        let distinct: std::collections::BTreeSet<&str> = names.iter().flatten().collect();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+    }
+    assert_eq!(rows, 50);
+    for _ in 0..4 {
+        assert_eq!(get_with(&url, &fresh).await.body, first.body);
+    }
 }
 
 #[tokio::test]

@@ -36,8 +36,9 @@ use crate::model::Micros;
 use crate::stored::{Piece, WholeMonth, rows_of};
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
-use datafusion::arrow::compute::{SortOptions, take_record_batch};
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::compute::{SortOptions, cast, take_record_batch};
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::error::ArrowError;
 use datafusion::common::ScalarValue;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::DataFusionError;
@@ -524,7 +525,7 @@ impl Dataset {
     ) -> Result<Arc<dyn PhysicalExpr>> {
         let schema = values_schema();
         let param = lit(ScalarValue::Dictionary(
-            Box::new(datafusion::arrow::datatypes::DataType::Int32),
+            Box::new(DataType::Int32),
             Box::new(ScalarValue::Utf8(Some(parameter.as_str().to_owned()))),
         ));
         let mut p: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
@@ -742,11 +743,16 @@ impl Dataset {
                     q.offset as usize,
                     q.limit.map(|l| l as usize),
                 ));
-                project_stream(
+                let stream = project_stream(
                     paged.execute(0, self.task_ctx())?,
                     &columns,
                     Arc::clone(&out_schema),
-                )
+                );
+                let schema = stream.schema();
+                Box::pin(RecordBatchStreamAdapter::new(
+                    schema,
+                    stream.map(|b| b.and_then(|b| Ok(canonical_dictionaries(b)?))),
+                ))
             }
         };
         let pieces = stream
@@ -931,6 +937,23 @@ enum DescendingMonth {
 }
 
 /// Drops sort-only columns so the output has exactly the requested columns.
+/// `batch` with each dictionary column rebuilt from its rows, values in order of first use.
+/// DataFusion's sort (top-k, merges) gives a batch the dictionaries of the batches its rows
+/// came from, concatenated, in an order that can vary from run to run; an Arrow IPC answer
+/// sends the dictionary as it is, so the same answer, under the same strong ETag, came out in
+/// different bytes (and a range resumed across two makings of it would be corrupt).
+fn canonical_dictionaries(batch: RecordBatch) -> std::result::Result<RecordBatch, ArrowError> {
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|c| match c.data_type() {
+            DataType::Dictionary(_, values) => cast(&cast(c, values)?, c.data_type()),
+            _ => Ok(Arc::clone(c)),
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(batch.schema(), columns)
+}
+
 fn project_stream(
     input: SendableRecordBatchStream,
     columns: &[ValueColumn],
