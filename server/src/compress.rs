@@ -378,7 +378,8 @@ mod tests {
         Ok(out)
     }
 
-    /// An empty answer is still a whole gzip member and a zstd frame, which decode to nothing.
+    /// An empty answer is still a whole gzip member, zstd frame and brotli stream, which decode
+    /// to nothing.
     #[test]
     fn empty_answers_decode_to_nothing() {
         let (gz, fault) = drain(Coding::Gzip, vec![]);
@@ -388,10 +389,15 @@ mod tests {
         assert!(!fault);
         assert!(!zst.is_empty());
         assert_eq!(zstd::stream::decode_all(&zst[..]).expect("zstd"), b"");
+        let (br, fault) = drain(Coding::Brotli, vec![]);
+        assert!(!fault);
+        let mut plain = Vec::new();
+        brotli_decompressor::BrotliDecompress(&mut &br[..], &mut plain).expect("brotli");
+        assert!(!br.is_empty() && plain.is_empty());
     }
 
-    /// A fault mid-answer ends the body in an error, and the gzip sent so far lacks its
-    /// trailer: a client cannot take the cut answer for a whole one.
+    /// A fault mid-answer ends the body in an error, and the gzip or brotli sent so far lacks
+    /// its end: a client cannot take the cut answer for a whole one.
     #[test]
     fn a_fault_leaves_the_answer_incomplete() {
         let (gz, fault) = drain(Coding::Gzip, vec![Some(b"t,v\n1,2\n"), None]);
@@ -400,6 +406,10 @@ mod tests {
         let (whole, fault) = drain(Coding::Gzip, vec![Some(b"t,v\n1,2\n")]);
         assert!(!fault);
         assert_eq!(gunzip(&whole).expect("gzip"), b"t,v\n1,2\n");
+        let (br, fault) = drain(Coding::Brotli, vec![Some(b"t,v\n1,2\n"), None]);
+        assert!(fault);
+        let mut plain = Vec::new();
+        assert!(brotli_decompressor::BrotliDecompress(&mut &br[..], &mut plain).is_err());
     }
 
     /// An answer's compressed bytes do not depend on when its frames arrive: the same frames,
