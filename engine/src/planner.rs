@@ -936,7 +936,6 @@ enum DescendingMonth {
     Cut(WholeMonth),
 }
 
-/// Drops sort-only columns so the output has exactly the requested columns.
 /// `batch` with each dictionary column rebuilt from its rows, values in order of first use.
 /// DataFusion's sort (top-k, merges) gives a batch the dictionaries of the batches its rows
 /// came from, concatenated, in an order that can vary from run to run; an Arrow IPC answer
@@ -954,6 +953,7 @@ fn canonical_dictionaries(batch: RecordBatch) -> std::result::Result<RecordBatch
     RecordBatch::try_new(batch.schema(), columns)
 }
 
+/// Drops sort-only columns so the output has exactly the requested columns.
 fn project_stream(
     input: SendableRecordBatchStream,
     columns: &[ValueColumn],
