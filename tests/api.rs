@@ -1025,6 +1025,17 @@ async fn long_answers_compress_in_parts() {
             decode_body(coding, &c.body) == plain.body.to_vec(),
             "{coding}"
         );
+        // Made again, the same bytes: its strong ETag, and ranges of it, hold.
+        let again = get_with(
+            &url,
+            &[("Accept-Encoding", coding), ("Cache-Control", "no-cache")],
+        )
+        .await;
+        assert_eq!(again.header("etag"), c.header("etag"), "{coding}");
+        assert!(
+            again.body == c.body,
+            "{coding}: made twice, different bytes"
+        );
     }
 }
 
