@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Server, dataset, generate, get, get_with, request};
-use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use serde_json::Value;
 
 fn schema(name: &str) -> jsonschema::Validator {
@@ -625,12 +625,10 @@ async fn formats_and_negotiation() {
         arrow.header("content-type").as_deref(),
         Some("application/vnd.apache.arrow.stream")
     );
-    let reader = datafusion::arrow::ipc::reader::StreamReader::try_new(
-        std::io::Cursor::new(arrow.body.to_vec()),
-        None,
-    )
-    .unwrap();
-    let n: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    let n: usize = arrow_batches(&arrow.body)
+        .iter()
+        .map(|b| b.num_rows())
+        .sum();
     assert_eq!(n, rows.len());
     let pq = get(&format!("{v}&format=parquet")).await;
     let reader =
@@ -653,6 +651,14 @@ async fn formats_and_negotiation() {
     assert_eq!(gz.body, pq.body);
 }
 
+/// The record batches of an Arrow IPC stream answer.
+fn arrow_batches(body: &[u8]) -> Vec<RecordBatch> {
+    datafusion::arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(body), None)
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
 /// A sorted answer is the same bytes every time its ETag is: the Arrow dictionary of its
 /// qualities names each quality once (DataFusion's top-k concatenated the dictionaries of the
 /// batches the rows came from, in an order that varied from request to request).
@@ -667,14 +673,8 @@ async fn sorted_arrow_answers_name_each_quality_once() {
     let fresh = [("Cache-Control", "no-cache")];
     let first = get_with(&url, &fresh).await;
     assert_eq!(first.status, 200);
-    let reader = datafusion::arrow::ipc::reader::StreamReader::try_new(
-        std::io::Cursor::new(first.body.to_vec()),
-        None,
-    )
-    .unwrap();
     let mut rows = 0;
-    for batch in reader {
-        let batch = batch.unwrap();
+    for batch in arrow_batches(&first.body) {
         rows += batch.num_rows();
         let quality = batch.column_by_name("quality").unwrap().as_any_dictionary();
         let names = quality.values().as_string::<i32>();
