@@ -58,6 +58,8 @@ pub struct AppState {
     pub answers: Arc<Answers>,
     /// What shapes a response besides the dataset and the request, in every ETag.
     pub representation: String,
+    /// The members of `meta` that never change, as JSON text (`envelope::meta_json`).
+    pub meta_json: String,
 }
 
 impl AppState {
@@ -85,6 +87,7 @@ impl AppState {
         let representation = representation(&config, &base_url);
         Ok(Self {
             representation,
+            meta_json: crate::envelope::fixed_meta_json(&config, &base_url),
             answers: Arc::new(answers),
             gate,
             rate,

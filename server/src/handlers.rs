@@ -7,7 +7,7 @@ use crate::body::{Body, full};
 use crate::download;
 use crate::encode::catalog::{Data, Document, ListEncoder, csv_columns, encode, xml_head};
 use crate::encode::{binary, text::ValuesText};
-use crate::envelope::{Page, PagingUrl, link, meta};
+use crate::envelope::{Page, PagingUrl, link, meta, meta_json};
 use crate::error::ApiError;
 use crate::negotiate::{Format, choose};
 use crate::params::{self, RawQuery, SortSpec, shorten};
@@ -895,6 +895,20 @@ fn read_ahead(format: Format) -> ReadAhead {
     }
 }
 
+/// The `links` of a values answer. Only JSON and XML answers print them, so only those build
+/// them: whatever a handler does goes before the answer's first byte.
+fn values_links(ctx: &Ctx<'_>, station: &StationId, page: Option<&Page>) -> Option<Value> {
+    let base = format!("/stations/{station}");
+    ctx.links(
+        vec![
+            ("self", ctx.paging_url().this()),
+            ("station", ctx.url(&base)),
+            ("parameters", ctx.url(&format!("{base}/parameters"))),
+        ],
+        page,
+    )
+}
+
 async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
     ctx.allow(
         &["from", "to"],
@@ -963,16 +977,6 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
         (true, Some(total)) => Some(Page::new(total, limit, offset)),
         _ => None,
     };
-    let base = format!("/stations/{}", s.id);
-    let links = ctx.links(
-        vec![
-            ("self", ctx.paging_url().this()),
-            ("station", ctx.url(&base)),
-            ("parameters", ctx.url(&format!("{base}/parameters"))),
-        ],
-        page.as_ref(),
-    );
-    let meta = meta(ctx.state, "values", page.as_ref());
     let names: Vec<String> = columns.iter().map(|c| c.name().to_owned()).collect();
     let held = download::Held {
         state: Arc::clone(ctx.state),
@@ -988,15 +992,16 @@ async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
         Format::Parquet => {
             download::sequential(pieces, Box::new(binary::Parquet::new(schema)), held)
         }
-        Format::Xml => download::text(
-            pieces,
-            text(xml_head(&meta, links.as_ref()), b"</data></response>"),
-            held,
-        ),
+        Format::Xml => {
+            let meta = meta(ctx.state, "values", page.as_ref());
+            let links = values_links(ctx, &s.id, page.as_ref());
+            let head = xml_head(&meta, links.as_ref());
+            download::text(pieces, text(head, b"</data></response>"), held)
+        }
         Format::Json => {
             let mut head = b"{\"meta\":".to_vec();
-            head.extend_from_slice(meta.to_string().as_bytes());
-            if let Some(l) = &links {
+            head.extend_from_slice(meta_json(ctx.state, "values", page.as_ref()).as_bytes());
+            if let Some(l) = values_links(ctx, &s.id, page.as_ref()) {
                 head.extend_from_slice(b",\"links\":");
                 head.extend_from_slice(l.to_string().as_bytes());
             }
