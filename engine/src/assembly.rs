@@ -401,6 +401,12 @@ fn footer_start(file: &[u8]) -> Result<usize> {
         .ok_or_else(|| unsupported("footer longer than the bytes read"))
 }
 
+/// Room each of the footer's growing parts starts with. A 10-year answer's footer is about
+/// 40 KB; grown from nothing, its parts were reallocated a dozen times each, every time on
+/// fresh pages the kernel had to clear (`clear_page_erms` under `realloc`, 2.4 % of a made
+/// Parquet download in `perf`).
+const START_BYTES: usize = 16 * 1024;
+
 /// A Parquet file being written: row groups copied in, then the footer.
 ///
 /// Each row group's page index and `RowGroup` struct are written as it is copied, while its
@@ -408,12 +414,6 @@ fn footer_start(file: &[u8]) -> Result<usize> {
 /// footers instead, the 360 chunks of a 10-year answer were read again from wherever they lay
 /// in memory, after the last data and with nothing to overlap with (an eighth of a made
 /// Parquet download's CPU time).
-/// Room each of the footer's growing parts starts with. A 10-year answer's footer is about
-/// 40 KB; grown from nothing, its parts were reallocated a dozen times each, every time on
-/// fresh pages the kernel had to clear (`clear_page_erms` under `realloc`, 2.4 % of a made
-/// Parquet download in `perf`).
-const START_BYTES: usize = 16 * 1024;
-
 pub struct Assembly {
     template: Template,
     /// Bytes handed out so far.
