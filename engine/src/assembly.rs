@@ -439,7 +439,7 @@ impl Assembly {
             column_indexes: Vec::with_capacity(START_BYTES),
             offset_indexes: Vec::with_capacity(START_BYTES),
             row_groups: Vec::with_capacity(START_BYTES),
-            holes: Vec::with_capacity(START_BYTES / 16),
+            holes: Vec::with_capacity(START_BYTES / size_of::<Hole>()),
             groups: 0,
             rows: 0,
         };
