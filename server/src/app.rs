@@ -236,10 +236,12 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         .as_deref()
         .filter(|_| !head && reuse && state.answers.enabled())
         .and_then(|tag| range::requested(headers, tag));
-    if let Some(tag) = &etag
-        && reuse
-        && let Some(hit) = state.answers.get(tag).await
-    {
+    let hit = match (&etag, &ranges) {
+        (Some(tag), None) if reuse => state.answers.get(tag),
+        (Some(tag), Some(_)) => state.answers.get_settled(tag).await,
+        _ => None,
+    };
+    if let (Some(tag), Some(hit)) = (&etag, hit) {
         return match &ranges {
             Some(r) => partial(state, hit, tag, r),
             None => Ok(stored(state, hit, tag, head)),
