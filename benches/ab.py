@@ -21,20 +21,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
 
 
-def cpu_ms(pid):
-    """CPU time the server's threads have run, in ms: the scheduler's nanosecond counts
-    (`/proc/PID/task/*/schedstat`), since `/proc/PID/stat` counts in 10 ms ticks, too coarse
-    for requests of a few ms. Threads that have exited are not counted; the server's live
-    for its whole run."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return total / 1e6
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--format", default="csv", choices=["csv", "json", "arrow", "parquet"])
@@ -74,9 +60,9 @@ def main():
                 t_nginx = h.curl(f"{nginx.base}/answer")[0]
                 theirs.append(t_nginx)
                 for i, s in enumerate(servers):
-                    before = cpu_ms(s.proc.pid)
+                    before = h.cpu_ms(s.proc.pid)
                     t = h.curl(s.base + path, fresh=True)[0]
-                    cpu[i] += cpu_ms(s.proc.pid) - before
+                    cpu[i] += h.cpu_ms(s.proc.pid) - before
                     times[i].append(t)
                     ratios[i].append(t / t_nginx)
         finally:

@@ -15,7 +15,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
-from ab import cpu_ms  # noqa: E402
 
 
 def main():
@@ -32,13 +31,13 @@ def main():
             if r % 2:
                 order.reverse()
             for build, s in order:
-                before = cpu_ms(s.proc.pid)
+                before = h.cpu_ms(s.proc.pid)
                 out = subprocess.run(
                     ["wrk", "-t1", "-c1", "-d2s", "-H", "Cache-Control: no-cache", s.base + path],
                     capture_output=True, text=True, check=True,
                 ).stdout
                 n = int(re.search(r"(\d+) requests in", out).group(1))
-                per_request[build].append((cpu_ms(s.proc.pid) - before) * 1000 / n)
+                per_request[build].append((h.cpu_ms(s.proc.pid) - before) * 1000 / n)
         for b in builds:
             rounds_us = [round(x) for x in per_request[b]]
             print(f"{query}  {b}: {statistics.median(per_request[b]):.0f} us CPU/request  {rounds_us}")

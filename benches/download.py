@@ -66,7 +66,8 @@ def main():
     for did, what, q, n in downloads:
         curl(series + q, out=os.path.join(static_dir, f"{did}.bin"))
     nginx = Nginx(static_dir)
-    ref = {}
+    ref = {}  # (reference, download id): seconds in process
+    paired = {}  # (download id, answer): Paired, ours against nginx
     # Ours and nginx alternate request by request, so that both see the same machine: on a
     # shared VM the speed drifts within a run. The ratio is the median of the pairs' ratios.
     # Each download twice: made afresh (`Cache-Control: no-cache`: planned, read, encoded),
@@ -78,8 +79,9 @@ def main():
                 if gz:
                     t, ttfb, size = timed_curl(series + q, runs, gz, fresh=fresh)
                 else:
-                    t, ttfb, size, ref[("nginx", did, answer)], ref[("nginx-ratio", did, answer)] = paired_curl(
-                        series + q, f"{nginx.base}/{did}.bin", runs, fresh=fresh)
+                    p = paired[(did, answer)] = paired_curl(
+                        series + q, f"{nginx.base}/{did}.bin", runs, [server.proc.pid], nginx.pids(), fresh=fresh)
+                    t, ttfb, size = p.time, p.ttfb, p.size
                 results.append((did, what, answer, gz, t, ttfb, size, n))
     peak_after_series = server.peak_rss_mb()
 
@@ -110,8 +112,8 @@ def main():
             if gz:
                 t, ttfb, size = timed_curl(url, runs, gz)
             else:
-                t, ttfb, size, ref[("nginx", did, "made")], ref[("nginx-ratio", did, "made")] = paired_curl(
-                    url, f"{nginx.base}/{did}.bin", runs)
+                p = paired[(did, "made")] = paired_curl(url, f"{nginx.base}/{did}.bin", runs, [cat.proc.pid], nginx.pids())
+                t, ttfb, size = p.time, p.ttfb, p.size
             results.append((did, what, "made", gz, t, ttfb, size, n))
     catalog_rss_peak = cat.peak_rss_mb()
     cat.stop()
@@ -183,11 +185,20 @@ def main():
     for did, what, answer, gz, t, ttfb, size, n in results:
         def ratio(r, paired=None):
             return ("%.1f" % (r * 1e3), "%.2f" % (paired or t / r)) if r and not gz else ("", "")
-        ng = ratio(ref.get(("nginx", did, answer)), ref.get(("nginx-ratio", did, answer)))
+        p = paired.get((did, answer))
+        ng = ratio(p and p.ref_time, p and p.ratio)
         du, ch = ratio(ref.get(("duckdb", did))), ratio(ref.get(("chdb", did)))
         rps = f"{n / t:,.0f}" if n else ""
         lines.append(f"| {did} | {what} | {answer} | {'on' if gz else 'off'} | {t * 1e3:.1f} | {ttfb * 1e3:.1f} | {size / 1e6:.2f} | {rps} | {size / 1e6 / t:.0f} | "
                      f"{ng[0]} | {ng[1]} | {du[0]} | {du[1]} | {ch[0]} | {ch[1]} |")
+    lines.append("\nWhere the time goes (gzip off, the same pairs as above): time to first byte and after it as curl "
+                 "sees them, and the server's CPU time a request (all its threads, nginx's workers and master; "
+                 "`/proc/PID/task/*/schedstat` over the pairs). Both servers share the 2 cores with curl:\n")
+    lines.append("| id | answer | TTFB ms | nginx TTFB ms | after first byte ms | nginx after ms | server CPU ms | nginx CPU ms |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for (did, answer), p in paired.items():
+        lines.append(f"| {did} | {answer} | {p.ttfb * 1e3:.2f} | {p.ref_ttfb * 1e3:.2f} | {p.after * 1e3:.2f} | "
+                     f"{p.ref_after * 1e3:.2f} | {p.cpu:.2f} | {p.ref_cpu:.2f} |")
     lines.append("\nWhat storing costs: an answer's first request makes it, the second makes it and writes the copy, "
                  f"the third is sent from the store (medians over {runs} distinct keys with the same rows):\n")
     lines.append("| id | download | first ms | second ms | third ms |")
