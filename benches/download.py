@@ -86,7 +86,8 @@ def main():
     peak_after_series = server.peak_rss_mb()
 
     # What storing costs: the first request for an answer makes it, the second makes it and
-    # writes the copy, the third is sent from the store. Distinct keys with the same rows
+    # writes the copy, the third is sent from the store (or made again while the copy is still being
+    # written). Distinct keys with the same rows
     # (`to` past the end of the series, one second apart).
     storing = []
     for did, what, q, n in downloads[:4]:
@@ -193,14 +194,16 @@ def main():
                      f"{ng[0]} | {ng[1]} | {du[0]} | {du[1]} | {ch[0]} | {ch[1]} |")
     lines.append("\nWhere the time goes (gzip off, the same pairs as above): time to first byte and after it as curl "
                  "sees them, and the server's CPU time a request (all its threads, nginx's workers and master; "
-                 "`/proc/PID/task/*/schedstat` over the pairs). Both servers share the 2 cores with curl:\n")
+                 "`/proc/PID/task/*/schedstat` over the pairs; the kernel charges loopback network work to whichever "
+                 "thread it interrupts, so the same work can count 1–2 ms apart between runs). Both servers share the "
+                 "2 cores with curl:\n")
     lines.append("| id | answer | TTFB ms | nginx TTFB ms | after first byte ms | nginx after ms | server CPU ms | nginx CPU ms |")
     lines.append("|---|---|---|---|---|---|---|---|")
     for (did, answer), p in paired.items():
         lines.append(f"| {did} | {answer} | {p.ttfb * 1e3:.2f} | {p.ref_ttfb * 1e3:.2f} | {p.after * 1e3:.2f} | "
                      f"{p.ref_after * 1e3:.2f} | {p.cpu:.2f} | {p.ref_cpu:.2f} |")
     lines.append("\nWhat storing costs: an answer's first request makes it, the second makes it and writes the copy, "
-                 f"the third is sent from the store (medians over {runs} distinct keys with the same rows):\n")
+                 f"the third is sent from the store, or made again if the copy is still being written (medians over {runs} distinct keys with the same rows):\n")
     lines.append("| id | download | first ms | second ms | third ms |")
     lines.append("|---|---|---|---|---|")
     for did, what, first, second, third in storing:

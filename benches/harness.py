@@ -115,7 +115,8 @@ def keyed(url, k):
 
 def first_second_third(url):
     """Seconds of three requests in a row for an answer not asked for before: made; made and
-    its copy written to the answer store; sent from the store."""
+    its copy written to the answer store; sent from the store (made again if the copy is still
+    being written)."""
     return [curl(url)[0] for _ in range(3)]
 
 

@@ -2,8 +2,8 @@
 """What the answer store costs, two or more builds side by side: for each of `--runs` distinct
 keys with the same rows (the 10-year series of the 20-station bench archive, `to` past its
 end, one second apart), the first request (made), the second (made, and its copy written to
-the store) and the third (sent from the store), the builds taking turns key by key. Prints
-the medians per build.
+the store) and the third (sent from the store, or made again while the copy is still being
+written), the builds taking turns key by key. Prints the medians per build.
 
     python3 benches/storing.py --format json --runs 21 /tmp/old-hydro /tmp/new-hydro
 """

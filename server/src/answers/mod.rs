@@ -304,8 +304,8 @@ impl Answers {
     /// or while its copy is still being written. Such a request is made again rather than wait:
     /// the writer's backlog when an answer's last byte goes out is the part of the copy the
     /// disk has not taken yet, and waiting for it made the third request of a 10-year answer
-    /// two to four times as slow as making it (`download.py`'s "What storing costs", every run
-    /// from 22 to 24 Nov: JSON 43.8 against 15.8 ms).
+    /// two to four times as slow as making it (`download.py`'s "What storing costs" in the runs
+    /// of 24 Nov: JSON 43.8 and 48.5 ms against 15.8 and 11.8).
     pub fn get(&self, key: &str) -> Option<Hit> {
         if self.index().finishing.contains(key) {
             return None;
