@@ -8,7 +8,7 @@ use crate::catalog_file;
 use crate::error::{EngineError, Result};
 use crate::ids::StationId;
 use crate::layout::MANIFEST;
-use crate::local::LocalDir;
+use crate::local::{Kept, LocalDir};
 use crate::manifest::{FORMAT, Manifest, ValueFile};
 use crate::scan::Scanner;
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
@@ -47,6 +47,8 @@ pub(crate) struct MonthFile {
     /// the cache holds it (as `metadata`).
     pub(crate) copy_footer_key: Path,
     pub(crate) copy_footer: Mutex<Weak<FileFooter>>,
+    /// The file's handle while it is open, in a local directory (see `local::Kept`).
+    pub(crate) kept: Arc<Kept>,
 }
 
 pub struct Dataset {
@@ -59,10 +61,17 @@ pub struct Dataset {
     pub(crate) metadata_cache: Arc<FileMetadataCache>,
     pub(crate) scanner: Scanner,
     pub(crate) files: HashMap<StationId, StationFiles>,
+    /// The store again when it is a local directory: month files are then read through the
+    /// handles they keep (see `local::Kept`).
+    pub(crate) local: Option<Arc<LocalDir>>,
 }
 
 /// Opens a local directory as an object store rooted there.
 pub fn local_store(dir: &std::path::Path) -> Result<Arc<dyn ObjectStore>> {
+    Ok(local_dir(dir)?)
+}
+
+fn local_dir(dir: &std::path::Path) -> Result<Arc<LocalDir>> {
     std::fs::create_dir_all(dir)
         .map_err(|e| EngineError::Storage(format!("cannot create {}: {e}", dir.display())))?;
     Ok(Arc::new(LocalDir::new(LocalFileSystem::new_with_prefix(
@@ -72,16 +81,17 @@ pub fn local_store(dir: &std::path::Path) -> Result<Arc<dyn ObjectStore>> {
 
 /// `DIR` or `file:///DIR` → a local directory. Other schemes are not built into this binary.
 pub fn store_for(location: &str) -> Result<Arc<dyn ObjectStore>> {
-    let path = match location.split_once("://") {
-        None => PathBuf::from(location),
-        Some(("file", rest)) => PathBuf::from(rest),
-        Some((scheme, _)) => {
-            return Err(EngineError::Dataset(format!(
-                "storage scheme '{scheme}' is not supported by this build (use a directory)"
-            )));
-        }
-    };
-    local_store(&path)
+    Ok(local_dir(&local_path(location)?)?)
+}
+
+fn local_path(location: &str) -> Result<PathBuf> {
+    match location.split_once("://") {
+        None => Ok(PathBuf::from(location)),
+        Some(("file", rest)) => Ok(PathBuf::from(rest)),
+        Some((scheme, _)) => Err(EngineError::Dataset(format!(
+            "storage scheme '{scheme}' is not supported by this build (use a directory)"
+        ))),
+    }
 }
 
 pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> {
@@ -103,7 +113,10 @@ pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> 
 
 impl Dataset {
     pub async fn open(location: &str) -> Result<Self> {
-        Self::open_store(store_for(location)?).await
+        let dir = local_dir(&local_path(location)?)?;
+        let mut dataset = Self::open_store(Arc::clone(&dir) as Arc<dyn ObjectStore>).await?;
+        dataset.local = Some(dir);
+        Ok(dataset)
     }
 
     pub async fn open_store(store: Arc<dyn ObjectStore>) -> Result<Self> {
@@ -145,6 +158,7 @@ impl Dataset {
                 copy_footer: Mutex::default(),
                 location,
                 metadata: Mutex::default(),
+                kept: Arc::default(),
             }));
         }
         files
@@ -174,6 +188,7 @@ impl Dataset {
             metadata_cache,
             scanner,
             files,
+            local: None,
         })
     }
 

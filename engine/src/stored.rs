@@ -16,6 +16,7 @@ use crate::assembly::{Assembly, FileFooter};
 use crate::dataset::{Dataset, MonthFile};
 use crate::error::{EngineError, Result};
 use crate::layout::{COL_TIMESTAMP, values_schema};
+use crate::local::LocalDir;
 use crate::pages;
 use crate::planner::MonthPart;
 use bytes::{Buf, Bytes};
@@ -235,15 +236,14 @@ async fn reader_metadata(
     Ok(reader)
 }
 
-/// Row group `row_group` of the file at `location` with metadata `metadata`, columns `columns`
-/// (positions in the file schema), the chunks in one ranged read.
+/// The month's row group with metadata `metadata`, columns `columns` (positions in the file
+/// schema), the chunks in one ranged read.
 async fn fetch(
-    store: &dyn ObjectStore,
-    location: &Path,
+    month: &WholeMonth,
     metadata: Arc<ParquetMetaData>,
-    row_group: usize,
     columns: Vec<usize>,
 ) -> Result<Fetched> {
+    let (location, row_group) = (&month.file.location, month.row_group);
     let group = metadata
         .row_groups()
         .get(row_group)
@@ -262,13 +262,9 @@ async fn fetch(
     // column not asked for is one chunk, cheaper to read than to skip).
     let span = ranges.iter().map(|r| r.start).min().unwrap_or(0)
         ..ranges.iter().map(|r| r.end).max().unwrap_or(0);
-    // `get_ranges`, not `get_range`: a local store reads those in place (see `local`).
-    let read = store
-        .get_ranges(location, std::slice::from_ref(&span))
-        .await?;
     let whole = FileBytes {
         start: span.start,
-        bytes: read.into_iter().next().unwrap_or_default(),
+        bytes: month.read(span).await?,
     };
     let chunks = ranges
         .iter()
@@ -526,6 +522,8 @@ fn constants(
 /// window cuts is read whole too and cut ([`WholeMonth::within`]).
 pub(crate) struct WholeMonth {
     store: Arc<dyn ObjectStore>,
+    /// The store, when it is a local directory (see `MonthFile::read`).
+    local: Option<Arc<LocalDir>>,
     cache: Arc<FileMetadataCache>,
     file: Arc<MonthFile>,
     row_group: usize,
@@ -544,6 +542,24 @@ impl MonthFile {
             e_tag: None,
             version: None,
         }
+    }
+
+    /// Bytes `span` of the file: through the handle it keeps when the store is a local
+    /// directory (`local`), else in a ranged read of the store (`get_ranges`, which a local
+    /// store serves in place, see `local`).
+    async fn read(
+        &self,
+        store: &dyn ObjectStore,
+        local: Option<&LocalDir>,
+        span: Range<u64>,
+    ) -> Result<Bytes> {
+        if let Some(dir) = local {
+            return Ok(dir.read_kept(&self.kept, &self.location, &span)?);
+        }
+        let read = store
+            .get_ranges(&self.location, std::slice::from_ref(&span))
+            .await?;
+        Ok(read.into_iter().next().unwrap_or_default())
     }
 
     /// The file's footer and page index: the one the metadata cache holds, found through the
@@ -573,6 +589,7 @@ impl MonthFile {
     async fn copy_footer(
         &self,
         store: &dyn ObjectStore,
+        local: Option<&LocalDir>,
         cache: Arc<FileMetadataCache>,
     ) -> Result<Arc<FileFooter>> {
         let slot = || {
@@ -604,11 +621,7 @@ impl MonthFile {
                     })
                     .max()
                     .unwrap_or(0);
-                let tail_range = tail..meta.size;
-                let read = store
-                    .get_ranges(&self.location, std::slice::from_ref(&tail_range))
-                    .await?;
-                let bytes = read.into_iter().next().unwrap_or_default();
+                let bytes = self.read(store, local, tail..meta.size).await?;
                 let footer = Arc::new(FileFooter::parse(bytes, tail)?);
                 let entry = Arc::new(CopyFooter(Arc::clone(&footer)));
                 cache.put(key, CachedFileMetadataEntry::new(meta, entry));
@@ -621,11 +634,21 @@ impl MonthFile {
 }
 
 impl WholeMonth {
+    /// Bytes `span` of the month's file.
+    async fn read(&self, span: Range<u64>) -> Result<Bytes> {
+        let local = self.local.as_deref();
+        self.file.read(self.store.as_ref(), local, span).await
+    }
+
     /// The stored row group, to be copied into a Parquet answer as it is: its chunks in one
     /// ranged read.
     pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
         let store = self.store.as_ref();
-        let footer = self.file.copy_footer(store, self.cache).await?;
+        let local = self.local.as_deref();
+        let footer = self
+            .file
+            .copy_footer(store, local, Arc::clone(&self.cache))
+            .await?;
         let ranges = self
             .columns
             .iter()
@@ -633,14 +656,11 @@ impl WholeMonth {
             .collect::<Result<Vec<_>>>()?;
         let span = ranges.iter().map(|r| r.start).min().unwrap_or(0)
             ..ranges.iter().map(|r| r.end).max().unwrap_or(0);
-        let read = store
-            .get_ranges(&self.file.location, std::slice::from_ref(&span))
-            .await?;
         Ok(StoredRowGroup {
             rows: usize::try_from(footer.rows(self.row_group)?).unwrap_or(0),
             read: FileBytes {
                 start: span.start,
-                bytes: read.into_iter().next().unwrap_or_default(),
+                bytes: self.read(span.clone()).await?,
             },
             footer,
             row_group: self.row_group,
@@ -670,7 +690,7 @@ impl WholeMonth {
         let store = self.store.as_ref();
         let metadata = self.file.metadata(store, Arc::clone(&self.cache)).await?;
         let (constants, read) = constants(&metadata, self.row_group, self.columns.clone());
-        let fetched = fetch(store, &self.file.location, metadata, self.row_group, read).await?;
+        let fetched = fetch(self, metadata, read).await?;
         Ok((fetched, constants))
     }
 
@@ -787,6 +807,7 @@ impl Dataset {
     pub(crate) fn whole_month(&self, part: &MonthPart<'_>, columns: Vec<usize>) -> WholeMonth {
         WholeMonth {
             store: Arc::clone(&self.store),
+            local: self.local.clone(),
             cache: Arc::clone(&self.metadata_cache),
             file: Arc::clone(part.month),
             row_group: part.row_group(),
@@ -938,14 +959,9 @@ mod tests {
         assert_eq!(first(&cut), first(&batch.slice(4, 1)));
     }
 
-    /// A month's footer comes from the cache once, then through the file's own reference to
-    /// the cached entry; once the cache lets the entry go, it is read and cached again.
-    #[tokio::test]
-    async fn month_footers_follow_the_cache() {
-        let store = InMemory::new();
-        let cache: Arc<FileMetadataCache> = Arc::new(DefaultCache::new(1 << 24));
-        let meta = month_file(&store, "m.parquet", 2_000, 0).await;
-        let month = MonthFile {
+    /// The dataset's view of the file `meta` describes.
+    fn month_of(meta: &ObjectMeta) -> MonthFile {
+        MonthFile {
             file: crate::manifest::ValueFile {
                 path: meta.location.to_string(),
                 station: String::new(),
@@ -958,7 +974,18 @@ mod tests {
             location: meta.location.clone(),
             metadata: Mutex::default(),
             copy_footer: Mutex::default(),
-        };
+            kept: Arc::default(),
+        }
+    }
+
+    /// A month's footer comes from the cache once, then through the file's own reference to
+    /// the cached entry; once the cache lets the entry go, it is read and cached again.
+    #[tokio::test]
+    async fn month_footers_follow_the_cache() {
+        let store = InMemory::new();
+        let cache: Arc<FileMetadataCache> = Arc::new(DefaultCache::new(1 << 24));
+        let meta = month_file(&store, "m.parquet", 2_000, 0).await;
+        let month = month_of(&meta);
         let first = month.metadata(&store, Arc::clone(&cache)).await.unwrap();
         assert_eq!(first.file_metadata().num_rows(), 2_000);
         assert!(cache.contains_key(&meta.location));
@@ -987,14 +1014,23 @@ mod tests {
 
         // The footer split for copying: made from the file's end once and cached, then found
         // through the file's reference; made again once the cache lets it go.
-        let copy = month.copy_footer(&store, Arc::clone(&cache)).await.unwrap();
+        let copy = month
+            .copy_footer(&store, None, Arc::clone(&cache))
+            .await
+            .unwrap();
         assert_eq!(copy.rows(0).unwrap(), 2_000);
         assert!(cache.contains_key(&month.copy_footer_key));
-        let again = month.copy_footer(&store, Arc::clone(&cache)).await.unwrap();
+        let again = month
+            .copy_footer(&store, None, Arc::clone(&cache))
+            .await
+            .unwrap();
         assert!(Arc::ptr_eq(&copy, &again));
         cache.remove(&month.copy_footer_key);
         drop((copy, again));
-        let made = month.copy_footer(&store, Arc::clone(&cache)).await.unwrap();
+        let made = month
+            .copy_footer(&store, None, Arc::clone(&cache))
+            .await
+            .unwrap();
         assert_eq!(made.chunk_range(0, 2).unwrap(), {
             let (start, len) = read.row_group(0).column(2).byte_range();
             start..start + len
@@ -1006,7 +1042,7 @@ mod tests {
     /// in part, to the rows the Arrow reader makes of it, constant columns or not.
     #[tokio::test]
     async fn months_decode_page_by_page() {
-        let store = InMemory::new();
+        let store = Arc::new(InMemory::new());
         let cache: Arc<FileMetadataCache> = Arc::new(DefaultCache::new(1 << 24));
         let schema = values_schema();
         let answer = Arc::new(schema.project(&[1, 2, 3]).unwrap());
@@ -1018,9 +1054,15 @@ mod tests {
                 .unwrap();
             let metadata = Arc::clone(reader.metadata());
             let (made, read) = constants(&metadata, 0, vec![1, 2, 3]);
-            let fetched = fetch(&store, &file.location, metadata, 0, read)
-                .await
-                .unwrap();
+            let month = WholeMonth {
+                store: Arc::clone(&store) as Arc<dyn ObjectStore>,
+                local: None,
+                cache: Arc::clone(&cache),
+                file: Arc::new(month_of(&file)),
+                row_group: 0,
+                columns: vec![1, 2, 3],
+            };
+            let fetched = fetch(&month, metadata, read).await.unwrap();
             let ours = fetched.decode_pages(&answer, &made, 0..usize::MAX).unwrap();
             let ours = ours.expect("decoded page by page");
             assert_eq!(ours.num_rows(), 2_976);
