@@ -566,7 +566,7 @@ impl Dataset {
             return Ok(0);
         }
         let times = [ValueColumn::Timestamp];
-        let month = self.whole_month(part, column_indices(&times)?);
+        let month = self.whole_month(part, column_indices(&times)?.into());
         let rows = month.within(output_schema(&times)?, (lo, hi)).await?;
         Ok(rows.num_rows() as u64)
     }
@@ -799,7 +799,8 @@ impl Dataset {
         let (lo, hi) = q.window;
         let (a, b) = q.rows;
         let (selected, mut skip) = select(parts, a, b);
-        let file_columns = column_indices(q.columns)?;
+        // Shared by the months' reads, rather than a copy each.
+        let file_columns: Arc<[usize]> = column_indices(q.columns)?.into();
         let schema = output_schema(q.columns)?;
         // Up to PREFETCH_MONTHS months (or groups of months) read ahead in parallel and
         // emitted in time order: file opening and decoding overlap instead of queueing, and
@@ -838,7 +839,7 @@ impl Dataset {
                 continue;
             }
             months.extend(group.take());
-            let month = self.whole_month(part, with_time(&file_columns)?);
+            let month = self.whole_month(part, with_time(&file_columns)?.into());
             months.push(MonthRead::Task(vec![AscendingMonth::Cut(month)]));
         }
         months.extend(group.take());
@@ -883,7 +884,7 @@ impl Dataset {
         scans: ScanLog,
     ) -> Result<SendableRecordBatchStream> {
         // (how to read the month, rows of it to keep counted from its first window row)
-        let file_columns = column_indices(&columns)?;
+        let file_columns: Arc<[usize]> = column_indices(&columns)?.into();
         let mut months = Vec::new();
         let mut start = 0u64;
         for part in &parts {
@@ -893,7 +894,7 @@ impl Dataset {
                 let read = if part.inside(lo, hi) {
                     DescendingMonth::Whole(self.whole_month(part, file_columns.clone()))
                 } else {
-                    DescendingMonth::Cut(self.whole_month(part, with_time(&file_columns)?))
+                    DescendingMonth::Cut(self.whole_month(part, with_time(&file_columns)?.into()))
                 };
                 months.push((read, s - start, e - start));
             }

@@ -154,11 +154,14 @@ impl Writer {
 
     fn stored(&mut self, stored: StoredRowGroup) -> Result<Vec<Bytes>, String> {
         let mut frames = self.close_open()?;
-        frames.extend(
-            stored
-                .copy_into(&mut self.file)
-                .map_err(|e| e.to_string())?,
-        );
+        let copied = stored
+            .copy_into(&mut self.file)
+            .map_err(|e| e.to_string())?;
+        if frames.is_empty() {
+            // The usual case: no rows encoded before it, and no second list to make.
+            return Ok(copied);
+        }
+        frames.extend(copied);
         Ok(frames)
     }
 
