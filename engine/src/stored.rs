@@ -622,7 +622,7 @@ impl MonthFile {
                     .max()
                     .unwrap_or(0);
                 let bytes = self.read(store, local, tail..meta.size).await?;
-                let footer = Arc::new(FileFooter::parse(bytes, tail)?);
+                let footer = Arc::new(FileFooter::parse(&bytes, tail)?);
                 let entry = Arc::new(CopyFooter(Arc::clone(&footer)));
                 cache.put(key, CachedFileMetadataEntry::new(meta, entry));
                 footer
