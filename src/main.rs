@@ -41,7 +41,8 @@ enum Command {
     /// HYDRO_PUBLISHER_EMAIL, HYDRO_LICENSE_NAME, HYDRO_LICENSE_URL, HYDRO_BASE_URL,
     /// HYDRO_OUTPUT_OFFSET (+00:00), HYDRO_VARIANT (extended|basic), HYDRO_CACHE_CONTROL,
     /// HYDRO_MAX_HEAVY_QUERIES (64), HYDRO_HEADER_TIMEOUT_SECS (10), HYDRO_SHUTDOWN_GRACE_SECS (20),
-    /// HYDRO_ANSWER_STORE_BYTES (1073741824; 0: off), HYDRO_ANSWER_STORE_DIR (/var/tmp).
+    /// HYDRO_ANSWER_STORE_BYTES (1073741824; 0: off), HYDRO_ANSWER_STORE_DIR (/var/tmp),
+    /// HYDRO_VALUE_CACHE_BYTES (67108864; 0: off).
     Serve {
         /// Dataset directory (or file:// URL).
         #[arg(long, env = "HYDRO_DATA")]
@@ -182,9 +183,10 @@ async fn run() -> anyhow::Result<()> {
                 Some(d) => d,
                 None => ensure_demo().await?,
             };
-            let dataset = Dataset::open(&data)
+            let mut dataset = Dataset::open(&data)
                 .await
                 .with_context(|| format!("opening dataset {data}"))?;
+            dataset.cache_values(config.value_cache_bytes);
             let listener = tokio::net::TcpListener::bind(&bind)
                 .await
                 .with_context(|| format!("binding {bind}"))?;

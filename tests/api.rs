@@ -1018,6 +1018,40 @@ async fn a_killed_servers_store_is_removed_by_the_next() {
 
 /// A long answer is compressed in several jobs side by side (gzip, zstd): decoded, it is the
 /// plain answer byte for byte, in every coding.
+/// Value files' bytes are kept in memory once read (`value_cache_bytes`): answers made again
+/// from them are the bytes of answers read from the files, whatever the budget, and the memory
+/// held keeps to it.
+#[tokio::test]
+async fn value_bytes_kept_in_memory_keep_to_their_budget() {
+    let held = server();
+    let small = Server::start_with(dataset(), &[("HYDRO_VALUE_CACHE_BYTES", "100000")]);
+    let none = Server::start_with(dataset(), &[("HYDRO_VALUE_CACHE_BYTES", "0")]);
+    let (sid, _) = first_station(&held.base).await;
+    let fresh = [("Cache-Control", "no-cache")];
+    for query in [
+        "format=parquet",
+        "format=csv&from=2023-02-10T06:00:00Z&to=2023-11-20T00:00:00Z",
+        "format=arrow&fields=value,timestamp",
+        "format=parquet&fields=quality",
+    ] {
+        let path = format!("/stations/{sid}/parameters/discharge-15min/values?{query}");
+        let read = get_with(&format!("{}{path}", none.base), &fresh).await;
+        assert_eq!(read.status, 200, "{query}");
+        for s in [&held, &small] {
+            // Read and kept, then made from what was kept.
+            for _ in 0..2 {
+                let made = get_with(&format!("{}{path}", s.base), &fresh).await;
+                assert!(made.body == read.body, "{query}: other bytes");
+            }
+        }
+    }
+    let gauge = "hydro_value_cache_bytes";
+    assert!(metric(&held.base, gauge).await > 100_000);
+    let kept = metric(&small.base, gauge).await;
+    assert!(kept > 0 && kept <= 100_000, "{kept} bytes kept");
+    assert_eq!(metric(&none.base, gauge).await, 0);
+}
+
 #[tokio::test]
 async fn long_answers_compress_in_parts() {
     let server = server();

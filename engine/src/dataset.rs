@@ -11,6 +11,7 @@ use crate::layout::MANIFEST;
 use crate::local::{Kept, LocalDir};
 use crate::manifest::{FORMAT, Manifest, ValueFile};
 use crate::scan::Scanner;
+use crate::value_cache::{Slot, ValueCache};
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
 use datafusion::execution::TaskContext;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
@@ -49,6 +50,8 @@ pub(crate) struct MonthFile {
     pub(crate) copy_footer: Mutex<Weak<FileFooter>>,
     /// The file's handle while it is open, in a local directory (see `local::Kept`).
     pub(crate) kept: Arc<Kept>,
+    /// The file's bytes while the value cache holds them (see `value_cache`).
+    pub(crate) held: Arc<Slot>,
 }
 
 pub struct Dataset {
@@ -64,6 +67,8 @@ pub struct Dataset {
     /// The store again when it is a local directory: month files are then read through the
     /// handles they keep (see `local::Kept`).
     pub(crate) local: Option<Arc<LocalDir>>,
+    /// Month files' bytes kept in memory, when a budget was given ([`Dataset::cache_values`]).
+    pub(crate) values: Option<Arc<ValueCache>>,
 }
 
 /// Opens a local directory as an object store rooted there.
@@ -159,6 +164,7 @@ impl Dataset {
                 location,
                 metadata: Mutex::default(),
                 kept: Arc::default(),
+                held: Arc::default(),
             }));
         }
         files
@@ -189,7 +195,21 @@ impl Dataset {
             scanner,
             files,
             local: None,
+            values: None,
         })
+    }
+
+    /// Keeps up to `budget` bytes of month files in memory, so that answers made again from
+    /// months read before do not read them from the store again (see `value_cache`); 0 keeps
+    /// none.
+    pub fn cache_values(&mut self, budget: u64) {
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+        self.values = (budget > 0).then(|| Arc::new(ValueCache::new(budget)));
+    }
+
+    /// Bytes of month files held in memory now.
+    pub fn cached_value_bytes(&self) -> usize {
+        self.values.as_ref().map_or(0, |v| v.bytes())
     }
 
     pub(crate) fn task_ctx(&self) -> Arc<TaskContext> {

@@ -23,6 +23,7 @@ mod scan;
 pub mod spatial;
 pub mod stored;
 mod thrift;
+mod value_cache;
 pub mod writer;
 
 /// The arrow DataFusion is built on; the server encodes with it.

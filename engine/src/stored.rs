@@ -19,6 +19,7 @@ use crate::layout::{COL_TIMESTAMP, values_schema};
 use crate::local::LocalDir;
 use crate::pages;
 use crate::planner::MonthPart;
+use crate::value_cache::ValueCache;
 use bytes::{Buf, Bytes};
 use datafusion::arrow::array::{
     Array, ArrayRef, BooleanArray, DictionaryArray, Int32Array, RecordBatch, RecordBatchOptions,
@@ -524,6 +525,8 @@ pub(crate) struct WholeMonth {
     store: Arc<dyn ObjectStore>,
     /// The store, when it is a local directory (see `MonthFile::read`).
     local: Option<Arc<LocalDir>>,
+    /// Month files' bytes kept in memory, if any are (see `value_cache`).
+    values: Option<Arc<ValueCache>>,
     cache: Arc<FileMetadataCache>,
     file: Arc<MonthFile>,
     row_group: usize,
@@ -634,10 +637,19 @@ impl MonthFile {
 }
 
 impl WholeMonth {
-    /// Bytes `span` of the month's file.
+    /// Bytes `span` of the month's file: held in memory, or read and then held.
     async fn read(&self, span: Range<u64>) -> Result<Bytes> {
+        let held = &self.file.held;
+        if let Some(bytes) = self.values.as_ref().and_then(|v| v.get(held, &span)) {
+            return Ok(bytes);
+        }
         let local = self.local.as_deref();
-        self.file.read(self.store.as_ref(), local, span).await
+        let start = span.start;
+        let bytes = self.file.read(self.store.as_ref(), local, span).await?;
+        if let Some(values) = &self.values {
+            values.put(held, start, bytes.clone());
+        }
+        Ok(bytes)
     }
 
     /// The stored row group, to be copied into a Parquet answer as it is: its chunks in one
@@ -811,6 +823,7 @@ impl Dataset {
         WholeMonth {
             store: Arc::clone(&self.store),
             local: self.local.clone(),
+            values: self.values.clone(),
             cache: Arc::clone(&self.metadata_cache),
             file: Arc::clone(part.month),
             row_group: part.row_group(),
@@ -978,6 +991,7 @@ mod tests {
             metadata: Mutex::default(),
             copy_footer: Mutex::default(),
             kept: Arc::default(),
+            held: Arc::default(),
         }
     }
 
@@ -1060,6 +1074,7 @@ mod tests {
             let month = WholeMonth {
                 store: Arc::clone(&store) as Arc<dyn ObjectStore>,
                 local: None,
+                values: None,
                 cache: Arc::clone(&cache),
                 file: Arc::new(month_of(&file)),
                 row_group: 0,

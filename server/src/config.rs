@@ -71,6 +71,9 @@ pub struct Config {
     /// Where the answer store makes its private directory (`/var/tmp` when unset: on disk,
     /// where `/tmp` may be memory).
     pub answer_store_dir: Option<String>,
+    /// Bytes of value files kept in memory once read, so that answers made again from them do
+    /// not read them again (0: none kept).
+    pub value_cache_bytes: u64,
 }
 
 impl Default for Config {
@@ -105,6 +108,7 @@ impl Default for Config {
             cors_origins: Vec::new(),
             answer_store_bytes: 1 << 30,
             answer_store_dir: None,
+            value_cache_bytes: 64 << 20,
         }
     }
 }
@@ -179,6 +183,7 @@ impl Config {
         "cors_origins",
         "answer_store_bytes",
         "answer_store_dir",
+        "value_cache_bytes",
     ];
     const LIST_KEYS: &'static [&'static str] = &["api_key_hashes", "basic_users", "cors_origins"];
 

@@ -419,6 +419,7 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
 # HELP hydro_answer_store_answers Value answers in the answer store.\n# TYPE hydro_answer_store_answers gauge\nhydro_answer_store_answers {}\n\
 # HELP hydro_answer_store_bytes Bytes in the answer store.\n# TYPE hydro_answer_store_bytes gauge\nhydro_answer_store_bytes {}\n\
 # HELP hydro_answer_store_copies_given_up_total Copies of streamed answers not kept: larger than the store allows, or its writer too far behind.\n# TYPE hydro_answer_store_copies_given_up_total counter\nhydro_answer_store_copies_given_up_total {}\n\
+# HELP hydro_value_cache_bytes Bytes of value files kept in memory once read.\n# TYPE hydro_value_cache_bytes gauge\nhydro_value_cache_bytes {}\n\
 # HELP hydro_uptime_seconds Seconds since start.\n# TYPE hydro_uptime_seconds gauge\nhydro_uptime_seconds {}\n",
         m.status_2xx.load(Ordering::Relaxed),
         m.status_3xx.load(Ordering::Relaxed),
@@ -430,6 +431,7 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
         stored.0,
         stored.1,
         state.answers.given_up.load(Ordering::Relaxed),
+        state.dataset.cached_value_bytes(),
         state.started.elapsed().as_secs(),
     )
 }
