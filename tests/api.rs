@@ -1050,6 +1050,10 @@ async fn value_bytes_kept_in_memory_keep_to_their_budget() {
     let kept = metric(&small.base, gauge).await;
     assert!(kept > 0 && kept <= 100_000, "{kept} bytes kept");
     assert_eq!(metric(&none.base, gauge).await, 0);
+    for bad in ["-1", "lots", "1.5", "1e9"] {
+        let err = common::serve_refused(&[("HYDRO_VALUE_CACHE_BYTES", bad)]);
+        assert!(err.contains("value_cache_bytes"), "{bad}: {err}");
+    }
 }
 
 #[tokio::test]

@@ -237,6 +237,21 @@ async fn reader_metadata(
     Ok(reader)
 }
 
+/// The one read that covers `ranges` (chunks of a row group), from the first chunk to the end
+/// of the last: the chunks of a row group lie side by side, and a read per chunk was three
+/// system calls per month (a gap left by a column not asked for is one chunk, cheaper to read
+/// than to skip).
+fn spanning(mut ranges: impl Iterator<Item = Result<Range<u64>>>) -> Result<Range<u64>> {
+    let span = ranges.try_fold(None, |span: Option<Range<u64>>, r| {
+        let r = r?;
+        Ok::<_, EngineError>(Some(match span {
+            Some(s) => s.start.min(r.start)..s.end.max(r.end),
+            None => r,
+        }))
+    })?;
+    Ok(span.unwrap_or(0..0))
+}
+
 /// The month's row group with metadata `metadata`, columns `columns` (positions in the file
 /// schema), the chunks in one ranged read.
 async fn fetch(
@@ -258,11 +273,7 @@ async fn fetch(
         let (start, len) = chunk.byte_range();
         ranges.push(start..start + len);
     }
-    // One read from the first chunk to the end of the last: the chunks of a row group lie
-    // side by side, and a read per chunk was three system calls per month (a gap left by a
-    // column not asked for is one chunk, cheaper to read than to skip).
-    let span = ranges.iter().map(|r| r.start).min().unwrap_or(0)
-        ..ranges.iter().map(|r| r.end).max().unwrap_or(0);
+    let span = spanning(ranges.iter().cloned().map(Ok))?;
     let whole = FileBytes {
         start: span.start,
         bytes: month.read(span).await?,
@@ -661,16 +672,11 @@ impl WholeMonth {
             .file
             .copy_footer(store, local, Arc::clone(&self.cache))
             .await?;
-        // One read from the first chunk to the end of the last (see `fetch`).
-        let mut span: Option<Range<u64>> = None;
-        for &c in self.columns.iter() {
-            let r = footer.chunk_range(self.row_group, c)?;
-            span = Some(match span {
-                Some(s) => s.start.min(r.start)..s.end.max(r.end),
-                None => r,
-            });
-        }
-        let span = span.unwrap_or(0..0);
+        let ranges = self
+            .columns
+            .iter()
+            .map(|&c| footer.chunk_range(self.row_group, c));
+        let span = spanning(ranges)?;
         Ok(StoredRowGroup {
             rows: usize::try_from(footer.rows(self.row_group)?).unwrap_or(0),
             read: FileBytes {
