@@ -11,9 +11,9 @@ use datafusion::arrow::array::{
     ArrayRef, DictionaryArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::datatypes::Int32Type;
-use hydro_server::encode::text::ValuesText;
-use hydro_server::negotiate::Format;
-use hydro_server::timefmt::TimeFormatter;
+use hydro_server::http::negotiate::Format;
+use hydro_server::render::encode::text::ValuesText;
+use hydro_server::render::timefmt::TimeFormatter;
 use std::hint::black_box;
 use std::sync::Arc;
 

@@ -97,10 +97,56 @@ def q(name, description, schema=None, example=None):
     return p
 
 
-LIST = [q("limit", "maximum number of items (0: only the count)", {"type": "integer", "minimum": 0}),
-        q("offset", "items skipped before output starts", {"type": "integer", "minimum": 0}),
-        q("sort", "comma-separated fields, '-' prefix for descending"),
-        q("fields", "comma-separated fields, dot notation for nested ones")]
+# What the server accepts, exactly enough that a generated client never sends a schema-valid
+# request that is refused: comma lists of at most 1000 items, names from fixed lists.
+MAX_LIST = 1000
+MAX_INT = 9223372036854775807
+ID_RE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+
+
+def alts(names):
+    return "(?:" + "|".join(n.replace(".", r"\.") for n in names) + ")"
+
+
+def comma_list(item, example=None):
+    s = {"type": "string", "pattern": f"^{item}(?:,{item}){{0,{MAX_LIST - 1}}}$"}
+    if example:
+        s["example"] = example
+    return s
+
+
+def fields_param(names):
+    return q("fields", "comma-separated fields, dot notation for nested ones", comma_list(alts(names)))
+
+
+def sort_param(names):
+    return q("sort", "comma-separated fields, '-' prefix for descending",
+             comma_list("[-+]?" + alts(names)))
+
+
+STATION_FIELDS = ["id", "name", "type", "state", "operator", "waterBodyId", "waterBodyName", "coordinates",
+                  "coordinates.lat", "coordinates.lon", "location", "location.lat", "location.lon", "riverKm",
+                  "gaugeZero", "gaugeZero.value", "gaugeZero.unit", "gaugeZero.datum", "groundLevel",
+                  "elevation", "distance", "parameters", "characteristics"]
+STATION_SORT = ["id", "name", "type", "state", "operator", "waterBodyId", "waterBodyName", "coordinates.lat",
+                "coordinates.lon", "location.lat", "location.lon", "riverKm", "gaugeZero.value", "groundLevel",
+                "elevation", "distance"]
+PARAMETER_FIELDS = ["id", "name", "observedProperty", "unit", "interval", "availability"]
+PARAMETER_SORT = ["id", "name", "observedProperty", "unit", "interval"]
+CHAR_FIELDS = ["id", "name", "type", "parameterId", "value", "unit", "period", "period.start", "period.end",
+               "description"]
+CHAR_SORT = ["id", "name", "type", "parameterId", "value", "unit", "period.start", "period.end"]
+VALUE_FIELDS = ["timestamp", "value", "quality"]
+
+count = {"type": "integer", "minimum": 0, "maximum": MAX_INT}
+PAGING = [q("limit", "maximum number of items (0: only the count)", count),
+          q("offset", "items skipped before output starts", count)]
+
+
+def listing(fields, sort):
+    return PAGING + [sort_param(sort), fields_param(fields)]
+
+
 FMT = lambda formats: q("format", "output format (short name or media type); wins over Accept",
                         {"type": "string", "enum": formats})
 path_id = lambda name, d: {"name": name, "in": "path", "required": True, "description": d,
@@ -108,12 +154,31 @@ path_id = lambda name, d: {"name": name, "in": "path", "required": True, "descri
 STATION_ID = path_id("stationId", "station id")
 PARAMETER_ID = path_id("parameterId", "parameter id, e.g. water-level-15min")
 CHAR_ID = path_id("characteristicId", "characteristic id, e.g. mhw")
-CATALOG = ["json", "csv", "xml", "ndjson"]
-STATIONS = ["json", "csv", "geojson", "xml", "ndjson"]
+CATALOG = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
+STATIONS = ["json", "csv", "geojson", "xml", "ndjson", "arrow", "parquet"]
 VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
 MEDIA = {"json": "application/json", "csv": "text/csv", "geojson": "application/geo+json",
          "xml": "application/xml", "ndjson": "application/x-ndjson",
          "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet"}
+
+lon = {"type": "number", "minimum": -180, "maximum": 180}
+lat = {"type": "number", "minimum": -90, "maximum": 90}
+# Comma-separated numbers (an array, form style, not exploded).
+BBOX = {"name": "bbox", "in": "query", "required": False, "style": "form", "explode": False,
+        "description": "minLon,minLat,maxLon,maxLat (WGS 84 degrees); minLon > maxLon crosses the antimeridian; "
+                       "minLat must not be greater than maxLat",
+        "schema": {"type": "array", "prefixItems": [lon, lat, lon, lat], "items": False,
+                   "minItems": 4, "maxItems": 4}, "example": [6, 50, 8, 52]}
+NEAR = {"name": "near", "in": "query", "required": False, "style": "form", "explode": False,
+        "description": "lon,lat[,radius]: stations within radius km (great-circle), nearest first, with "
+                       "distance; without a radius (or one beyond half the Earth) every station, nearest first",
+        "schema": {"type": "array", "prefixItems": [lon, lat, {"type": "number", "exclusiveMinimum": 0}],
+                   "items": False, "minItems": 2, "maxItems": 3}, "example": [7, 50.7, 50]}
+STATE = "(?:[Dd][Ee]-)?[A-Za-z]{2}"
+STATION_TYPES = ["surfaceWater", "groundwater", "weather"]
+CHAR_TYPES = ["mainValue", "statistic", "derived", "mark"]
+TEXT_ITEM = r"[^,]*[^,\s][^,]*"
+INCLUDE = q("include", "parameters, characteristics", comma_list(alts(["parameters", "characteristics"])))
 
 
 def problem(desc):
@@ -151,10 +216,24 @@ def ranged(path):
     return path
 
 
-WINDOW = [q("from", "start (inclusive), ISO 8601 with offset", {"type": "string", "format": "date-time"}),
-          q("to", "end (inclusive), ISO 8601 with offset", {"type": "string", "format": "date-time"}),
-          q("recent", "the newest N values", {"type": "integer", "minimum": 0}),
-          q("last", "ISO 8601 duration ending at the newest value, e.g. P1D", {"type": "string", "pattern": "^P"})]
+N = r"[1-9]\d{0,2}"
+DATE_PART = (f"(?:{N}Y(?:{N}M)?(?:{N}W)?(?:{N}D)?|{N}M(?:{N}W)?(?:{N}D)?|{N}W(?:{N}D)?|{N}D)")
+TIME_PART = f"T(?:{N}H(?:{N}M)?(?:{N}S)?|{N}M(?:{N}S)?|{N}S)"
+DURATION = {"type": "string", "pattern": f"^P(?:{DATE_PART}(?:{TIME_PART})?|{TIME_PART})$",
+            "description": "ISO 8601 duration longer than zero, e.g. P1D, PT6H, P1Y2M, P2W"}
+instant = {"type": "string", "format": "date-time", "description": "ISO 8601 / RFC 3339 with an offset (Z or ±HH:MM)"}
+# from/to, recent and last exclude each other: one object parameter, form style, exploded (each
+# member its own query parameter), whose schema says which members go together.
+WINDOW = {"name": "window", "in": "query", "required": False, "style": "form", "explode": True,
+          "description": "the part of the series: from/to (inclusive; from not after to), or recent "
+                         "(the newest N values), or last (the period ending at the newest value); "
+                         "they exclude each other",
+          "schema": {"anyOf": [
+              {"type": "object", "additionalProperties": False, "properties": {"from": instant, "to": instant}},
+              {"type": "object", "additionalProperties": False, "required": ["recent"],
+               "properties": {"recent": count}},
+              {"type": "object", "additionalProperties": False, "required": ["last"],
+               "properties": {"last": DURATION}}]}}
 S = "/stations/{stationId}"
 openapi = {
     "openapi": "3.1.0",
@@ -162,29 +241,35 @@ openapi = {
              "description": "Hydrological Data API Standard, EXTENDED variant. Errors are RFC 9457 problem details."},
     "servers": [{"url": "/v1"}],
     "paths": {
-        "/": op("landing", "Landing page", "landing", [], ["json"]),
+        "/": op("landing", "Landing page", "landing", [FMT(["json"])], ["json"]),
         "/health": {"get": {"operationId": "health", "summary": "Operational status", "parameters": [],
                             "responses": {"200": {"description": "ok or degraded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}},
                                           "503": {"description": "down", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}}}}},
         "/stations": op("listStations", "Stations", "stations", [
-            q("states", "comma list of DE-XX or XX"), q("waterBodyIds", "comma list of water body ids"),
-            q("types", "comma list of surfaceWater, groundwater, weather"),
-            q("bbox", "minLon,minLat,maxLon,maxLat (WGS 84)", None, "6,50,8,52"),
-            q("near", "lon,lat,radius in km; nearest first, with distance", None, "7,50.7,50"),
-            q("include", "parameters, characteristics")] + LIST + [FMT(STATIONS)], STATIONS),
+            q("states", "comma list of DE-XX or XX", comma_list(STATE, "NW,DE-RP")),
+            q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
+            q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts(STATION_TYPES))),
+            BBOX, NEAR, INCLUDE] + listing(STATION_FIELDS, STATION_SORT) + [FMT(STATIONS)], STATIONS),
         S: op("getStation", "One station", "station",
-              [STATION_ID, q("include", "parameters, characteristics"), LIST[3], FMT(STATIONS)], STATIONS),
+              [STATION_ID, INCLUDE, fields_param(STATION_FIELDS), FMT(STATIONS)], STATIONS),
         S + "/parameters": op("listParameters", "Parameters of a station", "parameters",
-                              [STATION_ID] + LIST + [FMT(CATALOG)], CATALOG),
+                              [STATION_ID] + listing(PARAMETER_FIELDS, PARAMETER_SORT) + [FMT(CATALOG)], CATALOG),
         S + "/parameters/{parameterId}": op("getParameter", "One parameter", "parameter",
-                                            [STATION_ID, PARAMETER_ID, LIST[3], FMT(CATALOG)], CATALOG),
+                                            [STATION_ID, PARAMETER_ID, fields_param(PARAMETER_FIELDS), FMT(CATALOG)],
+                                            CATALOG),
         S + "/parameters/{parameterId}/values": ranged(op("listValues", "Values of a series", "values",
-                                                   [STATION_ID, PARAMETER_ID] + WINDOW + LIST + [FMT(VALUES)], VALUES)),
+                                                          [STATION_ID, PARAMETER_ID, WINDOW]
+                                                          + listing(VALUE_FIELDS, VALUE_FIELDS) + [FMT(VALUES)],
+                                                          VALUES)),
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
-                                   [STATION_ID, q("types", "comma list of mainValue, statistic, derived, mark"),
-                                    q("parameterIds", "comma list of parameter ids")] + LIST + [FMT(CATALOG)], CATALOG),
+                                   [STATION_ID,
+                                    q("types", "comma list of mainValue, statistic, derived, mark",
+                                      comma_list(alts(CHAR_TYPES))),
+                                    q("parameterIds", "comma list of parameter ids", comma_list(ID_RE))]
+                                   + listing(CHAR_FIELDS, CHAR_SORT) + [FMT(CATALOG)], CATALOG),
         S + "/characteristics/{characteristicId}": op("getCharacteristic", "One characteristic value", "characteristic",
-                                                      [STATION_ID, CHAR_ID, LIST[3], FMT(CATALOG)], CATALOG),
+                                                      [STATION_ID, CHAR_ID, fields_param(CHAR_FIELDS), FMT(CATALOG)],
+                                                      CATALOG),
         "/schemas/{name}": {"get": {"operationId": "getSchema", "summary": "JSON Schema of a resource",
                                     "parameters": [{"name": "name", "in": "path", "required": True,
                                                     "schema": {"type": "string", "enum": [f"{n}.json" for n in SCHEMAS]}}],

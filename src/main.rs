@@ -2,12 +2,12 @@
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use hydro_engine::dataset::store_for;
-use hydro_engine::generate::{GenerateOptions, generate};
-use hydro_engine::import::{ImportInput, import};
+use hydro_engine::storage::store_for;
+use hydro_engine::write::generate::{GenerateOptions, generate};
+use hydro_engine::write::import::{ImportInput, import};
 use hydro_engine::{Dataset, EngineError};
-use hydro_server::app::AppState;
 use hydro_server::config::Config;
+use hydro_server::state::AppState;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,13 +36,9 @@ struct Cli {
 enum Command {
     /// Serve a dataset over HTTP (the demo dataset when --data is not given).
     ///
-    /// Settings come from --config (TOML) and HYDRO_* environment variables, e.g.
-    /// HYDRO_TITLE, HYDRO_VERSION, HYDRO_DESCRIPTION, HYDRO_DESCRIPTION_URL, HYDRO_PUBLISHER_NAME,
-    /// HYDRO_PUBLISHER_EMAIL, HYDRO_LICENSE_NAME, HYDRO_LICENSE_URL, HYDRO_BASE_URL,
-    /// HYDRO_OUTPUT_OFFSET (+00:00), HYDRO_VARIANT (extended|basic), HYDRO_CACHE_CONTROL,
-    /// HYDRO_MAX_HEAVY_QUERIES (64), HYDRO_HEADER_TIMEOUT_SECS (10), HYDRO_SHUTDOWN_GRACE_SECS (20),
-    /// HYDRO_ANSWER_STORE_BYTES (1073741824; 0: off), HYDRO_ANSWER_STORE_DIR (/var/tmp),
-    /// HYDRO_VALUE_CACHE_BYTES (67108864; 0: off).
+    /// Settings come from --config (TOML, keys as listed below) and HYDRO_* environment
+    /// variables, which win over the file.
+    #[command(after_long_help = hydro_server::config::help())]
     Serve {
         /// Dataset directory (or file:// URL).
         #[arg(long, env = "HYDRO_DATA")]
@@ -94,7 +90,7 @@ enum Command {
 }
 
 fn parse_interval_minutes(s: &str) -> anyhow::Result<u32> {
-    let d: hydro_engine::duration::IsoDuration =
+    let d: hydro_engine::model::duration::IsoDuration =
         s.parse().map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
     if d.months != 0 || d.micros % 60_000_000 != 0 {
         bail!("--interval must be whole minutes, e.g. PT15M, PT1H, P1D");
@@ -175,6 +171,7 @@ async fn run() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     match Cli::parse().command {
         Command::Serve { data, bind, config } => {
@@ -194,13 +191,21 @@ async fn run() -> anyhow::Result<()> {
             let state = Arc::new(
                 AppState::new(dataset, config, &local.to_string()).map_err(anyhow::Error::msg)?,
             );
+            let memory = state.dataset.memory();
+            let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+            tracing::info!(
+                "memory: footer cache budget {:.0} MiB, value cache budget {:.0} MiB, catalog {:.1} MiB",
+                mib(memory.footer_cache_budget),
+                mib(memory.value_cache_budget),
+                mib(memory.catalog)
+            );
             println!(
                 "Hydro API listening on http://{local}/v1/ (dataset {})",
                 state.dataset.manifest.version
             );
             // On a worker thread rather than `main`'s own: accepting there made every new
             // connection a wake-up of the main thread by the worker that saw it ready.
-            tokio::spawn(hydro_server::server::serve(
+            tokio::spawn(hydro_server::listener::serve(
                 listener,
                 state,
                 shutdown_signal(),
@@ -243,10 +248,10 @@ async fn run() -> anyhow::Result<()> {
             }
         }
         Command::HashKey => {
-            let key = hydro_server::access::new_key();
+            let key = hydro_server::http::access::new_key();
             println!(
                 "key:  {key}\nhash: {}",
-                hydro_server::access::hash_key(&key)
+                hydro_server::http::access::hash_key(&key)
             );
             Ok(())
         }
@@ -259,7 +264,7 @@ async fn run() -> anyhow::Result<()> {
             }
             println!(
                 "{}",
-                hydro_server::access::hash_password(password).map_err(anyhow::Error::msg)?
+                hydro_server::http::access::hash_password(password).map_err(anyhow::Error::msg)?
             );
             Ok(())
         }

@@ -1,30 +1,28 @@
-//! The Hydro API engine: the dataset layout on an object store, the catalog in memory, the
-//! spatial index, the values planner on DataFusion, and the writers (import, generate).
-//! It knows nothing of HTTP.
+//! The Hydro API engine: the dataset on an object store, the catalog in memory, the values
+//! queries, and the writers (import, generate). It knows nothing of HTTP.
+//!
+//! Modules from the bottom up; each uses only those above it in this list:
+//!
+//! - [`error`]: the engine's error, classified by what a client should be told.
+//! - [`model`]: ids, catalog resources, durations, coordinate conversion.
+//! - [`parquet`]: Parquet below the Arrow reader: thrift, footers split for copying, pages
+//!   decoded straight into arrays.
+//! - [`storage`]: the object store (a local directory read through kept file handles) and the
+//!   budgeted caches of what it returned.
+//! - [`catalog`]: stations, parameters and characteristics in memory, with the spatial index.
+//! - [`dataset`]: what is on the store (manifest, file layout, catalog tables, month files)
+//!   and the opened [`Dataset`].
+//! - [`query`]: values queries, planned into direct month reads or DataFusion plans.
+//! - [`write`]: datasets written (import, generate).
 
-pub mod assembly;
 pub mod catalog;
-pub mod catalog_file;
-pub mod coords;
 pub mod dataset;
-pub mod duration;
 pub mod error;
-pub mod gauges;
-pub mod generate;
-pub mod ids;
-pub mod import;
-pub mod layout;
-mod local;
-pub mod manifest;
 pub mod model;
-mod pages;
-pub mod planner;
-mod scan;
-pub mod spatial;
-pub mod stored;
-mod thrift;
-mod value_cache;
-pub mod writer;
+pub mod parquet;
+pub mod query;
+pub mod storage;
+pub mod write;
 
 /// The arrow DataFusion is built on; the server encodes with it.
 pub use datafusion::arrow;

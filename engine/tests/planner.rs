@@ -7,12 +7,12 @@ use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondT
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use futures::{StreamExt, TryStreamExt};
 use hydro_engine::Dataset;
-use hydro_engine::dataset::local_store;
-use hydro_engine::duration::IsoDuration;
-use hydro_engine::generate::{GenerateOptions, generate};
-use hydro_engine::ids::{ParameterId, StationId};
-use hydro_engine::planner::{ReadAhead, ScanMetrics, SortKey, ValueColumn, ValuesQuery, Window};
-use hydro_engine::stored::Piece;
+use hydro_engine::model::duration::IsoDuration;
+use hydro_engine::model::ids::{ParameterId, StationId};
+use hydro_engine::query::AnswerPart;
+use hydro_engine::query::{ReadAhead, ScanMetrics, SortKey, ValueColumn, ValuesQuery, Window};
+use hydro_engine::storage::local_store;
+use hydro_engine::write::generate::{GenerateOptions, generate};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
@@ -299,12 +299,12 @@ async fn planner_matches_brute_force_over_random_windows() {
 /// A Parquet answer's pieces hold as many rows as the answer, and stored row groups appear
 /// only where every row of the month belongs to it: the whole window, ascending, unpaged.
 async fn check_pieces(f: &Fixture, q: &ValuesQuery, want: usize, series_rows: usize) {
-    let plan = f.dataset.plan_pieces(q).await.unwrap();
-    let pieces: Vec<Piece> = plan.pieces.try_collect().await.unwrap();
-    let rows: usize = pieces.iter().map(Piece::rows).sum();
+    let plan = f.dataset.plan_parts(q).await.unwrap();
+    let pieces: Vec<AnswerPart> = plan.parts.try_collect().await.unwrap();
+    let rows: usize = pieces.iter().map(AnswerPart::rows).sum();
     let stored = pieces
         .iter()
-        .filter(|p| matches!(p, Piece::Stored(_)))
+        .filter(|p| matches!(p, AnswerPart::Stored(_)))
         .count();
     assert_eq!(rows, want, "{q:?}");
     let ascending = q
@@ -341,8 +341,8 @@ async fn reading_ahead_is_bounded() {
     ] {
         let grouped = read_ahead == ReadAhead::Grouped;
         let (mut stream, scans) = if pieces {
-            let p = f.dataset.plan_pieces(&q).await.unwrap();
-            (p.pieces.map_ok(|_| ()).boxed(), p.scans)
+            let p = f.dataset.plan_parts(&q).await.unwrap();
+            (p.parts.map_ok(|_| ()).boxed(), p.scans)
         } else {
             let p = f.dataset.plan_values(&q, read_ahead).await.unwrap();
             (
@@ -440,7 +440,7 @@ async fn pruning_reads_only_the_window() {
     );
     // A month is two pages: only the one holding the day is read.
     assert!(
-        m.page_rows_pruned > 0 && m.page_rows_matched <= hydro_engine::layout::PAGE_ROWS,
+        m.page_rows_pruned > 0 && m.page_rows_matched <= hydro_engine::dataset::layout::PAGE_ROWS,
         "page index pruned the other page of the month: {m:?}"
     );
 
@@ -464,17 +464,17 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
     let before = f.dataset.manifest.clone();
     // A writer that writes files but never publishes (the process died).
     let store = local_store(&f.root).unwrap();
-    let writer = hydro_engine::writer::DatasetWriter::begin(Arc::clone(&store))
+    let writer = hydro_engine::write::writer::DatasetWriter::begin(Arc::clone(&store))
         .await
         .unwrap();
     let station = f.dataset.catalog.stations()[0].id.clone();
-    let mut chunk = vec![hydro_engine::writer::SeriesChunk {
+    let mut chunk = vec![hydro_engine::write::writer::SeriesChunk {
         parameter: "water-level-15min".parse().unwrap(),
         timestamps: vec![0, 1],
         values: vec![1.0, 2.0],
         quality: vec!["good", "good"],
     }];
-    let (bytes, stats) = hydro_engine::writer::encode_month(&mut chunk).unwrap();
+    let (bytes, stats) = hydro_engine::write::writer::encode_month(&mut chunk).unwrap();
     writer
         .write_month(&station, "1970-01", bytes, stats)
         .await

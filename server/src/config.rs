@@ -1,6 +1,12 @@
-//! Service settings: a TOML file, overridden by `HYDRO_<NAME>` environment variables (the
-//! setting's name in upper snake case, e.g. `HYDRO_PUBLISHER_NAME`). Every setting is listed
-//! with its default in `hydro serve --help` and the README.
+//! Service settings, defined once: each setting's name, type, default and help text are
+//! written in the one `settings!` list below, which makes the [`Config`] struct (read from a
+//! TOML file), its defaults, the `HYDRO_<NAME>` environment variables (the name in upper snake
+//! case, e.g. `HYDRO_PUBLISHER_NAME`, winning over the file) and the settings part of
+//! `hydro serve --help` ([`help`]).
+//!
+//! An environment value is parsed as its setting's own type: `HYDRO_JWT_AUDIENCE=12345` is the
+//! text "12345", `HYDRO_MAX_HEAVY_QUERIES=1.5` is an error. Lists are separated by whitespace
+//! or commas (`basic_users` by whitespace only: argon2 hashes contain commas).
 
 use chrono::FixedOffset;
 use serde::Deserialize;
@@ -19,173 +25,230 @@ pub enum Access {
     Restricted,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Config {
-    pub title: String,
-    /// `meta.version`: the detailed API version (MAJOR.MINOR.PATCH).
-    pub version: String,
-    pub description: String,
-    pub description_url: String,
-    pub publisher_name: String,
-    pub publisher_email: String,
-    pub license_name: String,
-    pub license_url: String,
-    /// Public base address including `/v1`; default `http://<bind>/v1`.
-    pub base_url: Option<String>,
-    /// Output time zone as a fixed offset (`+00:00`, `+01:00`). Part of the API version:
-    /// change it only with a new major version.
-    pub output_offset: String,
-    pub variant: Variant,
-    /// `Cache-Control` of successful responses.
-    pub cache_control: String,
-    /// Heavy queries at once (value downloads, station lists over 64 stations or sorted);
-    /// more get 503 + Retry-After.
-    pub max_heavy_queries: usize,
-    /// Seconds a client may take to send its request headers.
-    pub header_timeout_secs: u64,
-    /// Seconds in-flight responses get to finish on shutdown.
-    pub shutdown_grace_secs: u64,
-    /// Requests per second and client address (0: no rate limit); bursts up to `rate_burst`.
-    pub rate_limit_per_second: f64,
-    pub rate_burst: u32,
-    /// `public` (default) or `restricted` (credentials required except for /v1/health).
-    pub access: Access,
-    /// API keys as `sha256:<hex>` of the key (`hydro hash-key` makes one).
-    pub api_key_hashes: Vec<String>,
-    /// Basic users as `name:<argon2 PHC string>` (`hydro hash-password` makes one).
-    pub basic_users: Vec<String>,
-    /// HS256 secret for bearer tokens.
-    pub jwt_secret: Option<String>,
-    /// RS256 or ES256 public key (PEM) for bearer tokens.
-    pub jwt_public_key_pem: Option<String>,
-    /// Required `iss` and `aud` of bearer tokens, when set.
-    pub jwt_issuer: Option<String>,
-    pub jwt_audience: Option<String>,
-    /// A token must carry this value in its `scope` claim to be let in (403 otherwise).
-    pub jwt_required_scope: Option<String>,
-    /// Origins allowed by CORS when restricted (echoed back; never `*`).
-    pub cors_origins: Vec<String>,
-    /// Bytes of finished value answers kept on disk and sent again (0: none kept).
-    pub answer_store_bytes: u64,
-    /// Where the answer store makes its private directory (`/var/tmp` when unset: on disk,
-    /// where `/tmp` may be memory).
-    pub answer_store_dir: Option<String>,
-    /// Bytes of value files kept in memory once read, so that answers made again from them do
-    /// not read them again (0: none kept).
-    pub value_cache_bytes: u64,
+/// How a setting's value is written, in TOML and in its environment variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Text,
+    WholeNumber,
+    Number,
+    /// A list of texts; `commas`: whether commas separate items in the environment variable.
+    List {
+        commas: bool,
+    },
+    /// One of a few words.
+    Choice(&'static [&'static str]),
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            title: "Hydro API".into(),
-            version: "1.0.0".into(),
-            description: "Hydrological stations, measurement series and characteristic values"
-                .into(),
-            description_url: "https://hydro-api.dev/docs".into(),
-            publisher_name: "Hydro API demo".into(),
-            publisher_email: "data@hydro-api.dev".into(),
-            license_name: "CC BY 4.0".into(),
-            license_url: "https://creativecommons.org/licenses/by/4.0/".into(),
-            base_url: None,
-            output_offset: "+00:00".into(),
-            variant: Variant::Extended,
-            cache_control: "public, max-age=60".into(),
-            max_heavy_queries: 64,
-            header_timeout_secs: 10,
-            shutdown_grace_secs: 20,
-            rate_limit_per_second: 0.0,
-            rate_burst: 50,
-            access: Access::Public,
-            api_key_hashes: Vec::new(),
-            basic_users: Vec::new(),
-            jwt_secret: None,
-            jwt_public_key_pem: None,
-            jwt_issuer: None,
-            jwt_audience: None,
-            jwt_required_scope: None,
-            cors_origins: Vec::new(),
-            answer_store_bytes: 1 << 30,
-            answer_store_dir: None,
-            value_cache_bytes: 64 << 20,
-        }
+/// A setting as `hydro serve --help` and the environment see it.
+#[derive(Debug)]
+pub struct Setting {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub help: &'static str,
+}
+
+/// The kind of a setting's type and how its default is shown.
+trait SettingType {
+    const KIND: Kind;
+    fn shown(&self) -> String;
+}
+
+impl SettingType for String {
+    const KIND: Kind = Kind::Text;
+    fn shown(&self) -> String {
+        format!("{self:?}")
     }
+}
+
+impl SettingType for Option<String> {
+    const KIND: Kind = Kind::Text;
+    fn shown(&self) -> String {
+        self.as_ref()
+            .map_or_else(|| "unset".into(), |s| format!("{s:?}"))
+    }
+}
+
+impl SettingType for u64 {
+    const KIND: Kind = Kind::WholeNumber;
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl SettingType for usize {
+    const KIND: Kind = Kind::WholeNumber;
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl SettingType for u32 {
+    const KIND: Kind = Kind::WholeNumber;
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl SettingType for f64 {
+    const KIND: Kind = Kind::Number;
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl SettingType for Vec<String> {
+    const KIND: Kind = Kind::List { commas: true };
+    fn shown(&self) -> String {
+        format!("{self:?}")
+    }
+}
+
+impl SettingType for Variant {
+    const KIND: Kind = Kind::Choice(&["extended", "basic"]);
+    fn shown(&self) -> String {
+        format!("{self:?}").to_lowercase()
+    }
+}
+
+impl SettingType for Access {
+    const KIND: Kind = Kind::Choice(&["public", "restricted"]);
+    fn shown(&self) -> String {
+        format!("{self:?}").to_lowercase()
+    }
+}
+
+macro_rules! settings {
+    ($( $(#[doc = $doc:literal])+ $name:ident : $ty:ty = $default:expr $(, $list:ident)? ; )+) => {
+        #[derive(Debug, Clone, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct Config {
+            $( $(#[doc = $doc])+ pub $name: $ty, )+
+        }
+
+        impl Default for Config {
+            fn default() -> Self {
+                Self { $( $name: $default, )+ }
+            }
+        }
+
+        /// Every setting, in the order of the list.
+        pub const SETTINGS: &[Setting] = &[
+            $( Setting {
+                name: stringify!($name),
+                kind: settings!(@kind $ty $(, $list)?),
+                help: concat!($($doc),+),
+            }, )+
+        ];
+
+        impl Config {
+            /// Each setting's default as `hydro serve --help` shows it.
+            fn defaults_shown() -> Vec<(&'static str, String)> {
+                let d = Self::default();
+                vec![ $( (stringify!($name), SettingType::shown(&d.$name)), )+ ]
+            }
+        }
+    };
+    (@kind $ty:ty) => { <$ty as SettingType>::KIND };
+    // Whitespace-only lists: for items that contain commas.
+    (@kind $ty:ty, SpaceList) => { Kind::List { commas: false } };
+}
+
+settings! {
+    /// Service title (`meta.title`).
+    title: String = "Hydro API".into();
+    /// `meta.version`: the detailed API version (MAJOR.MINOR.PATCH).
+    version: String = "1.0.0".into();
+    /// `meta.description`.
+    description: String = "Hydrological stations, measurement series and characteristic values".into();
+    /// `meta.descriptionUrl`.
+    description_url: String = "https://hydro-api.dev/docs".into();
+    /// `meta.publisherName`.
+    publisher_name: String = "Hydro API demo".into();
+    /// `meta.publisherEmail`.
+    publisher_email: String = "data@hydro-api.dev".into();
+    /// `meta.licenseName`.
+    license_name: String = "CC BY 4.0".into();
+    /// `meta.licenseUrl`.
+    license_url: String = "https://creativecommons.org/licenses/by/4.0/".into();
+    /// Public base address including `/v1`; unset: `http://<bind>/v1`.
+    base_url: Option<String> = None;
+    /// Output time zone as a fixed offset (`+00:00`, `+01:00`). Part of the API version:
+    /// change it only with a new major version.
+    output_offset: String = "+00:00".into();
+    /// `extended` (every format and resource) or `basic` (JSON only, no links, no
+    /// characteristics).
+    variant: Variant = Variant::Extended;
+    /// `Cache-Control` of successful responses (`private, max-age=60` when restricted).
+    cache_control: String = "public, max-age=60".into();
+    /// Heavy queries at once (value downloads, station lists over 64 stations or sorted);
+    /// more get 503 + Retry-After.
+    max_heavy_queries: usize = 64;
+    /// Seconds a client may take to send its request headers.
+    header_timeout_secs: u64 = 10;
+    /// Seconds in-flight responses get to finish on shutdown.
+    shutdown_grace_secs: u64 = 20;
+    /// Requests per second and client address (0: no rate limit).
+    rate_limit_per_second: f64 = 0.0;
+    /// Requests a client may make in a burst above the rate limit.
+    rate_burst: u32 = 50;
+    /// `public`, or `restricted`: credentials required except for /v1/health.
+    access: Access = Access::Public;
+    /// API keys (`X-API-Key`) as `sha256:<hex>` of the key (`hydro hash-key` makes one).
+    api_key_hashes: Vec<String> = Vec::new();
+    /// Basic users as `name:<argon2 PHC string>` (`echo pw | hydro hash-password` makes one).
+    basic_users: Vec<String> = Vec::new(), SpaceList;
+    /// HS256 secret for bearer tokens (JWT).
+    jwt_secret: Option<String> = None;
+    /// RS256 or ES256 public key (PEM) for bearer tokens.
+    jwt_public_key_pem: Option<String> = None;
+    /// Required `iss` of bearer tokens.
+    jwt_issuer: Option<String> = None;
+    /// Required `aud` of bearer tokens.
+    jwt_audience: Option<String> = None;
+    /// A token must carry this value in its `scope` claim to be let in (403 otherwise).
+    jwt_required_scope: Option<String> = None;
+    /// Origins allowed by CORS when restricted (echoed back; never `*`).
+    cors_origins: Vec<String> = Vec::new();
+    /// Bytes of finished value answers kept on disk and sent again (0: none kept).
+    answer_store_bytes: u64 = 1 << 30;
+    /// Where the response store makes its private directory (unset: `/var/tmp`, on disk,
+    /// where `/tmp` may be memory).
+    answer_store_dir: Option<String> = None;
+    /// Bytes of value files kept in memory once read, so that answers made again from them do
+    /// not read them again (0: none kept).
+    value_cache_bytes: u64 = 64 << 20;
 }
 
 impl Config {
     /// Reads the file (if any), then applies `HYDRO_*` variables.
     pub fn load(file: Option<&std::path::Path>) -> Result<Self, String> {
+        Self::load_with(file, std::env::vars())
+    }
+
+    /// [`Config::load`] with the environment given.
+    pub fn load_with(
+        file: Option<&std::path::Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, String> {
         let text = match file {
             Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
             None => String::new(),
         };
         let mut table: toml::Table = text.parse().map_err(|e| format!("config: {e}"))?;
-        for (key, value) in std::env::vars() {
+        for (key, value) in env {
             let Some(name) = key.strip_prefix("HYDRO_") else {
                 continue;
             };
             let name = name.to_ascii_lowercase();
-            if !Self::KEYS.contains(&name.as_str()) {
+            let Some(setting) = SETTINGS.iter().find(|s| s.name == name) else {
                 continue;
-            }
-            let v = if Self::LIST_KEYS.contains(&name.as_str()) {
-                // Whitespace separates items; commas too, except in basic_users, whose argon2
-                // hashes contain commas.
-                let commas = name != "basic_users";
-                toml::Value::Array(
-                    value
-                        .split(|c: char| c.is_whitespace() || (commas && c == ','))
-                        .filter(|x| !x.is_empty())
-                        .map(|x| toml::Value::String(x.to_owned()))
-                        .collect(),
-                )
-            } else if let Ok(n) = value.parse::<i64>() {
-                toml::Value::Integer(n)
-            } else if let Ok(f) = value.parse::<f64>() {
-                toml::Value::Float(f)
-            } else {
-                toml::Value::String(value)
             };
-            table.insert(name, v);
+            table.insert(name, env_value(&key, setting.kind, value)?);
         }
         let config: Config = table.try_into().map_err(|e| format!("config: {e}"))?;
         config.offset()?;
         Ok(config)
     }
-
-    const KEYS: &'static [&'static str] = &[
-        "title",
-        "version",
-        "description",
-        "description_url",
-        "publisher_name",
-        "publisher_email",
-        "license_name",
-        "license_url",
-        "base_url",
-        "output_offset",
-        "variant",
-        "cache_control",
-        "max_heavy_queries",
-        "header_timeout_secs",
-        "shutdown_grace_secs",
-        "rate_limit_per_second",
-        "rate_burst",
-        "access",
-        "api_key_hashes",
-        "basic_users",
-        "jwt_secret",
-        "jwt_public_key_pem",
-        "jwt_issuer",
-        "jwt_audience",
-        "jwt_required_scope",
-        "cors_origins",
-        "answer_store_bytes",
-        "answer_store_dir",
-        "value_cache_bytes",
-    ];
-    const LIST_KEYS: &'static [&'static str] = &["api_key_hashes", "basic_users", "cors_origins"];
 
     pub fn offset(&self) -> Result<FixedOffset, String> {
         let s = self.output_offset.as_str();
@@ -201,5 +264,118 @@ impl Config {
         let (h, m) = rest.split_once(':').ok_or_else(bad)?;
         let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
         FixedOffset::east_opt(sign * (h * 3600 + m * 60)).ok_or_else(bad)
+    }
+}
+
+/// An environment variable's text as the TOML value of its setting's kind.
+fn env_value(var: &str, kind: Kind, value: String) -> Result<toml::Value, String> {
+    Ok(match kind {
+        Kind::Text | Kind::Choice(_) => toml::Value::String(value),
+        Kind::WholeNumber => toml::Value::Integer(
+            value
+                .trim()
+                .parse()
+                .map_err(|_| format!("{var}: '{value}' is not a whole number"))?,
+        ),
+        Kind::Number => toml::Value::Float(
+            value
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .ok_or_else(|| format!("{var}: '{value}' is not a number"))?,
+        ),
+        Kind::List { commas } => toml::Value::Array(
+            value
+                .split(|c: char| c.is_whitespace() || (commas && c == ','))
+                .filter(|x| !x.is_empty())
+                .map(|x| toml::Value::String(x.to_owned()))
+                .collect(),
+        ),
+    })
+}
+
+/// The settings part of `hydro serve --help`: every setting, its variable, type and default.
+pub fn help() -> String {
+    let defaults = Config::defaults_shown();
+    let mut out = String::from("Settings (TOML key / environment variable, default):\n");
+    for s in SETTINGS {
+        let default = defaults
+            .iter()
+            .find(|(n, _)| *n == s.name)
+            .map_or("", |(_, d)| d.as_str());
+        let kind = match s.kind {
+            Kind::Text => "text".to_owned(),
+            Kind::WholeNumber => "whole number".to_owned(),
+            Kind::Number => "number".to_owned(),
+            Kind::List { commas: true } => "list, separated by spaces or commas".to_owned(),
+            Kind::List { commas: false } => "list, separated by spaces".to_owned(),
+            Kind::Choice(words) => words.join(" | "),
+        };
+        out.push_str(&format!(
+            "\n  {} / HYDRO_{} ({kind}; default {default})\n      {}\n",
+            s.name,
+            s.name.to_ascii_uppercase(),
+            s.help.trim().replace("\n", "\n      ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn environment_values_take_their_settings_types() {
+        let c = Config::load_with(
+            None,
+            env(&[
+                ("HYDRO_JWT_AUDIENCE", "12345"),
+                ("HYDRO_VERSION", "1.0"),
+                ("HYDRO_MAX_HEAVY_QUERIES", "8"),
+                ("HYDRO_RATE_LIMIT_PER_SECOND", "2"),
+                ("HYDRO_CORS_ORIGINS", "https://a.example, https://b.example"),
+                ("HYDRO_BASIC_USERS", "a:x,y b:z"),
+                ("HYDRO_VARIANT", "basic"),
+                ("HYDRO_UNRELATED", "1"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.jwt_audience.as_deref(), Some("12345"));
+        assert_eq!(c.version, "1.0");
+        assert_eq!(c.max_heavy_queries, 8);
+        assert_eq!(c.rate_limit_per_second, 2.0);
+        assert_eq!(c.cors_origins, ["https://a.example", "https://b.example"]);
+        assert_eq!(c.basic_users, ["a:x,y", "b:z"]);
+        assert_eq!(c.variant, Variant::Basic);
+        for (var, bad) in [
+            ("HYDRO_MAX_HEAVY_QUERIES", "1.5"),
+            ("HYDRO_VALUE_CACHE_BYTES", "-1"),
+            ("HYDRO_RATE_LIMIT_PER_SECOND", "lots"),
+            ("HYDRO_VARIANT", "huge"),
+        ] {
+            assert!(
+                Config::load_with(None, env(&[(var, bad)])).is_err(),
+                "{var}={bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn help_lists_every_setting_with_its_default() {
+        let text = help();
+        for s in SETTINGS {
+            assert!(text.contains(&format!("HYDRO_{}", s.name.to_ascii_uppercase())));
+        }
+        assert!(text.contains("HYDRO_VALUE_CACHE_BYTES (whole number; default 67108864)"));
+        assert!(text.contains("HYDRO_JWT_SECRET"));
     }
 }

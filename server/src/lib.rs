@@ -1,24 +1,26 @@
-//! The Hydro API HTTP service on hyper 1.x: routing, parameters, negotiation, encoders,
-//! compression, caching and CORS. It knows nothing of Parquet paths: all data comes from
-//! `hydro_engine`.
+//! The Hydro API HTTP service on hyper 1.x. It knows nothing of storage paths: all data comes
+//! from `hydro_engine`.
+//!
+//! Modules from the bottom up; each uses only those above it in this list:
+//!
+//! - [`config`]: the settings, defined once (TOML keys, `HYDRO_*` variables, defaults, help).
+//! - [`http`]: HTTP mechanics that know nothing of the API: bodies, errors as RFC 9457
+//!   problems, content negotiation, conditional requests, CORS, ranges, compression, access
+//!   control, rate limits.
+//! - [`render`]: answers as bytes: the envelope, resources as JSON values, the encoders of every
+//!   format, time and number formatting, the bundled schemas.
+//! - [`cache`]: the response store (finished value answers kept on disk and sent again).
+//! - [`state`]: what every request shares: the dataset, settings, caches, metrics.
+//! - [`api`]: the endpoints: routes, typed requests, one module per resource.
+//! - [`service`]: a request's way through the server: limits, access, conditional requests,
+//!   the response store, the endpoint, and the common headers on the way out.
+//! - [`listener`]: accepting connections, timeouts, graceful shutdown.
 
-pub mod access;
-pub mod answers;
-pub mod app;
-pub mod body;
-pub mod compress;
+pub mod api;
+pub mod cache;
 pub mod config;
-pub mod download;
-pub mod encode;
-pub mod envelope;
-pub mod error;
-pub mod handlers;
-pub mod negotiate;
-pub mod params;
-pub mod range;
-pub mod ratelimit;
-pub mod resources;
-pub mod schemas;
-pub mod server;
-pub mod station_list;
-pub mod timefmt;
+pub mod http;
+pub mod listener;
+pub mod render;
+pub mod service;
+pub mod state;

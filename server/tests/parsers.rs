@@ -1,9 +1,9 @@
 //! Property tests: every parser of request input takes any string without panicking, and
 //! what it accepts is well-formed.
 
-use hydro_server::negotiate::{Format, choose};
-use hydro_server::params::{self, RawQuery};
-use hydro_server::resources::{STATION_FIELDS, STATION_SORT, canon_station_path};
+use hydro_server::api::params::{self, RawQuery};
+use hydro_server::http::negotiate::{Format, choose};
+use hydro_server::render::resources::{STATION_FIELDS, STATION_SORT, canon_station_path};
 use proptest::prelude::*;
 
 proptest! {

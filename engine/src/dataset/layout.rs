@@ -1,0 +1,120 @@
+//! Where things live in a dataset and what the files look like.
+//!
+//! ```text
+//! <root>/manifest.json                         the published version: the only entry point
+//! <root>/catalog/stations-<g>.parquet          stations
+//! <root>/catalog/parameters-<g>.parquet        parameters with availability
+//! <root>/catalog/characteristics-<g>.parquet   characteristic values
+//! <root>/values/station=<id>/month=<YYYY-MM>/part-<g>.parquet
+//! ```
+//!
+//! `<g>` is the generation of the import that wrote the file. Readers open only what the
+//! manifest names, so files of an import that has not published (or crashed) are invisible,
+//! and nothing ever needs a LIST of the store. Value files hold one station-month, sorted by
+//! (parameter, timestamp), one row group per parameter, page statistics and page index on:
+//! a series window touches one row group per month and only the pages it needs.
+//!
+//! Encoding and codec are chosen for reading whole months fast (see [`writer_properties`]):
+//! timestamps delta-encoded, LZ4 (raw) pages, values in a dictionary only where they repeat
+//! (see [`value_file_properties`]).
+
+use crate::model::ids::StationId;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::parquet::basic::{Compression, Encoding};
+use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+use datafusion::parquet::schema::types::ColumnPath;
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock};
+
+pub const MANIFEST: &str = "manifest.json";
+
+/// The time zone of the `timestamp` column: values are UTC instants.
+pub const UTC: &str = "UTC";
+
+pub const COL_PARAMETER: &str = "parameter";
+pub const COL_TIMESTAMP: &str = "timestamp";
+pub const COL_VALUE: &str = "value";
+pub const COL_QUALITY: &str = "quality";
+
+/// Rows per data page. A month of a 15-minute series (at most 2 976 rows) is two pages, so a
+/// one-day window inside it decodes at most 2 048 rows, while a whole-month read pays the
+/// per-page costs (header, decompression, decoder setup) only twice a column. Pages of 1 024
+/// rows cost a 10-year CSV download 12 % more CPU time (`benches/ab.py`; `benches/RESULTS.md`).
+pub const PAGE_ROWS: usize = 2048;
+
+fn dict_utf8() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+/// The schema of every value file.
+pub fn values_schema() -> SchemaRef {
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+        Arc::new(Schema::new(vec![
+            Field::new(COL_PARAMETER, dict_utf8(), false),
+            Field::new(
+                COL_TIMESTAMP,
+                DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+                false,
+            ),
+            Field::new(COL_VALUE, DataType::Float64, false),
+            Field::new(COL_QUALITY, dict_utf8(), false),
+        ]))
+    });
+    Arc::clone(&SCHEMA)
+}
+
+pub fn values_path(station: &StationId, month: &str, generation: u64) -> String {
+    format!("values/station={station}/month={month}/part-{generation}.parquet")
+}
+
+pub fn catalog_path(table: &str, generation: u64) -> String {
+    format!("catalog/{table}-{generation}.parquet")
+}
+
+/// Writer settings of a value file. `repeating_values`: whether the file's values repeat
+/// enough for a dictionary (see [`values_repeat`]); when nearly every value is distinct, the
+/// dictionary page is as large as the values and decoding goes through it for nothing.
+pub fn value_file_properties(repeating_values: bool) -> WriterProperties {
+    writer_properties()
+        .into_builder()
+        .set_column_dictionary_enabled(ColumnPath::from(COL_VALUE), repeating_values)
+        .build()
+}
+
+/// Whether at most a quarter of the values are distinct. Measurements at a fixed resolution
+/// (water levels in whole centimetres) repeat and shrink in a dictionary; a 15-minute series
+/// of discharges with two decimals has ~85 % distinct values in a month, and without a
+/// dictionary its downloads took 9-11 % less CPU (CSV and Arrow IPC, `benches/ab.py`) for a
+/// 9 % larger archive.
+pub fn values_repeat(values: impl IntoIterator<Item = f64>) -> bool {
+    let mut rows = 0usize;
+    let mut distinct = HashSet::new();
+    for v in values {
+        rows += 1;
+        distinct.insert(v.to_bits());
+    }
+    distinct.len() * 4 <= rows
+}
+
+/// Writer settings shared by value and catalog files.
+///
+/// Timestamps are DELTA_BINARY_PACKED: a regular series has one constant delta, so a page of
+/// timestamps shrinks to a few bytes (a dictionary of distinct instants costs 12 bits a row).
+/// Pages are LZ4 (raw), not zstd, which DESIGN.md names: measured on the 20-station × 10-year
+/// bench archive, LZ4 with delta timestamps is 66 MB against zstd's 120 MB with dictionary
+/// timestamps, and an Arrow download of a 10-year series took 11 ms instead of 17 ms. A month
+/// holds only ~3 000 rows per series, so per-column-chunk costs dominate, and the zstd codec
+/// issues `cpuid` twice for every column chunk it opens (a VM exit on virtual machines like
+/// ours: a fifth of the CPU time of a download in `perf`).
+pub fn writer_properties() -> WriterProperties {
+    let timestamp = ColumnPath::from(COL_TIMESTAMP);
+    WriterProperties::builder()
+        .set_compression(Compression::LZ4_RAW)
+        .set_column_dictionary_enabled(timestamp.clone(), false)
+        .set_column_encoding(timestamp, Encoding::DELTA_BINARY_PACKED)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_data_page_row_count_limit(PAGE_ROWS)
+        .set_write_batch_size(PAGE_ROWS)
+        .set_max_row_group_row_count(Some(1 << 20))
+        .build()
+}

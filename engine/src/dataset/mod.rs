@@ -1,0 +1,208 @@
+//! What is on the store, and the opened [`Dataset`].
+//!
+//! [`layout`] says where every file lives and how value files are written; [`manifest`] is the
+//! one object a reader opens first; [`catalog_file`] encodes the catalog tables; [`month_file`]
+//! is one station-month of values as the readers keep it. A [`Dataset`] holds the manifest,
+//! the catalog in memory, and what queries need to read value files: the store, the metadata
+//! cache, DataFusion's session, and the month files indexed by station.
+
+pub mod catalog_file;
+pub mod layout;
+pub mod manifest;
+pub(crate) mod month_file;
+
+use crate::catalog::Catalog;
+use crate::error::{EngineError, Result};
+use crate::model::ids::StationId;
+use crate::storage;
+use crate::storage::local::LocalDir;
+use crate::storage::value_cache::ValueCache;
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
+use datafusion::execution::TaskContext;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use layout::MANIFEST;
+use manifest::{FORMAT, Manifest};
+use month_file::FooterCache;
+pub(crate) use month_file::MonthFile;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Budget of the engine's footer cache (month files' footers, page indexes and what the readers
+/// derive from them). A month file's footer is a few KB, so this holds those of tens of
+/// thousands of station-months.
+pub const FOOTER_CACHE_BYTES: usize = 192 * 1024 * 1024;
+
+/// Budget of DataFusion's own metadata cache, which only its scans use (answers sorted by value
+/// or quality): they read few months each.
+pub const SCAN_METADATA_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The value files of one station, ascending by month.
+pub(crate) type StationFiles = Vec<Arc<MonthFile>>;
+
+/// Bytes a dataset holds in memory (see [`Dataset::memory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// Month files' footers (the engine's footer cache), and its budget.
+    pub footer_cache: usize,
+    pub footer_cache_budget: usize,
+    /// Month files' bytes (the value cache), and its budget (0: off).
+    pub value_cache: usize,
+    pub value_cache_budget: usize,
+    /// The catalog, whole in memory (an estimate; it has no budget).
+    pub catalog: usize,
+}
+
+/// What DataFusion needs to scan this dataset's value files: the store as registered with the
+/// session's runtime, and readers that take footers from the shared metadata cache.
+#[derive(Clone)]
+pub(crate) struct ScanSource {
+    pub(crate) store_url: ObjectStoreUrl,
+    pub(crate) reader_factory: Arc<CachedParquetFileReaderFactory>,
+}
+
+pub struct Dataset {
+    pub manifest: Manifest,
+    pub catalog: Catalog,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) ctx: SessionContext,
+    /// Month files' footers, read once and kept within a budget.
+    pub(crate) footers: Arc<FooterCache>,
+    pub(crate) scan_source: ScanSource,
+    pub(crate) files: HashMap<StationId, StationFiles>,
+    /// The store again when it is a local directory: month files are then read through the
+    /// handles they keep (see `local::OpenHandle`).
+    pub(crate) local: Option<Arc<LocalDir>>,
+    /// Month files' bytes kept in memory, when a budget was given ([`Dataset::cache_values`]).
+    pub(crate) values: Option<Arc<ValueCache>>,
+}
+
+pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> {
+    let bytes = match store.get(&Path::from(MANIFEST)).await {
+        Ok(r) => r.bytes().await?,
+        Err(datafusion::object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let manifest: Manifest =
+        serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt_by("manifest.json", e))?;
+    if manifest.format != FORMAT {
+        return Err(EngineError::corrupt(format!(
+            "manifest.json: format {} is not supported (expected {FORMAT})",
+            manifest.format
+        )));
+    }
+    Ok(Some(manifest))
+}
+
+impl Dataset {
+    pub async fn open(location: &str) -> Result<Self> {
+        let dir = storage::local_dir(&storage::local_path(location)?)?;
+        let mut dataset = Self::open_store(Arc::clone(&dir) as Arc<dyn ObjectStore>).await?;
+        dataset.local = Some(dir);
+        Ok(dataset)
+    }
+
+    pub async fn open_store(store: Arc<dyn ObjectStore>) -> Result<Self> {
+        let manifest = read_manifest(store.as_ref())
+            .await?
+            .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
+        let get = |path: String| {
+            let store = Arc::clone(&store);
+            async move { Ok::<_, EngineError>(store.get(&Path::from(path)).await?.bytes().await?) }
+        };
+        let mut texts = catalog_file::Interner::default();
+        let stations = catalog_file::decode_stations(
+            get(manifest.catalog.stations.clone()).await?,
+            &mut texts,
+        )?;
+        let parameters = catalog_file::decode_parameters(
+            get(manifest.catalog.parameters.clone()).await?,
+            &mut texts,
+        )?;
+        let characteristics = catalog_file::decode_characteristics(
+            get(manifest.catalog.characteristics.clone()).await?,
+            &mut texts,
+        )?;
+        // Scratch from here on: freed before the catalog's indexes take their room.
+        drop(texts);
+        let catalog = Catalog::new(stations, parameters, characteristics);
+
+        let mut files: HashMap<StationId, StationFiles> = HashMap::new();
+        for f in &manifest.files {
+            let station: StationId = f
+                .station
+                .parse()
+                .map_err(|e| EngineError::corrupt(format!("manifest.json: {e}")))?;
+            files
+                .entry(station)
+                .or_default()
+                .push(Arc::new(MonthFile::new(f.clone())));
+        }
+        files
+            .values_mut()
+            .for_each(|v| v.sort_by(|a, b| a.file.month.cmp(&b.file.month)));
+
+        let store_url = ObjectStoreUrl::parse("hydro://dataset")?;
+        let runtime = RuntimeEnvBuilder::new()
+            .with_metadata_cache_limit(SCAN_METADATA_CACHE_BYTES)
+            .build_arc()?;
+        runtime.register_object_store(store_url.as_ref(), Arc::clone(&store));
+        let ctx = SessionContext::new_with_config_rt(SessionConfig::new(), runtime);
+        let reader_factory = Arc::new(CachedParquetFileReaderFactory::new(
+            Arc::clone(&store),
+            ctx.runtime_env().cache_manager.get_file_metadata_cache(),
+        ));
+        let scan_source = ScanSource {
+            store_url,
+            reader_factory,
+        };
+        Ok(Self {
+            manifest,
+            catalog,
+            store,
+            ctx,
+            footers: Arc::new(FooterCache::new(FOOTER_CACHE_BYTES)),
+            scan_source,
+            files,
+            local: None,
+            values: None,
+        })
+    }
+
+    /// Keeps up to `budget` bytes of month files in memory, so that answers made again from
+    /// months read before do not read them from the store again (see `storage::value_cache`); 0 keeps
+    /// none.
+    pub fn cache_values(&mut self, budget: u64) {
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+        self.values = (budget > 0).then(|| Arc::new(ValueCache::new(budget)));
+    }
+
+    /// Bytes of month files held in memory now.
+    pub fn cached_value_bytes(&self) -> usize {
+        self.values.as_ref().map_or(0, |v| v.bytes())
+    }
+
+    /// What the dataset holds in memory, by what holds it, with the budgets of the caches.
+    pub fn memory(&self) -> MemoryUse {
+        MemoryUse {
+            footer_cache: self.footers.bytes(),
+            footer_cache_budget: self.footers.budget(),
+            value_cache: self.cached_value_bytes(),
+            value_cache_budget: self.values.as_ref().map_or(0, |v| v.budget()),
+            catalog: self.catalog.memory_size(),
+        }
+    }
+
+    pub(crate) fn task_ctx(&self) -> Arc<TaskContext> {
+        self.ctx.task_ctx()
+    }
+
+    /// Whether the store still answers: a HEAD of the manifest.
+    pub async fn check_storage(&self) -> Result<()> {
+        self.store.head(&Path::from(MANIFEST)).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,78 @@
+//! Gauss-Krüger (DHDN, EPSG 31466–31469) to WGS 84 with the standard's seven-parameter
+//! Helmert transformation (TOWGS84 598.1, 73.7, 418.2, 0.202, 0.045, -2.455, 6.7; error
+//! 0.5–1.5 m), computed by proj4rs.
+
+use proj4rs::proj::Proj;
+
+const TOWGS84: &str = "598.1,73.7,418.2,0.202,0.045,-2.455,6.7";
+
+/// The EPSG codes of the Gauss-Krüger zones 2 to 5.
+pub const GK_EPSG: std::ops::RangeInclusive<u16> = 31466..=31469;
+
+/// (lat, lon) in WGS 84 degrees of a Gauss-Krüger easting/northing in metres.
+pub fn gauss_krueger_to_wgs84(
+    epsg: u16,
+    easting: f64,
+    northing: f64,
+) -> Result<(f64, f64), String> {
+    if !GK_EPSG.contains(&epsg) {
+        return Err(format!(
+            "EPSG {epsg} is not a Gauss-Krüger zone (31466–31469)"
+        ));
+    }
+    if !easting.is_finite() || !northing.is_finite() {
+        return Err("easting and northing must be numbers".into());
+    }
+    let zone = u32::from(epsg - 31464);
+    let expected = f64::from(zone) * 1e6;
+    if !(expected..expected + 1e6).contains(&easting) {
+        return Err(format!(
+            "easting {easting} does not belong to zone {zone} (EPSG {epsg}): expected {zone}xxxxxx m"
+        ));
+    }
+    let from = Proj::from_proj_string(&format!(
+        "+proj=tmerc +lat_0=0 +lon_0={} +k=1 +x_0={} +y_0=0 +ellps=bessel +towgs84={TOWGS84} +units=m +no_defs",
+        zone * 3,
+        zone * 1_000_000 + 500_000
+    ))
+    .map_err(|e| format!("projection: {e}"))?;
+    let to = Proj::from_proj_string("+proj=longlat +datum=WGS84 +no_defs")
+        .map_err(|e| format!("projection: {e}"))?;
+    let mut point = (easting, northing, 0.0);
+    proj4rs::transform::transform(&from, &to, &mut point)
+        .map_err(|e| format!("projection: {e}"))?;
+    let (lon, lat) = (point.0.to_degrees(), point.1.to_degrees());
+    if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon) {
+        return Err("coordinates fall outside WGS 84".into());
+    }
+    Ok((lat, lon))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geo::{Distance, Haversine, Point};
+
+    /// The reference points of ../shared/reference, computed with PROJ.
+    const REFERENCE: &str = include_str!("../../../data/reference/gauss-krueger-helmert.csv");
+
+    #[test]
+    fn matches_proj_reference_points_within_a_few_centimetres() {
+        let mut checked = 0;
+        for line in REFERENCE.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+            let f: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+            let (lat, lon) = gauss_krueger_to_wgs84(f[0] as u16, f[1], f[2]).unwrap();
+            let err_m = Haversine.distance(Point::new(lon, lat), Point::new(f[4], f[3]));
+            assert!(err_m < 0.1, "{line}: off by {err_m} m");
+            checked += 1;
+        }
+        assert_eq!(checked, 24);
+    }
+
+    #[test]
+    fn rejects_wrong_zone_and_codes() {
+        assert!(gauss_krueger_to_wgs84(31461, 2_500_000.0, 5_500_000.0).is_err());
+        assert!(gauss_krueger_to_wgs84(31467, 2_500_000.0, 5_500_000.0).is_err());
+        assert!(gauss_krueger_to_wgs84(31467, f64::NAN, 5_500_000.0).is_err());
+    }
+}

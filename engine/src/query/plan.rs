@@ -1,0 +1,897 @@
+//! The values planner: a [`ValuesQuery`] becomes the reads of exactly the station-month files
+//! that can hold the answer (see the `query` module for which go through DataFusion).
+//!
+//! How the work is kept proportional to the answer, not to the archive:
+//! - **Partitions.** Files come from the manifest (no LIST). DataFusion cannot know that a
+//!   file's month derives from its timestamps, so the planner picks the months itself from the
+//!   per-file time ranges in the manifest.
+//! - **Whole months** (every row of the series-month inside the window, known from the
+//!   manifest) are decoded straight from the parameter's row group, page by page, with no
+//!   per-row predicate and no DataFusion scan (its per-file setup cost a tenth of a download
+//!   with ~3 000 rows per file); Parquet answers copy them without decoding
+//!   ([`crate::query::months`]).
+//! - **Months cut by the window** are decoded whole the same way, with their timestamps, and
+//!   cut in memory: a month is two or three pages, and a DataFusion scan with the window as
+//!   its predicate, which skipped the pages outside it, cost more to set up than they do to
+//!   decode. Answers sorted by other columns go through DataFusion scans with a predicate on
+//!   `parameter` and `timestamp` (typed scalars; row groups and pages outside the window
+//!   skipped, `pushdown_filters` row by row).
+//! - **Ascending time** reads a few months ahead in parallel tasks and emits them in order, so
+//!   file opening and decoding overlap with encoding on the other core.
+//! - **Counting and skipping.** Every file's row count per parameter is in the manifest, so
+//!   totals, `offset` and `recent` are resolved by arithmetic over whole months; only the (at
+//!   most two) months cut by the window boundaries are counted from their decoded timestamps.
+//!   A deep offset opens only the month it lands in, and `recent=N` reads only the newest
+//!   months that hold N values.
+//! - **Descending time** streams month by month from the newest, each month reversed in
+//!   memory (a month of one series is at most a few thousand rows), so memory stays bounded.
+
+use crate::dataset::layout::{COL_PARAMETER, COL_TIMESTAMP, UTC, values_schema};
+use crate::dataset::manifest::{SeriesStats, ValueFile};
+use crate::dataset::{Dataset, MonthFile};
+use crate::error::{EngineError, Result};
+use crate::model::Micros;
+use crate::model::ids::{ParameterId, StationId};
+use crate::query::months::{AnswerPart, MonthRead, rows_of};
+use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window, column_indices};
+use chrono::{DateTime, Utc};
+use datafusion::arrow::array::{RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{SortOptions, cast, take_record_batch};
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::error::ArrowError;
+use datafusion::common::ScalarValue;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::DataFusionError;
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::expressions::{BinaryExpr, col, lit};
+use datafusion::physical_expr::{LexOrdering, PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_plan::limit::GlobalLimitExec;
+use datafusion::physical_plan::metrics::MetricValue;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+/// A planned query: the total (when asked for or free) and the stream of the answer.
+pub struct ValuesPlan {
+    pub total: Option<u64>,
+    pub schema: SchemaRef,
+    pub stream: SendableRecordBatchStream,
+    /// Every scan this query ran or will run, for metrics.
+    pub scans: ScanLog,
+}
+
+/// A planned query whose answer may include stored row groups as they are (Parquet answers):
+/// see [`crate::query::months`].
+pub struct PartsPlan {
+    pub total: Option<u64>,
+    pub schema: SchemaRef,
+    pub parts: PartStream,
+    pub scans: ScanLog,
+}
+
+pub type PartStream = BoxStream<'static, Result<AnswerPart>>;
+
+/// The scans of one query, and the months read without one (counted when their read starts);
+/// shared with the stream, which adds to it as it goes.
+#[derive(Clone, Default)]
+pub struct ScanLog(
+    Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+);
+
+impl ScanLog {
+    fn count_month(&self) {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn push(&self, scan: &Arc<dyn ExecutionPlan>) {
+        if let Ok(mut s) = self.0.lock() {
+            s.push(Arc::clone(scan));
+        }
+    }
+}
+
+/// One month file that holds the series, with the rows it contributes to the window.
+pub(crate) struct MonthPart<'a> {
+    pub(crate) month: &'a Arc<MonthFile>,
+    stats: &'a SeriesStats,
+    /// Rows inside the window; None until counted.
+    rows: Option<u64>,
+}
+
+impl<'a> MonthPart<'a> {
+    pub(crate) fn file(&self) -> &'a ValueFile {
+        &self.month.file
+    }
+
+    fn inside(&self, lo: Micros, hi: Micros) -> bool {
+        lo <= self.stats.min && self.stats.max <= hi
+    }
+
+    /// The series' row group: files hold one row group per parameter, in `series` order.
+    pub(crate) fn row_group(&self) -> usize {
+        self.month
+            .file
+            .series
+            .iter()
+            .position(|s| std::ptr::eq(s, self.stats))
+            .unwrap_or(0)
+    }
+}
+
+/// What [`Dataset::ascending`] reads.
+struct Ascending<'a> {
+    /// The window in time, inclusive.
+    window: (Micros, Micros),
+    columns: &'a [ValueColumn],
+    /// Ascending positions [a, b) of the window's rows to answer.
+    rows: (u64, u64),
+    /// Hand out whole months as stored row groups; only for the whole window.
+    stored: bool,
+    read_ahead: ReadAhead,
+}
+
+/// An engine error inside a DataFusion stream, unwrapped when it came from DataFusion.
+fn into_datafusion(e: EngineError) -> DataFusionError {
+    match e {
+        EngineError::DataFusion(e) => e,
+        other => DataFusionError::External(Box::new(other)),
+    }
+}
+
+/// A piece of a batch answer as its batch; batch answers never hold stored row groups.
+fn into_batch(piece: Result<AnswerPart>) -> Result<RecordBatch, DataFusionError> {
+    match piece {
+        Ok(AnswerPart::Rows(batch)) => Ok(batch),
+        Ok(AnswerPart::Stored(_)) => Err(DataFusionError::Internal(
+            "stored row group in a batch answer".into(),
+        )),
+        Err(e) => Err(into_datafusion(e)),
+    }
+}
+
+type MonthFuture = BoxFuture<'static, Result<Vec<AnswerPart>>>;
+
+/// A month of an ascending answer as planned: what to read, not yet a future. The futures
+/// are made as the read-ahead pulls their months: made while planning, the 120 boxed futures
+/// of a 10-year answer had every answer take fresh allocator pages before its first byte.
+enum AscendingMonth {
+    /// Handed out as its stored row group (Parquet answers of the whole window).
+    Stored(MonthRead),
+    /// Decoded, only the rows in the range when there is one.
+    Decoded(MonthRead, Option<Range<usize>>),
+    /// Decoded and cut by the window.
+    Cut(MonthRead),
+}
+
+/// What the month reads of one answer share.
+#[derive(Clone)]
+struct MonthContext {
+    scans: ScanLog,
+    schema: SchemaRef,
+    /// The window in time, inclusive.
+    window: (Micros, Micros),
+}
+
+impl AscendingMonth {
+    async fn read(self, cx: &MonthContext) -> Result<AnswerPart> {
+        cx.scans.count_month();
+        let schema = || Arc::clone(&cx.schema);
+        Ok(match self {
+            Self::Stored(month) => AnswerPart::Stored(month.stored().await?),
+            Self::Decoded(month, rows) => AnswerPart::Rows(month.decoded(schema(), rows).await?),
+            Self::Cut(month) => AnswerPart::Rows(month.within(schema(), cx.window).await?),
+        })
+    }
+}
+
+/// Months read one after the other, in order.
+async fn read_months(months: Vec<AscendingMonth>, cx: MonthContext) -> Result<Vec<AnswerPart>> {
+    let mut parts = Vec::with_capacity(months.len());
+    for month in months {
+        parts.push(month.read(&cx).await?);
+    }
+    Ok(parts)
+}
+
+/// A month's read (or a group of months', see [`Group`]), not started yet.
+enum PendingRead {
+    /// A task of its own, so that decoding or reading runs on another core than the encoder.
+    Task(Vec<AscendingMonth>),
+    /// On the answer's own task (its first read, see [`PendingRead::inline`]).
+    Inline(Vec<AscendingMonth>),
+}
+
+impl PendingRead {
+    /// Starts the read. Called as the read-ahead pulls the month, so at most
+    /// `PREFETCH_MONTHS` run (or wait, done) at once.
+    fn start(self, cx: &MonthContext) -> MonthFuture {
+        match self {
+            Self::Task(months) => {
+                let task = tokio::spawn(read_months(months, cx.clone()));
+                Box::pin(async move {
+                    // A failed task is an error of the answer.
+                    task.await.map_err(|source| EngineError::Task {
+                        what: "month read task",
+                        source,
+                    })?
+                })
+            }
+            Self::Inline(months) => Box::pin(read_months(months, cx.clone())),
+        }
+    }
+
+    /// The same read on the caller's task. The answer's first month has nothing to overlap
+    /// with yet (the read-ahead starts the next ones first), and a task of its own made a
+    /// one-month answer (`recent=1`) wait for another core to wake up twice.
+    fn inline(self) -> Self {
+        match self {
+            Self::Task(months) | Self::Inline(months) => Self::Inline(months),
+        }
+    }
+}
+
+/// Months read in groups are grouped by about this many rows, each group on a task of its own:
+/// the reads (and decoding) then run on another core than the encoder, and the two
+/// thread wake-ups of a task are paid once a group rather than once a ~15 KB month (a task per
+/// stored month cost a fifth of the CPU time; every read on the answer's task kept one core
+/// idle). Five months of a 15-minute series: a made 10-year Parquet download alone took 15-17 %
+/// less time than with every read on the answer's task, for 12-16 % more CPU time, and under
+/// load (four connections) as many downloads a second (`benches/ab.py`, groups of 2 to 60
+/// months compared). Counted in rows, so that the read-ahead holds about as many bytes
+/// whatever the series' interval.
+const GROUP_ROWS: u64 = 12 * 1024;
+
+/// Whole months gathered into one task.
+#[derive(Default)]
+struct Group {
+    months: Vec<AscendingMonth>,
+    rows: u64,
+}
+
+impl Group {
+    /// Adds a month of `rows` rows; true once the group is full.
+    fn add(&mut self, month: AscendingMonth, rows: u64) -> bool {
+        self.months.push(month);
+        self.rows += rows;
+        self.rows >= GROUP_ROWS
+    }
+
+    /// The months so far as one read, in order, on a task of its own; the group starts over.
+    fn take(&mut self) -> Option<PendingRead> {
+        let months = std::mem::take(self).months;
+        (!months.is_empty()).then_some(PendingRead::Task(months))
+    }
+}
+
+/// Months (or groups of months) read ahead of the one being sent. A month of one series
+/// is a few thousand rows, so this bounds memory while keeping both cores busy.
+const PREFETCH_MONTHS: usize = 4;
+
+/// `columns` (positions in the value files' schema) and the timestamp, to cut a month by.
+fn with_time(columns: &[usize]) -> Result<Vec<usize>> {
+    let mut read = columns.to_vec();
+    read.extend(column_indices(&[ValueColumn::Timestamp])?);
+    read.sort_unstable();
+    read.dedup();
+    Ok(read)
+}
+
+/// The schema of an answer with these columns.
+fn output_schema(columns: &[ValueColumn]) -> Result<SchemaRef> {
+    Ok(Arc::new(
+        values_schema().project(&column_indices(columns)?)?,
+    ))
+}
+
+/// The months holding ascending window rows [a, b), and how many rows of the first to skip.
+/// Months not counted yet are all kept (the stream stops early instead).
+fn select<'p, 'a>(parts: &'p [MonthPart<'a>], a: u64, b: u64) -> (Vec<&'p MonthPart<'a>>, u64) {
+    let mut selected = Vec::new();
+    let mut skip = a;
+    let mut start = 0u64;
+    for part in parts {
+        match part.rows {
+            Some(n) => {
+                let end = start + n;
+                if end > a && start < b && n > 0 {
+                    if selected.is_empty() {
+                        skip = a - start;
+                    }
+                    selected.push(part);
+                }
+                start = end;
+            }
+            None => selected.push(part),
+        }
+    }
+    (selected, skip)
+}
+
+/// Skips `skip` rows, then passes `take` rows and stops pulling.
+fn slice_stream(
+    input: SendableRecordBatchStream,
+    skip: u64,
+    take: u64,
+) -> SendableRecordBatchStream {
+    let schema = input.schema();
+    let stream = futures::stream::unfold(
+        (input, skip, take),
+        |(mut input, mut skip, mut take)| async move {
+            loop {
+                if take == 0 {
+                    return None;
+                }
+                let batch = match input.next().await? {
+                    Ok(b) => b,
+                    Err(e) => return Some((Err(e), (input, skip, 0))),
+                };
+                let n = batch.num_rows() as u64;
+                if skip >= n {
+                    skip -= n;
+                    continue;
+                }
+                let len = (n - skip).min(take);
+                let out = batch.slice(skip as usize, len as usize);
+                take -= len;
+                return Some((Ok(out), (input, 0, take)));
+            }
+        },
+    );
+    Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+}
+
+/// Aggregated pruning metrics over all scans of a query.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ScanMetrics {
+    pub files_scanned: usize,
+    pub row_groups_pruned: usize,
+    pub row_groups_matched: usize,
+    pub page_rows_pruned: usize,
+    pub page_rows_matched: usize,
+    pub output_rows: usize,
+}
+
+impl ScanLog {
+    /// Sums the Parquet metrics of the scans (meaningful once the stream is consumed).
+    pub fn metrics(&self) -> ScanMetrics {
+        let scans = self.0.lock().map(|s| s.clone()).unwrap_or_default();
+        let mut m = ScanMetrics {
+            files_scanned: self.1.load(std::sync::atomic::Ordering::Relaxed),
+            ..ScanMetrics::default()
+        };
+        for scan in scans {
+            let Some(set) = scan.metrics() else { continue };
+            // (pruned, matched) of a pruning metric, summed over partitions.
+            let get = |name: &str| {
+                set.iter()
+                    .filter_map(|x| match x.value() {
+                        MetricValue::PruningMetrics {
+                            name: n,
+                            pruning_metrics,
+                        } if n == name => {
+                            Some((pruning_metrics.pruned(), pruning_metrics.matched()))
+                        }
+                        _ => None,
+                    })
+                    .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+            };
+            m.files_scanned += file_count(&scan);
+            (m.row_groups_pruned, m.row_groups_matched) = {
+                let (p, q) = get("row_groups_pruned_statistics");
+                (m.row_groups_pruned + p, m.row_groups_matched + q)
+            };
+            (m.page_rows_pruned, m.page_rows_matched) = {
+                let (p, q) = get("page_index_rows_pruned");
+                (m.page_rows_pruned + p, m.page_rows_matched + q)
+            };
+            m.output_rows += set.output_rows().unwrap_or(0);
+        }
+        m
+    }
+}
+
+fn file_count(scan: &Arc<dyn ExecutionPlan>) -> usize {
+    (scan.as_ref() as &dyn std::any::Any)
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|e| {
+            (e.data_source().as_ref() as &dyn std::any::Any)
+                .downcast_ref::<datafusion::datasource::physical_plan::FileScanConfig>()
+                .map(|c| c.file_groups.iter().map(|g| g.len()).sum())
+        })
+        .unwrap_or(0)
+}
+
+fn ts_scalar(v: Micros) -> Arc<dyn PhysicalExpr> {
+    lit(ScalarValue::TimestampMicrosecond(Some(v), Some(UTC.into())))
+}
+
+fn and(a: Arc<dyn PhysicalExpr>, b: Arc<dyn PhysicalExpr>) -> Arc<dyn PhysicalExpr> {
+    Arc::new(BinaryExpr::new(a, Operator::And, b))
+}
+
+impl Dataset {
+    fn month_read(&self, part: &MonthPart<'_>, columns: Arc<[usize]>) -> MonthRead {
+        MonthRead::new(self, part.month, part.row_group(), columns)
+    }
+
+    fn month_parts(&self, station: &StationId, parameter: &ParameterId) -> Vec<MonthPart<'_>> {
+        let Some(files) = self.files.get(station) else {
+            return Vec::new();
+        };
+        files
+            .iter()
+            .filter_map(|f| {
+                let stats = f
+                    .file
+                    .series
+                    .iter()
+                    .find(|s| s.parameter == parameter.as_str())?;
+                (stats.rows > 0).then_some(MonthPart {
+                    month: f,
+                    stats,
+                    rows: None,
+                })
+            })
+            .collect()
+    }
+
+    /// The predicate `parameter = P [AND timestamp >= lo] [AND timestamp <= hi]`.
+    fn predicate(
+        &self,
+        parameter: &ParameterId,
+        lo: Micros,
+        hi: Micros,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        let schema = values_schema();
+        let param = lit(ScalarValue::Dictionary(
+            Box::new(DataType::Int32),
+            Box::new(ScalarValue::Utf8(Some(parameter.as_str().to_owned()))),
+        ));
+        let mut p: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            col(COL_PARAMETER, &schema)?,
+            Operator::Eq,
+            param,
+        ));
+        if lo > Micros::MIN {
+            p = and(
+                p,
+                Arc::new(BinaryExpr::new(
+                    col(COL_TIMESTAMP, &schema)?,
+                    Operator::GtEq,
+                    ts_scalar(lo),
+                )),
+            );
+        }
+        if hi < Micros::MAX {
+            p = and(
+                p,
+                Arc::new(BinaryExpr::new(
+                    col(COL_TIMESTAMP, &schema)?,
+                    Operator::LtEq,
+                    ts_scalar(hi),
+                )),
+            );
+        }
+        Ok(p)
+    }
+
+    /// Rows of `part` inside [lo, hi]: from the manifest when the month lies inside, else from
+    /// the month's timestamps.
+    async fn count_part(&self, part: &MonthPart<'_>, lo: Micros, hi: Micros) -> Result<u64> {
+        if part.inside(lo, hi) {
+            return Ok(part.stats.rows);
+        }
+        if part.stats.max < lo || part.stats.min > hi {
+            return Ok(0);
+        }
+        let times = [ValueColumn::Timestamp];
+        let month = self.month_read(part, column_indices(&times)?.into());
+        let rows = month.within(output_schema(&times)?, (lo, hi)).await?;
+        Ok(rows.num_rows() as u64)
+    }
+
+    /// Plans a values query, the answer as record batches. Everything that can fail because of
+    /// the request fails here, before the caller sends a status line.
+    pub async fn plan_values(&self, q: &ValuesQuery, read_ahead: ReadAhead) -> Result<ValuesPlan> {
+        let plan = self.plan(q, false, read_ahead).await?;
+        let stream = plan.parts.map(into_batch);
+        Ok(ValuesPlan {
+            total: plan.total,
+            schema: Arc::clone(&plan.schema),
+            stream: Box::pin(RecordBatchStreamAdapter::new(plan.schema, stream)),
+            scans: plan.scans,
+        })
+    }
+
+    /// The answer with every month that is wholly inside it as its stored row group, when the
+    /// answer is the whole window in ascending time (no page); otherwise as rows.
+    pub async fn plan_parts(&self, q: &ValuesQuery) -> Result<PartsPlan> {
+        // Months decoded here (answers sorted or paged) go to the Parquet writer on the answer's
+        // task; grouping them has not been measured, so they keep a task each.
+        self.plan(q, true, ReadAhead::Monthly).await
+    }
+
+    async fn plan(
+        &self,
+        q: &ValuesQuery,
+        stored: bool,
+        read_ahead: ReadAhead,
+    ) -> Result<PartsPlan> {
+        let scans = ScanLog::default();
+        let columns = if q.columns.is_empty() {
+            ValueColumn::ALL.to_vec()
+        } else {
+            q.columns.clone()
+        };
+        let out_schema = output_schema(&columns)?;
+        let mut parts = self.month_parts(&q.station, &q.parameter);
+
+        // The window in time, inclusive.
+        let (lo, hi) = match q.window {
+            Window::Between { from, to } => {
+                (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX))
+            }
+            Window::Recent(_) => (Micros::MIN, Micros::MAX),
+            Window::Last(d) => match parts.last() {
+                None => (Micros::MIN, Micros::MAX),
+                Some(p) => {
+                    let end = DateTime::<Utc>::from_timestamp_micros(p.stats.max)
+                        .ok_or_else(|| EngineError::corrupt("timestamp out of range"))?;
+                    let start = d
+                        .before(end)
+                        .map_or(Micros::MIN, |s| s.timestamp_micros().saturating_add(1));
+                    (start, p.stats.max)
+                }
+            },
+        };
+        if lo > hi {
+            return Err(EngineError::InvalidQuery("'from' is after 'to'".into()));
+        }
+        parts.retain(|p| p.stats.max >= lo && p.stats.min <= hi);
+
+        let time_order = match q.sort.first() {
+            None => Some(false),
+            Some(k) if k.column == ValueColumn::Timestamp => Some(k.descending),
+            Some(_) => None,
+        };
+        let needs_counts = q.need_total
+            || q.offset > 0
+            || matches!(q.window, Window::Recent(_))
+            || time_order != Some(false);
+        // Cumulative row positions of each month inside the window.
+        let mut total_in_window = None;
+        if needs_counts {
+            let mut sum = 0u64;
+            for part in parts.iter_mut() {
+                let n = self.count_part(part, lo, hi).await?;
+                part.rows = Some(n);
+                sum += n;
+            }
+            total_in_window = Some(sum);
+        }
+
+        // The collection as an ascending index range [c0, c1) of the window's rows.
+        let (c0, c1) = match (q.window, total_in_window) {
+            (Window::Recent(n), Some(all)) => (all - n.min(all), all),
+            (_, Some(all)) => (0, all),
+            (_, None) => (0, u64::MAX),
+        };
+        let total = total_in_window.map(|_| c1 - c0);
+        let page_len = q.limit.unwrap_or(u64::MAX);
+
+        if q.limit == Some(0) || c0 >= c1 {
+            return Ok(PartsPlan {
+                total,
+                schema: out_schema,
+                parts: futures::stream::empty().boxed(),
+                scans,
+            });
+        }
+        let stream = match time_order {
+            Some(false) => {
+                // Ascending rows [a, b) of the window.
+                let a = c0.saturating_add(q.offset).min(c1);
+                let b = a.saturating_add(page_len).min(c1);
+                let whole_window = a == 0 && b == c1;
+                let ascending = Ascending {
+                    window: (lo, hi),
+                    columns: &columns,
+                    rows: (a, b),
+                    stored: stored && whole_window,
+                    read_ahead,
+                };
+                return Ok(PartsPlan {
+                    total,
+                    schema: out_schema,
+                    parts: self.ascending(&parts, ascending, &scans)?,
+                    scans,
+                });
+            }
+            Some(true) => {
+                // Position p of the descending collection is ascending index c1 - 1 - p.
+                let b = c1.saturating_sub(q.offset).max(c0);
+                let a = b.saturating_sub(page_len).max(c0);
+                self.descending(
+                    parts,
+                    (lo, hi),
+                    columns.clone(),
+                    Arc::clone(&out_schema),
+                    a,
+                    b,
+                    scans.clone(),
+                )?
+            }
+            None => {
+                // Sort by other keys: the collection through a DataFusion sort (top-k when a
+                // page is asked for), then the page.
+                let mut needed = columns.clone();
+                for k in &q.sort {
+                    if !needed.contains(&k.column) {
+                        needed.push(k.column);
+                    }
+                }
+                let predicate = self.predicate(&q.parameter, lo, hi)?;
+                let inner = self.ascending_plan(&parts, predicate, &needed, c0, c1, &scans)?;
+                let inner_schema = inner.schema();
+                let mut keys = Vec::new();
+                for k in &q.sort {
+                    keys.push(PhysicalSortExpr::new(
+                        col(k.column.name(), &inner_schema)?,
+                        SortOptions {
+                            descending: k.descending,
+                            nulls_first: false,
+                        },
+                    ));
+                }
+                // Timestamps are unique: a last key makes the order total and stable.
+                if !q.sort.iter().any(|k| k.column == ValueColumn::Timestamp) {
+                    keys.push(PhysicalSortExpr::new(
+                        col(COL_TIMESTAMP, &inner_schema)?,
+                        SortOptions::default(),
+                    ));
+                }
+                let ordering = LexOrdering::new(keys)
+                    .ok_or_else(|| EngineError::InvalidQuery("empty sort".into()))?;
+                let fetch = q
+                    .limit
+                    .map(|l| q.offset.saturating_add(l).min(usize::MAX as u64) as usize);
+                let sorted: Arc<dyn ExecutionPlan> =
+                    Arc::new(SortExec::new(ordering, inner).with_fetch(fetch));
+                let paged: Arc<dyn ExecutionPlan> = Arc::new(GlobalLimitExec::new(
+                    sorted,
+                    q.offset as usize,
+                    q.limit.map(|l| l as usize),
+                ));
+                let stream = project_stream(
+                    paged.execute(0, self.task_ctx())?,
+                    &columns,
+                    Arc::clone(&out_schema),
+                );
+                let schema = stream.schema();
+                Box::pin(RecordBatchStreamAdapter::new(
+                    schema,
+                    stream.map(|b| b.and_then(|b| Ok(canonical_dictionaries(b)?))),
+                ))
+            }
+        };
+        let parts = stream
+            .map(|b| b.map(AnswerPart::Rows).map_err(EngineError::from))
+            .boxed();
+        Ok(PartsPlan {
+            total,
+            schema: out_schema,
+            parts,
+            scans,
+        })
+    }
+
+    /// A plan for ascending rows [a, b) of the window (positions relative to the window's
+    /// first row), opening only the months that hold them.
+    fn ascending_plan(
+        &self,
+        parts: &[MonthPart<'_>],
+        predicate: Arc<dyn PhysicalExpr>,
+        columns: &[ValueColumn],
+        a: u64,
+        b: u64,
+        scans: &ScanLog,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let (selected, skip) = select(parts, a, b);
+        let files: Vec<&ValueFile> = selected.iter().map(|p| p.file()).collect();
+        let take = b.saturating_sub(a);
+        let fetch = (take != u64::MAX).then_some(take as usize);
+        let scan_limit = fetch.map(|f| f + skip as usize);
+        let scan = self
+            .scan_source
+            .scan(&files, predicate, columns, scan_limit)?;
+        scans.push(&scan);
+        Ok(Arc::new(GlobalLimitExec::new(scan, skip as usize, fetch)))
+    }
+
+    /// Ascending rows [a, b) of the window: whole months straight from their row group (or
+    /// handed out stored, see [`Ascending::stored`]), months cut by the window decoded and
+    /// cut ([`MonthRead::within`]), run after run in time order.
+    fn ascending(
+        &self,
+        parts: &[MonthPart<'_>],
+        q: Ascending<'_>,
+        scans: &ScanLog,
+    ) -> Result<PartStream> {
+        let (lo, hi) = q.window;
+        let (a, b) = q.rows;
+        let (selected, mut skip) = select(parts, a, b);
+        // Shared by the months' reads, rather than a copy each.
+        let file_columns: Arc<[usize]> = column_indices(q.columns)?.into();
+        let schema = output_schema(q.columns)?;
+        // Up to PREFETCH_MONTHS months (or groups of months) read ahead in parallel and
+        // emitted in time order: file opening and decoding overlap instead of queueing, and
+        // decoding runs on another core than the encoder (see `PendingRead`).
+        let mut months: Vec<PendingRead> = Vec::new();
+        // Whole months not yet given a read, when they are read in groups.
+        let mut group = Group::default();
+        let grouped = q.stored || q.read_ahead == ReadAhead::Grouped;
+        // The window position of the month's first row, while every month so far is counted.
+        let mut position = Some(a - skip);
+        for (k, part) in selected.iter().enumerate() {
+            let whole = part.inside(lo, hi);
+            // The month's rows in [a, b), so that decoding skips the pages outside them.
+            let rows = position.zip(part.rows).map(|(p, n)| {
+                let clamp = |x: u64| x.saturating_sub(p).min(n) as usize;
+                clamp(a)..clamp(b)
+            });
+            position = position.zip(part.rows).map(|(p, n)| p + n);
+            if whole {
+                let month = self.month_read(part, file_columns.clone());
+                let month = if q.stored {
+                    AscendingMonth::Stored(month)
+                } else {
+                    if k == 0 && rows.is_some() {
+                        // The decoding skips the first month's rows before `a`.
+                        skip = 0;
+                    }
+                    AscendingMonth::Decoded(month, rows)
+                };
+                if !grouped {
+                    months.push(PendingRead::Task(vec![month]));
+                } else if group.add(month, part.stats.rows) || months.is_empty() {
+                    // The first month alone, on the answer's task (see `PendingRead::inline`).
+                    months.extend(group.take());
+                }
+                continue;
+            }
+            months.extend(group.take());
+            let month = self.month_read(part, with_time(&file_columns)?.into());
+            months.push(PendingRead::Task(vec![AscendingMonth::Cut(month)]));
+        }
+        months.extend(group.take());
+        let mut months = months.into_iter();
+        let first = months.next().map(PendingRead::inline);
+        let cx = MonthContext {
+            scans: scans.clone(),
+            schema: Arc::clone(&schema),
+            window: (lo, hi),
+        };
+        let parts = futures::stream::iter(first.into_iter().chain(months))
+            .map(move |read| read.start(&cx))
+            .buffered(PREFETCH_MONTHS)
+            .map_ok(|parts| futures::stream::iter(parts.into_iter().map(Ok)))
+            .try_flatten();
+        if q.stored {
+            // The whole window: nothing to skip or cut.
+            return Ok(parts.boxed());
+        }
+        let batches = parts.map(into_batch);
+        let sliced = slice_stream(
+            Box::pin(RecordBatchStreamAdapter::new(schema, batches)),
+            skip,
+            b.saturating_sub(a),
+        );
+        Ok(sliced
+            .map(|b| b.map(AnswerPart::Rows).map_err(EngineError::from))
+            .boxed())
+    }
+
+    /// Descending rows: ascending rows [a, b) of the window, emitted newest first, one month
+    /// at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn descending(
+        &self,
+        parts: Vec<MonthPart<'_>>,
+        (lo, hi): (Micros, Micros),
+        columns: Vec<ValueColumn>,
+        schema: SchemaRef,
+        a: u64,
+        b: u64,
+        scans: ScanLog,
+    ) -> Result<SendableRecordBatchStream> {
+        // (how to read the month, rows of it to keep counted from its first window row)
+        let file_columns: Arc<[usize]> = column_indices(&columns)?.into();
+        let mut months = Vec::new();
+        let mut start = 0u64;
+        for part in &parts {
+            let n = part.rows.unwrap_or(0);
+            let (s, e) = (start.max(a), (start + n).min(b));
+            if s < e {
+                let read = if part.inside(lo, hi) {
+                    DescendingMonth::Whole(self.month_read(part, file_columns.clone()))
+                } else {
+                    DescendingMonth::Cut(self.month_read(part, with_time(&file_columns)?.into()))
+                };
+                months.push((read, s - start, e - start));
+            }
+            start += n;
+        }
+        months.reverse();
+        let schema_for_stream = Arc::clone(&schema);
+        let stream = futures::stream::iter(months)
+            .then(move |(read, from, to)| {
+                let scans = scans.clone();
+                let schema = Arc::clone(&schema_for_stream);
+                async move {
+                    let (from, to) = (from as usize, to as usize);
+                    // The rows wanted, oldest first.
+                    let rows = match read {
+                        DescendingMonth::Whole(month) => {
+                            scans.count_month();
+                            month.decoded(Arc::clone(&schema), Some(from..to)).await?
+                        }
+                        DescendingMonth::Cut(month) => {
+                            scans.count_month();
+                            let month = month.within(Arc::clone(&schema), (lo, hi)).await?;
+                            rows_of(&month, from..to)
+                        }
+                    };
+                    let idx: UInt32Array = (0..rows.num_rows() as u32).rev().collect();
+                    Ok(take_record_batch(&rows, &idx)?)
+                }
+            })
+            .map_err(|e: EngineError| into_datafusion(e));
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    }
+}
+
+/// How a month of a descending answer is read.
+enum DescendingMonth {
+    /// Every row is in the window.
+    Whole(MonthRead),
+    /// Cut by the window: read with its timestamps, to cut by.
+    Cut(MonthRead),
+}
+
+/// `batch` with each dictionary column rebuilt from its rows, values in order of first use.
+/// DataFusion's sort (top-k, merges) gives a batch the dictionaries of the batches its rows
+/// came from, concatenated, in an order that can vary from run to run; an Arrow IPC answer
+/// sends the dictionary as it is, so the same answer, under the same strong ETag, came out in
+/// different bytes (and a range resumed across two makings of it would be corrupt).
+fn canonical_dictionaries(batch: RecordBatch) -> std::result::Result<RecordBatch, ArrowError> {
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|c| match c.data_type() {
+            DataType::Dictionary(_, values) => cast(&cast(c, values)?, c.data_type()),
+            _ => Ok(Arc::clone(c)),
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(batch.schema(), columns)
+}
+
+/// Drops sort-only columns so the output has exactly the requested columns.
+fn project_stream(
+    input: SendableRecordBatchStream,
+    columns: &[ValueColumn],
+    schema: SchemaRef,
+) -> SendableRecordBatchStream {
+    let in_schema = input.schema();
+    let indices: Vec<usize> = columns
+        .iter()
+        .filter_map(|c| in_schema.index_of(c.name()).ok())
+        .collect();
+    let stream = input.map(move |b| b.and_then(|b: RecordBatch| Ok(b.project(&indices)?)));
+    Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+}

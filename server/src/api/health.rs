@@ -1,0 +1,106 @@
+//! `GET /v1/health` and `GET /metrics`: what operators and load balancers watch.
+
+use crate::api::request::NoParameters;
+use crate::api::{Ctx, Reply, json_reply};
+use crate::http::error::ApiError;
+use crate::state::AppState;
+use serde_json::json;
+use std::sync::atomic::Ordering;
+
+pub async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let NoParameters = ctx.request()?;
+    let state = ctx.state;
+    let started = std::time::Instant::now();
+    let probe = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        state.dataset.check_storage(),
+    )
+    .await;
+    let (storage_status, storage_detail) = match probe {
+        Ok(Ok(_)) => ("ok", None),
+        Ok(Err(e)) => {
+            tracing::warn!("health: storage: {e}");
+            ("down", Some("the manifest cannot be read"))
+        }
+        Err(_) => ("down", Some("the store did not answer within 2 s")),
+    };
+    // A fault in the last five minutes makes the service degraded; no storage means down.
+    let recent_fault = state
+        .last_fault
+        .lock()
+        .ok()
+        .and_then(|f| f.clone())
+        .filter(|(at, _)| at.elapsed() < std::time::Duration::from_secs(300));
+    let status = match (storage_status, &recent_fault) {
+        ("ok", None) => "ok",
+        ("ok", Some(_)) => "degraded",
+        _ => "down",
+    };
+    let mut storage =
+        json!({"status": storage_status, "latencyMs": started.elapsed().as_secs_f64() * 1000.0});
+    if let Some(d) = storage_detail {
+        storage["detail"] = json!(d);
+    }
+    let catalog = &state.dataset.catalog;
+    let body = json!({
+        "status": status,
+        "version": state.config.version,
+        "uptimeSeconds": state.started.elapsed().as_secs(),
+        "checks": {
+            "catalog": {"status": "ok", "stations": catalog.stations().len(), "datasetVersion": state.dataset.manifest.version},
+            "storage": storage,
+        }
+    });
+    let mut body = body;
+    if let Some((at, _)) = recent_fault {
+        body["checks"]["data"] = json!({
+            "status": "degraded",
+            "detail": "a data file could not be read (see the log)",
+            "secondsAgo": at.elapsed().as_secs(),
+        });
+    }
+    let mut reply = json_reply(body);
+    reply.cacheable = false;
+    if status == "down" {
+        reply.status = http::StatusCode::SERVICE_UNAVAILABLE;
+    }
+    Ok(reply)
+}
+
+pub fn metrics(state: &AppState) -> String {
+    let m = &state.metrics;
+    let available = state.heavy.available_permits();
+    let stored = state.responses.size();
+    let memory = state.dataset.memory();
+    format!(
+        "# HELP hydro_requests_total HTTP requests by status class.\n# TYPE hydro_requests_total counter\n\
+hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} {}\nhydro_requests_total{{class=\"4xx\"}} {}\nhydro_requests_total{{class=\"5xx\"}} {}\n\
+# HELP hydro_value_rows_streamed_total Value rows encoded into answers (not those sent again from the answer store).\n# TYPE hydro_value_rows_streamed_total counter\nhydro_value_rows_streamed_total {}\n\
+# HELP hydro_heavy_query_permits_available Free slots for heavy queries (value downloads, long or sorted station lists).\n# TYPE hydro_heavy_query_permits_available gauge\nhydro_heavy_query_permits_available {}\n\
+# HELP hydro_answer_store_hits_total Value answers sent again from the answer store.\n# TYPE hydro_answer_store_hits_total counter\nhydro_answer_store_hits_total {}\n\
+# HELP hydro_answer_store_answers Value answers in the answer store.\n# TYPE hydro_answer_store_answers gauge\nhydro_answer_store_answers {}\n\
+# HELP hydro_answer_store_bytes Bytes in the answer store.\n# TYPE hydro_answer_store_bytes gauge\nhydro_answer_store_bytes {}\n\
+# HELP hydro_answer_store_copies_given_up_total Copies of streamed answers not kept: larger than the store allows, or its writer too far behind.\n# TYPE hydro_answer_store_copies_given_up_total counter\nhydro_answer_store_copies_given_up_total {}\n\
+# HELP hydro_value_cache_bytes Bytes of value files kept in memory once read.\n# TYPE hydro_value_cache_bytes gauge\nhydro_value_cache_bytes {}\n\
+# HELP hydro_memory_bytes Bytes held in memory by the dataset, by part (the catalog's is an estimate).\n# TYPE hydro_memory_bytes gauge\nhydro_memory_bytes{{part=\"footer_cache\"}} {}\nhydro_memory_bytes{{part=\"value_cache\"}} {}\nhydro_memory_bytes{{part=\"catalog\"}} {}\n\
+# HELP hydro_memory_budget_bytes Budgets of the dataset's caches (0: off).\n# TYPE hydro_memory_budget_bytes gauge\nhydro_memory_budget_bytes{{part=\"footer_cache\"}} {}\nhydro_memory_budget_bytes{{part=\"value_cache\"}} {}\n\
+# HELP hydro_uptime_seconds Seconds since start.\n# TYPE hydro_uptime_seconds gauge\nhydro_uptime_seconds {}\n",
+        m.status_2xx.load(Ordering::Relaxed),
+        m.status_3xx.load(Ordering::Relaxed),
+        m.status_4xx.load(Ordering::Relaxed),
+        m.status_5xx.load(Ordering::Relaxed),
+        m.rows_streamed.load(Ordering::Relaxed),
+        available,
+        state.responses.hits.load(Ordering::Relaxed),
+        stored.0,
+        stored.1,
+        state.responses.given_up.load(Ordering::Relaxed),
+        memory.value_cache,
+        memory.footer_cache,
+        memory.value_cache,
+        memory.catalog,
+        memory.footer_cache_budget,
+        memory.value_cache_budget,
+        state.started.elapsed().as_secs(),
+    )
+}

@@ -1,0 +1,43 @@
+//! `GET /v1/`: the landing page, with links to every resource and the dataset's counts.
+
+use crate::api::request::LandingRequest;
+use crate::api::{Ctx, Reply, json_reply};
+use crate::http::error::ApiError;
+use serde_json::json;
+
+pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let LandingRequest = ctx.request()?;
+    let mut links = vec![
+        ("self", ctx.url("/")),
+        ("stations", ctx.url("/stations")),
+        ("station", ctx.url("/stations/{stationId}")),
+        ("parameters", ctx.url("/stations/{stationId}/parameters")),
+        (
+            "values",
+            ctx.url("/stations/{stationId}/parameters/{parameterId}/values"),
+        ),
+        ("health", ctx.url("/health")),
+        ("service-desc", ctx.url("/openapi.json")),
+    ];
+    if !ctx.basic() {
+        links.insert(
+            5,
+            (
+                "characteristics",
+                ctx.url("/stations/{stationId}/characteristics"),
+            ),
+        );
+    }
+    let ds = &ctx.state.dataset.manifest;
+    let mut body = json!({"meta": ctx.state.meta.value("landing", None)});
+    if let Some(l) = ctx.links(links, None) {
+        body["links"] = l;
+    }
+    body["data"] = json!({
+        "datasetVersion": ds.version,
+        "datasetCreated": ds.created,
+        "counts": {"stations": ds.counts.stations, "parameters": ds.counts.parameters,
+                   "characteristics": ds.counts.characteristics, "values": ds.counts.values},
+    });
+    Ok(json_reply(body))
+}

@@ -1,0 +1,322 @@
+//! Query strings: raw pairs first, then typed values per parameter. Every parser rejects the
+//! empty value; unknown and repeated parameters are errors, so a typo never silently widens
+//! an answer.
+
+use crate::http::error::ApiError;
+pub use crate::http::error::shorten;
+pub use crate::render::resources::SortSpec;
+use chrono::DateTime;
+use hydro_engine::catalog::spatial::{BBox, Near};
+use hydro_engine::model::duration::IsoDuration;
+use hydro_engine::model::{Micros, normalize_state};
+use percent_encoding::percent_decode_str;
+
+/// The decoded pairs of a query string, in order. `+` stays `+` (an unencoded `+` in an
+/// offset is common); only percent-escapes are decoded.
+#[derive(Debug, Default, Clone)]
+pub struct RawQuery {
+    pub pairs: Vec<(String, String)>,
+}
+
+/// Longest list a comma parameter may have.
+const MAX_LIST: usize = 1000;
+
+impl RawQuery {
+    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for part in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').unwrap_or((part, ""));
+            let decode = |s: &str| {
+                percent_decode_str(s)
+                    .decode_utf8()
+                    .map(|c| c.into_owned())
+                    .map_err(|_| ApiError::BadRequest("the query string is not valid UTF-8".into()))
+            };
+            let (k, v) = (decode(k)?, decode(v)?);
+            if pairs.iter().any(|(seen, _)| *seen == k) {
+                return Err(ApiError::param(&shorten(&k), "given more than once"));
+            }
+            pairs.push((k, v));
+        }
+        Ok(Self { pairs })
+    }
+
+    /// Fails on the first parameter not in `allowed`.
+    pub fn only(&self, allowed: &[&str], basic_hint: bool) -> Result<(), ApiError> {
+        let unknown: Vec<(String, String)> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| !allowed.contains(&k.as_str()))
+            .map(|(k, _)| {
+                let reason = if basic_hint {
+                    "not available in the basic variant of this API".to_owned()
+                } else {
+                    format!("unknown parameter; allowed here: {}", allowed.join(", "))
+                };
+                (shorten(k), reason)
+            })
+            .collect();
+        if unknown.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::BadParams(unknown))
+        }
+    }
+
+    /// The value of `name`, rejecting an empty one.
+    pub fn get(&self, name: &str) -> Result<Option<&str>, ApiError> {
+        match self.pairs.iter().find(|(k, _)| k == name) {
+            None => Ok(None),
+            Some((_, v)) if v.is_empty() => Err(ApiError::param(name, "must not be empty")),
+            Some((_, v)) => Ok(Some(v.as_str())),
+        }
+    }
+}
+
+pub fn list<'a>(name: &str, v: &'a str) -> Result<Vec<&'a str>, ApiError> {
+    let items: Vec<&str> = v.split(',').map(str::trim).collect();
+    if items.iter().any(|i| i.is_empty()) {
+        return Err(ApiError::param(name, "has an empty item"));
+    }
+    if items.len() > MAX_LIST {
+        return Err(ApiError::param(
+            name,
+            format!("has more than {MAX_LIST} items"),
+        ));
+    }
+    Ok(items)
+}
+
+pub fn uint(name: &str, v: &str) -> Result<u64, ApiError> {
+    if !v.bytes().all(|b| b.is_ascii_digit()) || v.len() > 19 {
+        return Err(ApiError::param(
+            name,
+            format!("'{}' is not a whole number ≥ 0", shorten(v)),
+        ));
+    }
+    v.parse().map_err(|_| ApiError::param(name, "too large"))
+}
+
+/// RFC 3339 with an offset; a space where the `+` of the offset belongs is read as `+`.
+pub fn timestamp(name: &str, v: &str) -> Result<Micros, ApiError> {
+    let fixed = v.replace(' ', "+");
+    DateTime::parse_from_rfc3339(&fixed)
+        .map(|t| t.timestamp_micros())
+        .map_err(|_| {
+            ApiError::param(
+                name,
+                format!("'{}' is not an ISO 8601 timestamp with offset, e.g. 2024-03-01T00:00:00+01:00 or 2024-03-01T00:00:00Z", shorten(v)),
+            )
+        })
+}
+
+pub fn duration(name: &str, v: &str) -> Result<IsoDuration, ApiError> {
+    v.parse()
+        .map_err(|e: hydro_engine::model::duration::DurationError| {
+            ApiError::param(name, e.to_string())
+        })
+}
+
+fn floats<const N: usize>(name: &str, v: &str, form: &str) -> Result<[f64; N], ApiError> {
+    let bad = || ApiError::param(name, format!("expected {form}"));
+    let parts: Vec<f64> = v
+        .split(',')
+        .map(|p| p.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(bad)?;
+    parts.try_into().map_err(|_| bad())
+}
+
+fn check_lon_lat(name: &str, lon: f64, lat: f64) -> Result<(), ApiError> {
+    if !(-180.0..=180.0).contains(&lon) {
+        return Err(ApiError::param(name, "longitude must be within -180..180"));
+    }
+    if !(-90.0..=90.0).contains(&lat) {
+        return Err(ApiError::param(name, "latitude must be within -90..90"));
+    }
+    Ok(())
+}
+
+/// `minLon,minLat,maxLon,maxLat`; minLon > maxLon crosses the antimeridian.
+pub fn bbox(v: &str) -> Result<BBox, ApiError> {
+    let [min_lon, min_lat, max_lon, max_lat] =
+        floats::<4>("bbox", v, "minLon,minLat,maxLon,maxLat in WGS 84 degrees")?;
+    check_lon_lat("bbox", min_lon, min_lat)?;
+    check_lon_lat("bbox", max_lon, max_lat)?;
+    if min_lat > max_lat {
+        return Err(ApiError::param("bbox", "minLat is greater than maxLat"));
+    }
+    Ok(BBox {
+        min_lon,
+        min_lat,
+        max_lon,
+        max_lat,
+    })
+}
+
+/// Half the Earth's circumference, rounded up (km): a circle this wide covers the globe.
+const WHOLE_EARTH_KM: f64 = 20_100.0;
+
+/// `lon,lat,radius` with the radius in km, or `lon,lat` for no limit. A radius beyond half the
+/// Earth's circumference covers the whole globe and is taken as that: every station, nearest
+/// first.
+pub fn near(v: &str) -> Result<Near, ApiError> {
+    let form = "lon,lat or lon,lat,radius (WGS 84 degrees, radius in km)";
+    let (lon, lat, radius_km) = match v.split(',').count() {
+        2 => {
+            let [lon, lat] = floats::<2>("near", v, form)?;
+            (lon, lat, WHOLE_EARTH_KM)
+        }
+        _ => {
+            let [lon, lat, radius_km] = floats::<3>("near", v, form)?;
+            (lon, lat, radius_km)
+        }
+    };
+    check_lon_lat("near", lon, lat)?;
+    if radius_km <= 0.0 {
+        return Err(ApiError::param("near", "radius must be greater than 0 km"));
+    }
+    Ok(Near {
+        lon,
+        lat,
+        radius_km: radius_km.min(WHOLE_EARTH_KM),
+    })
+}
+
+pub fn states(v: &str) -> Result<Vec<String>, ApiError> {
+    list("states", v)?
+        .into_iter()
+        .map(|s| {
+            normalize_state(s).ok_or_else(|| {
+                ApiError::param(
+                    "states",
+                    format!("'{}' is not a state code like DE-BY or BY", shorten(s)),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `sort=a,-b`: every field must be in `allowed` (aliases resolved by `canon`); a field named
+/// again is left out, as it cannot change the order.
+pub fn sort(
+    v: &str,
+    allowed: &[&str],
+    canon: impl Fn(&str) -> String,
+) -> Result<Vec<SortSpec>, ApiError> {
+    let mut out: Vec<SortSpec> = Vec::new();
+    for item in list("sort", v)? {
+        let (descending, field) = match item.strip_prefix('-') {
+            Some(f) => (true, f),
+            None => (false, item.strip_prefix('+').unwrap_or(item)),
+        };
+        let path = canon(field);
+        if !allowed.contains(&path.as_str()) {
+            return Err(ApiError::param(
+                "sort",
+                format!(
+                    "cannot sort by '{}'; sortable fields: {}",
+                    shorten(field),
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        // A later key on a field already sorted on cannot change the order: left out.
+        if out.iter().any(|s| s.path == path) {
+            continue;
+        }
+        out.push(SortSpec { path, descending });
+    }
+    Ok(out)
+}
+
+/// `fields=a,b.c`: every path must be in `allowed`.
+pub fn fields(
+    v: &str,
+    allowed: &[&str],
+    canon: impl Fn(&str) -> String,
+) -> Result<Vec<String>, ApiError> {
+    let mut out: Vec<String> = Vec::new();
+    for item in list("fields", v)? {
+        let path = canon(item);
+        if !allowed.contains(&path.as_str()) {
+            return Err(ApiError::param(
+                "fields",
+                format!(
+                    "unknown field '{}'; fields: {}",
+                    shorten(item),
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_query_keeps_plus_and_rejects_repeats() {
+        let q = RawQuery::parse(Some("from=2024-01-01T00:00:00+01:00&x=%2Fa")).unwrap();
+        assert_eq!(q.get("from").unwrap(), Some("2024-01-01T00:00:00+01:00"));
+        assert_eq!(q.get("x").unwrap(), Some("/a"));
+        assert!(RawQuery::parse(Some("limit=1&limit=2")).is_err());
+        assert!(RawQuery::parse(Some("a=%FF")).is_err());
+        assert!(
+            RawQuery::parse(Some("limit="))
+                .unwrap()
+                .get("limit")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn numbers_times_and_places() {
+        assert_eq!(uint("limit", "10").unwrap(), 10);
+        for bad in ["-1", "+1", "1.5", "1e3", "abc", "99999999999999999999"] {
+            assert!(uint("limit", bad).is_err(), "{bad}");
+        }
+        assert!(timestamp("from", "2024-01-01T00:00:00 01:00").is_ok());
+        for bad in [
+            "2024-01-01",
+            "2024-01-01T00:00:00",
+            "2024-13-01T00:00:00Z",
+            "now",
+        ] {
+            assert!(timestamp("from", bad).is_err(), "{bad}");
+        }
+        assert!(bbox("5,47,15,55").is_ok());
+        assert!(bbox("170,-10,-170,10").is_ok());
+        for bad in [
+            "5,47,15",
+            "5,55,15,47",
+            "5,47,15,95",
+            "a,b,c,d",
+            "5,47,15,55,1",
+            "NaN,1,2,3",
+        ] {
+            assert!(bbox(bad).is_err(), "{bad}");
+        }
+        assert!(near("7,50,10").is_ok());
+        assert_eq!(near("7,50,1e9").unwrap().radius_km, WHOLE_EARTH_KM);
+        assert_eq!(near("7,50").unwrap().radius_km, WHOLE_EARTH_KM);
+        for bad in [
+            "7",
+            "7,50,0",
+            "7,50,-1",
+            "200,50,10",
+            "7,50,inf",
+            "7,50,1,2",
+        ] {
+            assert!(near(bad).is_err(), "{bad}");
+        }
+        assert_eq!(states("by,DE-nw").unwrap(), vec!["DE-BY", "DE-NW"]);
+        assert!(states("BY,,NW").is_err());
+        assert!(states("Bayern").is_err());
+    }
+}

@@ -1,0 +1,455 @@
+//! Typed requests, one per endpoint: the raw query ([`RawQuery`], pairs as sent) becomes a
+//! validated request (types, ranges, mutual exclusions) whose fields read like the standard's
+//! parameter table of the endpoint, and which the handler turns into catalog look-ups or an
+//! engine query. As ripgrep goes from `LowArgs` to `HiArgs`, nothing after this stage parses.
+//!
+//! Each request names the parameters its endpoint takes in the basic variant and those the
+//! extended variant adds ([`Request::BASIC`], [`Request::EXTENDED`]); any other parameter is a
+//! 400 (a typo must never widen an answer). The check runs before path ids are resolved, the
+//! parsing after: a bad id is a 404 whatever the query, as before this stage existed.
+
+use crate::api::params::{self, RawQuery, SortSpec, shorten};
+use crate::http::error::ApiError;
+use crate::http::negotiate::{Format, choose};
+use crate::render::resources::{
+    CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, PARAMETER_FIELDS, PARAMETER_SORT, STATION_FIELDS,
+    STATION_SORT, VALUE_FIELDS, canon_station_path,
+};
+use hydro_engine::catalog::StationFilter;
+use hydro_engine::model::ids::ParameterId;
+use hydro_engine::model::{CharacteristicType, StationType};
+use hydro_engine::query::{SortKey, ValueColumn, Window};
+
+/// A request of one endpoint, parsed from its query.
+pub trait Request: Sized {
+    /// Parameters of the basic variant.
+    const BASIC: &'static [&'static str];
+    /// Parameters the extended variant adds.
+    const EXTENDED: &'static [&'static str];
+    /// The validated request. Only parameters the endpoint takes are present (checked first).
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError>;
+}
+
+/// `limit` and `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    pub limit: Option<u64>,
+    pub offset: u64,
+    /// Whether either was given: the answer then reports its pagination.
+    pub given: bool,
+}
+
+/// `include=parameters,characteristics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Includes {
+    pub parameters: bool,
+    pub characteristics: bool,
+}
+
+const LIST: &[&str] = &["limit", "offset", "sort", "fields", "format"];
+
+pub const CATALOG_FORMATS: &[Format] = &[
+    Format::Json,
+    Format::Csv,
+    Format::Xml,
+    Format::NdJson,
+    Format::Arrow,
+    Format::Parquet,
+];
+pub const STATION_FORMATS: &[Format] = &[
+    Format::Json,
+    Format::Csv,
+    Format::GeoJson,
+    Format::Xml,
+    Format::NdJson,
+    Format::Arrow,
+    Format::Parquet,
+];
+pub const VALUE_FORMATS: &[Format] = &[
+    Format::Json,
+    Format::Csv,
+    Format::Xml,
+    Format::NdJson,
+    Format::Arrow,
+    Format::Parquet,
+];
+
+/// A request's query as the typed requests read it: its pairs, the `Accept` header (which
+/// chooses the format when `format` does not) and the variant of the API.
+pub struct Query<'a> {
+    pub raw: &'a RawQuery,
+    pub accept: Option<&'a str>,
+    pub basic: bool,
+}
+
+impl Query<'_> {
+    /// Checks that only the parameters of `R`'s endpoint are present, split by variant.
+    pub fn admit<R: Request>(&self) -> Result<(), ApiError> {
+        if self.basic {
+            let hint = self
+                .raw
+                .pairs
+                .iter()
+                .any(|(k, _)| R::EXTENDED.contains(&k.as_str()));
+            return self.raw.only(R::BASIC, hint);
+        }
+        let all: Vec<&str> = R::BASIC.iter().chain(R::EXTENDED).copied().collect();
+        self.raw.only(&all, false)
+    }
+
+    fn format(&self, offered: &[Format]) -> Result<Format, ApiError> {
+        let offered = if self.basic {
+            &[Format::Json][..]
+        } else {
+            offered
+        };
+        choose(self.raw.get("format")?, self.accept, offered)
+    }
+
+    fn paging(&self) -> Result<Paging, ApiError> {
+        let limit = self
+            .raw
+            .get("limit")?
+            .map(|v| params::uint("limit", v))
+            .transpose()?;
+        let offset = self
+            .raw
+            .get("offset")?
+            .map(|v| params::uint("offset", v))
+            .transpose()?;
+        Ok(Paging {
+            limit,
+            offset: offset.unwrap_or(0),
+            given: limit.is_some() || offset.is_some(),
+        })
+    }
+
+    fn sort(&self, allowed: &[&str], canon: fn(&str) -> String) -> Result<Vec<SortSpec>, ApiError> {
+        self.raw
+            .get("sort")?
+            .map(|v| params::sort(v, allowed, canon))
+            .transpose()
+            .map(Option::unwrap_or_default)
+    }
+
+    fn fields(
+        &self,
+        allowed: &[&str],
+        canon: fn(&str) -> String,
+    ) -> Result<Option<Vec<String>>, ApiError> {
+        self.raw
+            .get("fields")?
+            .map(|v| params::fields(v, allowed, canon))
+            .transpose()
+    }
+}
+
+/// `GET /v1/` (landing page).
+pub struct LandingRequest;
+
+impl Request for LandingRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &["format"];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        q.format(&[Format::Json])?;
+        Ok(Self)
+    }
+}
+
+/// Endpoints that take no parameters (health, OpenAPI document, schemas).
+pub struct NoParameters;
+
+impl Request for NoParameters {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &[];
+    fn parse(_: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self)
+    }
+}
+
+/// `GET /v1/stations`.
+pub struct StationsRequest {
+    pub filter: StationFilter,
+    pub include: Includes,
+    pub sort: Vec<SortSpec>,
+    pub fields: Option<Vec<String>>,
+    pub paging: Paging,
+    pub format: Format,
+}
+
+impl Request for StationsRequest {
+    const BASIC: &'static [&'static str] = &["states", "waterBodyIds"];
+    const EXTENDED: &'static [&'static str] = &[
+        "types", "bbox", "near", "include", "limit", "offset", "sort", "fields", "format",
+    ];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        let raw = q.raw;
+        let filter = StationFilter {
+            states: raw.get("states")?.map(params::states).transpose()?,
+            water_body_ids: raw
+                .get("waterBodyIds")?
+                .map(|v| {
+                    params::list("waterBodyIds", v)
+                        .map(|l| l.into_iter().map(str::to_owned).collect())
+                })
+                .transpose()?,
+            types: parsed_list::<StationType>(raw, "types")?,
+            bbox: raw.get("bbox")?.map(params::bbox).transpose()?,
+            near: raw.get("near")?.map(params::near).transpose()?,
+        };
+        Ok(Self {
+            filter,
+            include: includes(raw)?,
+            sort: q.sort(STATION_SORT, canon_station_path)?,
+            fields: q.fields(STATION_FIELDS, canon_station_path)?,
+            paging: q.paging()?,
+            format: q.format(STATION_FORMATS)?,
+        })
+    }
+}
+
+/// `GET /v1/stations/{id}`.
+pub struct StationRequest {
+    pub include: Includes,
+    pub fields: Option<Vec<String>>,
+    pub format: Format,
+}
+
+impl Request for StationRequest {
+    const BASIC: &'static [&'static str] = &["include", "fields", "format"];
+    const EXTENDED: &'static [&'static str] = &[];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self {
+            include: includes(q.raw)?,
+            fields: q.fields(STATION_FIELDS, canon_station_path)?,
+            format: q.format(STATION_FORMATS)?,
+        })
+    }
+}
+
+/// `GET /v1/stations/{id}/parameters`.
+pub struct ParametersRequest {
+    pub sort: Vec<SortSpec>,
+    pub fields: Option<Vec<String>>,
+    pub paging: Paging,
+    pub format: Format,
+}
+
+impl Request for ParametersRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = LIST;
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self {
+            sort: q.sort(PARAMETER_SORT, no_alias)?,
+            fields: q.fields(PARAMETER_FIELDS, no_alias)?,
+            paging: q.paging()?,
+            format: q.format(CATALOG_FORMATS)?,
+        })
+    }
+}
+
+/// `GET /v1/stations/{id}/parameters/{parameterId}`.
+pub struct ParameterRequest {
+    pub fields: Option<Vec<String>>,
+    pub format: Format,
+}
+
+impl Request for ParameterRequest {
+    const BASIC: &'static [&'static str] = &["fields", "format"];
+    const EXTENDED: &'static [&'static str] = &[];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self {
+            fields: q.fields(PARAMETER_FIELDS, no_alias)?,
+            format: q.format(CATALOG_FORMATS)?,
+        })
+    }
+}
+
+/// `GET /v1/stations/{id}/characteristics`.
+pub struct CharacteristicsRequest {
+    pub types: Option<Vec<CharacteristicType>>,
+    pub parameter_ids: Option<Vec<ParameterId>>,
+    pub sort: Vec<SortSpec>,
+    pub fields: Option<Vec<String>>,
+    pub paging: Paging,
+    pub format: Format,
+}
+
+impl Request for CharacteristicsRequest {
+    const BASIC: &'static [&'static str] = &[
+        "types",
+        "parameterIds",
+        "limit",
+        "offset",
+        "sort",
+        "fields",
+        "format",
+    ];
+    const EXTENDED: &'static [&'static str] = &[];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self {
+            types: parsed_list::<CharacteristicType>(q.raw, "types")?,
+            parameter_ids: parsed_list::<ParameterId>(q.raw, "parameterIds")?,
+            sort: q.sort(CHARACTERISTIC_SORT, no_alias)?,
+            fields: q.fields(CHARACTERISTIC_FIELDS, no_alias)?,
+            paging: q.paging()?,
+            format: q.format(CATALOG_FORMATS)?,
+        })
+    }
+}
+
+/// `GET /v1/stations/{id}/characteristics/{characteristicId}`.
+pub struct CharacteristicRequest {
+    pub fields: Option<Vec<String>>,
+    pub format: Format,
+}
+
+impl Request for CharacteristicRequest {
+    const BASIC: &'static [&'static str] = &["fields", "format"];
+    const EXTENDED: &'static [&'static str] = &[];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self {
+            fields: q.fields(CHARACTERISTIC_FIELDS, no_alias)?,
+            format: q.format(CATALOG_FORMATS)?,
+        })
+    }
+}
+
+/// `GET /v1/stations/{id}/parameters/{parameterId}/values`.
+pub struct ValuesRequest {
+    /// `from`/`to`, `recent` or `last`, exclusively.
+    pub window: Window,
+    pub sort: Vec<SortKey>,
+    /// The output columns, in the resource's own field order (as `fields` keeps it for every
+    /// other resource).
+    pub columns: Vec<ValueColumn>,
+    pub paging: Paging,
+    pub format: Format,
+}
+
+impl Request for ValuesRequest {
+    const BASIC: &'static [&'static str] = &["from", "to"];
+    const EXTENDED: &'static [&'static str] = &[
+        "recent", "last", "limit", "offset", "sort", "fields", "format",
+    ];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        let window = window(q.raw)?;
+        let sort = q
+            .sort(VALUE_FIELDS, no_alias)?
+            .iter()
+            .filter_map(|k| {
+                Some(SortKey {
+                    column: ValueColumn::from_name(&k.path)?,
+                    descending: k.descending,
+                })
+            })
+            .collect();
+        let fields = q.fields(VALUE_FIELDS, no_alias)?;
+        let columns = ValueColumn::ALL
+            .into_iter()
+            .filter(|c| {
+                fields
+                    .as_ref()
+                    .is_none_or(|f| f.iter().any(|n| n == c.name()))
+            })
+            .collect();
+        Ok(Self {
+            window,
+            sort,
+            columns,
+            paging: q.paging()?,
+            format: q.format(VALUE_FORMATS)?,
+        })
+    }
+}
+
+pub fn no_alias(p: &str) -> String {
+    p.to_owned()
+}
+
+/// A comma list of values of `T`, each parsed by its `FromStr`.
+fn parsed_list<T>(q: &RawQuery, name: &str) -> Result<Option<Vec<T>>, ApiError>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    q.get(name)?
+        .map(|v| {
+            params::list(name, v)?
+                .into_iter()
+                .map(|t| {
+                    t.parse::<T>()
+                        .map_err(|e| ApiError::param(name, format!("'{}': {e}", shorten(t))))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()
+}
+
+/// `include`: `parameters`, `characteristics`.
+fn includes(q: &RawQuery) -> Result<Includes, ApiError> {
+    let Some(v) = q.get("include")? else {
+        return Ok(Includes::default());
+    };
+    let mut out = Includes::default();
+    for item in params::list("include", v)? {
+        match item {
+            "parameters" => out.parameters = true,
+            "characteristics" => out.characteristics = true,
+            other => {
+                return Err(ApiError::param(
+                    "include",
+                    format!(
+                        "cannot include '{}'; use parameters, characteristics",
+                        shorten(other)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The time window of a values request: `from`/`to`, `recent` or `last`, exclusively.
+fn window(q: &RawQuery) -> Result<Window, ApiError> {
+    let from = q
+        .get("from")?
+        .map(|v| params::timestamp("from", v))
+        .transpose()?;
+    let to = q
+        .get("to")?
+        .map(|v| params::timestamp("to", v))
+        .transpose()?;
+    let recent = q
+        .get("recent")?
+        .map(|v| params::uint("recent", v))
+        .transpose()?;
+    let last = q
+        .get("last")?
+        .map(|v| params::duration("last", v))
+        .transpose()?;
+    let given: Vec<&str> = [
+        ("from/to", from.is_some() || to.is_some()),
+        ("recent", recent.is_some()),
+        ("last", last.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(n, g)| g.then_some(n))
+    .collect();
+    if given.len() > 1 {
+        return Err(ApiError::param(
+            given[1],
+            format!("cannot be combined with {}", given[0]),
+        ));
+    }
+    if let (Some(f), Some(t)) = (from, to)
+        && f > t
+    {
+        return Err(ApiError::param("from", "is after 'to'"));
+    }
+    Ok(match (recent, last) {
+        (Some(n), _) => Window::Recent(n),
+        (_, Some(d)) => Window::Last(d),
+        _ => Window::Between { from, to },
+    })
+}

@@ -1,0 +1,147 @@
+//! `GET /v1/stations` and `GET /v1/stations/{id}`.
+
+use crate::api::request::{Paging, Request, StationRequest, StationsRequest};
+use crate::api::{Ctx, Reply, attachment, built, station_list};
+use crate::http::error::ApiError;
+use crate::http::negotiate::Format;
+use crate::render::encode::catalog::{Data, Document, ListEncoder, csv_columns, encode};
+use crate::render::encode::table;
+use crate::render::envelope::Page;
+use crate::render::resources::{STATION_CSV, project};
+use http::HeaderMap;
+use serde_json::Value;
+use std::sync::Arc;
+
+fn csv_station_columns(fields: &Option<Vec<String>>, near: bool) -> Option<Vec<String>> {
+    if fields.is_some() {
+        return None;
+    }
+    let mut cols: Vec<String> = STATION_CSV.iter().map(|s| s.to_string()).collect();
+    if near {
+        cols.push("distance".into());
+    }
+    Some(cols)
+}
+
+pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let StationsRequest {
+        filter,
+        include,
+        sort,
+        fields,
+        paging: Paging {
+            limit,
+            offset,
+            given: paging,
+        },
+        format,
+    } = ctx.request()?;
+
+    // The page's positions in the list. Unsorted, only the page's matches are collected;
+    // sorted, every match is, and only the page's are ordered.
+    let first = usize::try_from(offset).unwrap_or(usize::MAX);
+    let page_range = first..limit.map_or(usize::MAX, |l| {
+        first.saturating_add(usize::try_from(l).unwrap_or(usize::MAX))
+    });
+    let (find_keep, order_keep) = if sort.is_empty() {
+        (page_range, 0..usize::MAX)
+    } else {
+        (0..usize::MAX, page_range)
+    };
+    let (total, hits) = ctx.state.dataset.catalog.find_stations(&filter, find_keep);
+    let page = Page::new(total as u64, limit, offset);
+    // Streaming a long list, or sorting one, costs as much as a value download.
+    let heavy = total > station_list::PER_FRAME
+        && (!sort.is_empty() || page.count > station_list::PER_FRAME as u64);
+    let permit = heavy.then(|| ctx.heavy_permit()).transpose()?;
+    let chosen = station_list::order(&hits, &sort, order_keep);
+    let items = station_list::Items {
+        state: Arc::clone(ctx.state),
+        include,
+        fields,
+    };
+    let page = paging.then_some(page);
+    let links = ctx.links(
+        vec![
+            ("self", ctx.paging_url().this()),
+            ("station", ctx.url("/stations/{stationId}")),
+        ],
+        page.as_ref(),
+    );
+    let columns = match csv_station_columns(&items.fields, filter.near.is_some()) {
+        Some(c) => c,
+        // Named fields: the columns the page's items have, known before its first row.
+        None if format == Format::Csv => csv_columns(chosen.iter().map(|&c| items.item(c))),
+        // Tables take the columns of their items once they are made.
+        None => Vec::new(),
+    };
+    let mut headers = ctx.paging_headers(page.as_ref());
+    attachment(&mut headers, format, "stations");
+    if matches!(format, Format::Arrow | Format::Parquet) {
+        let values: Vec<Value> = chosen.iter().map(|&c| items.item(c)).collect();
+        let refs: Vec<&Value> = values.iter().collect();
+        let columns = if columns.is_empty() {
+            csv_columns(values.iter())
+        } else {
+            columns
+        };
+        let bytes = table::encode(&refs, &columns, format)?;
+        return Ok(built(bytes, format, headers));
+    }
+    let meta = ctx.state.meta.value("stations", page.as_ref());
+    let list = ListEncoder::new(format, &meta, links.as_ref(), "station", columns);
+    if chosen.len() <= station_list::PER_FRAME {
+        let bytes = station_list::built(&list, &items, &chosen);
+        return Ok(built(bytes, format, headers));
+    }
+    Ok(Reply {
+        status: http::StatusCode::OK,
+        body: station_list::streamed(list, items, chosen, permit),
+        len: None,
+        content_type: format.content_type(),
+        headers,
+        cacheable: true,
+        compressible: true,
+        keep: false,
+    })
+}
+
+pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
+    ctx.admit::<StationRequest>()?;
+    let s = ctx.station(id)?;
+    let StationRequest {
+        include,
+        fields,
+        format,
+    } = StationRequest::parse(&ctx.query())?;
+    let mut item = station_list::station_item(ctx.state, s, None, include);
+    if let Some(f) = &fields {
+        item = project(&item, f);
+    }
+    let base = format!("/stations/{}", s.id);
+    let links = ctx.links(
+        vec![
+            ("self", ctx.paging_url().this()),
+            ("parameters", ctx.url(&format!("{base}/parameters"))),
+            (
+                "characteristics",
+                ctx.url(&format!("{base}/characteristics")),
+            ),
+            (
+                "values",
+                ctx.url(&format!("{base}/parameters/{{parameterId}}/values")),
+            ),
+        ],
+        None,
+    );
+    let doc = Document {
+        meta: ctx.state.meta.value("station", None),
+        links,
+        data: Data::One(&item),
+        item_name: "station",
+        csv_columns: csv_station_columns(&fields, false),
+    };
+    let mut headers = HeaderMap::new();
+    attachment(&mut headers, format, &format!("station-{}", s.id));
+    Ok(built(encode(&doc, format)?, format, headers))
+}

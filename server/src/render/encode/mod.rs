@@ -1,0 +1,241 @@
+//! Encoders, one per format. Value encoders take the engine's parts (Arrow record batches,
+//! or for Parquet also stored row groups) and return the body frames of each piece;
+//! catalog encoders take the (small) list of JSON resources.
+
+pub mod binary;
+pub mod catalog;
+mod number;
+mod recycled;
+pub mod table;
+pub mod text;
+
+pub use number::number;
+
+use bytes::Bytes;
+use hydro_engine::EngineError;
+use hydro_engine::arrow::error::ArrowError;
+use hydro_engine::query::AnswerPart;
+
+/// Why an encoder could not make an answer's bytes. All are faults of the server (or of the
+/// data it read), never of the request: the answer's status line has usually gone out.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    #[error("arrow: {0}")]
+    Arrow(#[from] ArrowError),
+    #[error("parquet: {0}")]
+    Parquet(#[from] datafusion::parquet::errors::ParquetError),
+    /// Copying a stored row group (its footer parts) failed.
+    #[error("stored row group: {0}")]
+    Stored(#[from] EngineError),
+    /// The answer's parts are not what the format can take (a batch of the wrong shape, a
+    /// stored row group for a format that decodes).
+    #[error("{0}")]
+    Unexpected(String),
+    /// A part or the end of an answer before its beginning.
+    #[error("the encoder was not started")]
+    NotStarted,
+}
+
+/// An answer that could not be encoded before its status line: the server's fault.
+impl From<EncodeError> for crate::http::error::ApiError {
+    fn from(e: EncodeError) -> Self {
+        Self::Internal(format!("encoding: {e}"))
+    }
+}
+
+/// Turns the parts of an answer, in order, into body bytes (the binary formats, whose
+/// writers carry state from piece to piece).
+pub trait BatchEncoder: Send {
+    /// Frames before the first row (Arrow schema, Parquet magic).
+    fn begin(&mut self) -> Result<Vec<Bytes>, EncodeError>;
+    /// Frames of a piece; stored Parquet chunks are frames of their own, sent as read.
+    fn piece(&mut self, piece: AnswerPart) -> Result<Vec<Bytes>, EncodeError>;
+    /// Frames after the last row (Parquet footer).
+    fn finish(&mut self) -> Result<Vec<Bytes>, EncodeError>;
+}
+
+/// Escapes a string for JSON (quotes included).
+pub fn json_string(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let mut start = 0;
+    let bytes = s.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: Option<&[u8]> = match b {
+            b'"' => Some(b"\\\""),
+            b'\\' => Some(b"\\\\"),
+            b'\n' => Some(b"\\n"),
+            b'\r' => Some(b"\\r"),
+            b'\t' => Some(b"\\t"),
+            0..=0x1f => None,
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        match esc {
+            Some(e) => out.extend_from_slice(e),
+            None => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Where text is appended: a `Vec`, or an [`Appender`] in the row loop.
+pub trait Out {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+    /// Appends the first `len` bytes of `bytes` with one copy of a fixed size: a copy of a
+    /// length known only at run time is a call to libc's `memmove`, and a CSV row made six of
+    /// them (`memmove` was 14 % of a CSV download in `perf`). Writes all N bytes, so N bytes
+    /// must be room.
+    fn put_fixed<const N: usize>(&mut self, bytes: &[u8; N], len: usize);
+}
+
+impl Out for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    #[inline]
+    fn put_fixed<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        let at = self.len();
+        self.extend_from_slice(bytes);
+        self.truncate(at + len.min(N));
+    }
+}
+
+/// Appends into a buffer, keeping the position in a register. A `Vec` stores its length after
+/// every append and loads it for the next; a CSV row is eight appends, each waiting for the
+/// store of the one before, and that chain was the longest path through the row loop.
+pub struct Appender<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl<'a> Appender<'a> {
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+
+    /// Bytes left.
+    pub fn room(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// What was appended.
+    pub fn appended(&self) -> &[u8] {
+        &self.buf[..self.pos]
+    }
+}
+
+impl Out for Appender<'_> {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        self.buf[self.pos..self.pos + bytes.len()].copy_from_slice(bytes);
+        self.pos += bytes.len();
+    }
+
+    #[inline(always)]
+    fn put_fixed<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        self.buf[self.pos..self.pos + N].copy_from_slice(bytes);
+        self.pos += len.min(N);
+    }
+}
+
+/// Byte strings of up to `SHORT` bytes are appended with one copy of a fixed size
+/// ([`Out::put_fixed`]).
+pub const SHORT: usize = 32;
+
+/// `bytes` at the start of N bytes, zeros after; `bytes` must fit.
+pub fn padded<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut b = [0u8; N];
+    b[..bytes.len()].copy_from_slice(bytes);
+    b
+}
+
+/// Bytes written before a cell or after a row, or a dictionary value already escaped.
+pub enum Fragment {
+    /// Up to eight bytes (a CSV separator, most dictionary values), as the bytes of a
+    /// little-endian integer: one 8-byte copy rather than two 16-byte ones (a CSV row is
+    /// mostly such copies; 5 % of its time in `benches/encode.rs`).
+    Word(u64, usize),
+    Short([u8; SHORT], usize),
+    Long(Vec<u8>),
+}
+
+impl Fragment {
+    pub fn new(bytes: Vec<u8>) -> Self {
+        if bytes.len() <= 8 {
+            Self::Word(u64::from_le_bytes(padded(&bytes)), bytes.len())
+        } else if bytes.len() <= SHORT {
+            Self::Short(padded(&bytes), bytes.len())
+        } else {
+            Self::Long(bytes)
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Word(_, n) | Self::Short(_, n) => *n,
+            Self::Long(b) => b.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline(always)]
+    pub fn put(&self, out: &mut impl Out) {
+        match self {
+            Self::Word(w, n) => out.put_fixed(&w.to_le_bytes(), *n),
+            Self::Short(b, n) => out.put_fixed(b, *n),
+            Self::Long(b) => out.put(b),
+        }
+    }
+}
+
+/// Escapes text for XML character data and attributes.
+pub fn xml_text(s: &str, out: &mut Vec<u8>) {
+    for c in s.chars() {
+        match c {
+            '&' => out.extend_from_slice(b"&amp;"),
+            '<' => out.extend_from_slice(b"&lt;"),
+            '>' => out.extend_from_slice(b"&gt;"),
+            '"' => out.extend_from_slice(b"&quot;"),
+            '\'' => out.extend_from_slice(b"&apos;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => {}
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+}
+
+/// A CSV field per RFC 4180: quoted when it holds a comma, quote or line break.
+pub fn csv_field(s: &str, out: &mut Vec<u8>) {
+    if s.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+        out.push(b'"');
+        out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        let mut o = Vec::new();
+        json_string("a\"b\\c\u{1}", &mut o);
+        assert_eq!(String::from_utf8(o).unwrap(), r#""a\"b\\c\u0001""#);
+        let mut o = Vec::new();
+        csv_field("a,\"b\"", &mut o);
+        assert_eq!(String::from_utf8(o).unwrap(), r#""a,""b""""#);
+    }
+}

@@ -1,0 +1,206 @@
+//! Catalog resources (stations, parameters, characteristics) as a table, for Arrow IPC and
+//! Parquet: research users join the catalog with the values in pyarrow, polars or DuckDB.
+//!
+//! The columns are those of the CSV answer (dotted paths of the flattened items, `fields`
+//! respected), each typed by its values: whole numbers as Int64, other numbers as Float64,
+//! booleans as Boolean, times as Timestamp(µs, UTC), text as Utf8, and lists (availability
+//! periods, included parameters) as their JSON text. Every column is nullable, since optional
+//! fields are absent where they do not apply.
+
+use super::EncodeError;
+use crate::http::negotiate::Format;
+use crate::render::resources::flatten;
+use chrono::DateTime;
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray,
+    TimestampMicrosecondArray,
+};
+use datafusion::arrow::datatypes::{Field, Schema};
+use datafusion::arrow::ipc::writer::StreamWriter;
+use datafusion::parquet::arrow::ArrowWriter;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// `items` as one Arrow IPC stream or Parquet file with `columns`.
+pub fn encode(
+    items: &[&Value],
+    columns: &[String],
+    format: Format,
+) -> Result<Vec<u8>, EncodeError> {
+    let batch = record_batch(items, columns)?;
+    match format {
+        Format::Parquet => {
+            let mut writer = ArrowWriter::try_new(Vec::new(), batch.schema(), None)?;
+            writer.write(&batch)?;
+            Ok(writer.into_inner()?)
+        }
+        _ => {
+            let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema())?;
+            writer.write(&batch)?;
+            writer.finish()?;
+            Ok(writer.into_inner()?)
+        }
+    }
+}
+
+/// The items' flattened values under `columns`, one row an item.
+fn record_batch(items: &[&Value], columns: &[String]) -> Result<RecordBatch, EncodeError> {
+    let position: HashMap<&str, usize> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i))
+        .collect();
+    let mut cells: Vec<Vec<Option<Value>>> = vec![vec![None; items.len()]; columns.len()];
+    let mut flat = Vec::new();
+    for (row, item) in items.iter().enumerate() {
+        flat.clear();
+        flatten(item, "", &mut flat);
+        for (path, value) in flat.drain(..) {
+            if let Some(&c) = position.get(path.as_str())
+                && !value.is_null()
+            {
+                cells[c][row] = Some(value);
+            }
+        }
+    }
+    let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = columns
+        .iter()
+        .zip(&cells)
+        .map(|(name, values)| {
+            let array = column(values);
+            (Field::new(name, array.data_type().clone(), true), array)
+        })
+        .unzip();
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+}
+
+/// A column of values typed by what they all are.
+fn column(values: &[Option<Value>]) -> ArrayRef {
+    let present = || values.iter().flatten();
+    let all = |test: fn(&Value) -> bool| present().next().is_some() && present().all(test);
+    if all(|v| v.is_i64()) {
+        return Arc::new(Int64Array::from_iter(
+            values.iter().map(|v| v.as_ref().and_then(Value::as_i64)),
+        ));
+    }
+    if all(Value::is_number) {
+        return Arc::new(Float64Array::from_iter(
+            values.iter().map(|v| v.as_ref().and_then(Value::as_f64)),
+        ));
+    }
+    if all(Value::is_boolean) {
+        return Arc::new(BooleanArray::from_iter(
+            values.iter().map(|v| v.as_ref().and_then(Value::as_bool)),
+        ));
+    }
+    if all(|v| v.as_str().and_then(micros).is_some()) {
+        let times = values
+            .iter()
+            .map(|v| v.as_ref().and_then(Value::as_str).and_then(micros));
+        return Arc::new(TimestampMicrosecondArray::from_iter(times).with_timezone("UTC"));
+    }
+    let texts = values.iter().map(|v| {
+        v.as_ref().map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    });
+    Arc::new(StringArray::from_iter(texts))
+}
+
+/// An RFC 3339 time as UTC microseconds.
+fn micros(s: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_micros())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use datafusion::arrow::array::Array;
+    use datafusion::arrow::datatypes::{DataType, TimeUnit};
+    use datafusion::arrow::ipc::reader::StreamReader;
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use serde_json::json;
+
+    fn items() -> Vec<Value> {
+        vec![
+            json!({"id": "a", "riverKm": 12.5, "n": 3, "active": true,
+                   "period": {"start": "2024-01-01T00:00:00+01:00"}, "tags": [1, 2]}),
+            json!({"id": "b", "n": 4, "active": false, "period": {"start": "2024-02-01T00:00:00+00:00"}}),
+        ]
+    }
+
+    fn columns() -> Vec<String> {
+        [
+            "id",
+            "riverKm",
+            "n",
+            "active",
+            "period.start",
+            "tags",
+            "missing",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    #[test]
+    fn columns_are_typed_by_their_values() {
+        let items = items();
+        let refs: Vec<&Value> = items.iter().collect();
+        let batch = record_batch(&refs, &columns()).unwrap();
+        let types: Vec<DataType> = batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                DataType::Utf8,
+                DataType::Float64,
+                DataType::Int64,
+                DataType::Boolean,
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                DataType::Utf8,
+                DataType::Utf8,
+            ]
+        );
+        assert_eq!(batch.num_rows(), 2);
+        assert!(batch.column(1).is_null(1), "riverKm absent in b");
+        assert_eq!(batch.column(6).null_count(), 2);
+        let start = batch
+            .column(4)
+            .as_any()
+            .downcast_ref::<TimestampMicrosecondArray>()
+            .unwrap();
+        assert_eq!(start.value(0), 1_704_063_600_000_000);
+    }
+
+    #[test]
+    fn both_formats_read_back() {
+        let items = items();
+        let refs: Vec<&Value> = items.iter().collect();
+        let ipc = encode(&refs, &columns(), Format::Arrow).unwrap();
+        let batches: Vec<RecordBatch> = StreamReader::try_new(&ipc[..], None)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(batches[0].num_rows(), 2);
+        let parquet = encode(&refs, &columns(), Format::Parquet).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(parquet))
+            .unwrap()
+            .build()
+            .unwrap();
+        let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+        assert_eq!(rows, 2);
+        // An empty list is a table with its columns and no rows.
+        let empty = encode(&[], &columns(), Format::Parquet).unwrap();
+        assert!(empty.starts_with(b"PAR1"));
+    }
+}

@@ -1,0 +1,9 @@
+//! Answers as bytes: the response envelope ([`envelope`]), catalog resources as JSON values
+//! ([`resources`]), the encoders of every format ([`encode`]), time formatting ([`timefmt`]),
+//! and the OpenAPI document and JSON Schemas served as they are ([`schemas`]).
+
+pub mod encode;
+pub mod envelope;
+pub mod resources;
+pub mod schemas;
+pub mod timefmt;

@@ -1,0 +1,20 @@
+//! The OpenAPI document and JSON Schemas in `schemas/`, compiled in and served as they are.
+
+pub const OPENAPI: &str = include_str!("../../../schemas/openapi.json");
+
+/// `/v1/schemas/{name}`: the JSON Schema of a resource or envelope.
+pub fn schema(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "landing.json" => include_str!("../../../schemas/landing.json"),
+        "stations.json" => include_str!("../../../schemas/stations.json"),
+        "station.json" => include_str!("../../../schemas/station.json"),
+        "parameters.json" => include_str!("../../../schemas/parameters.json"),
+        "parameter.json" => include_str!("../../../schemas/parameter.json"),
+        "values.json" => include_str!("../../../schemas/values.json"),
+        "characteristics.json" => include_str!("../../../schemas/characteristics.json"),
+        "characteristic.json" => include_str!("../../../schemas/characteristic.json"),
+        "health.json" => include_str!("../../../schemas/health.json"),
+        "problem.json" => include_str!("../../../schemas/problem.json"),
+        _ => return None,
+    })
+}

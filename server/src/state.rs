@@ -1,0 +1,139 @@
+//! What every request shares: the dataset, the settings, the caches, the metrics.
+
+use crate::cache::ResponseStore;
+use crate::config::{Config, Variant};
+use crate::http::access::Gate;
+use crate::http::conditional::format_http_date;
+use crate::http::ratelimit::RateLimiter;
+use crate::render::envelope::Meta;
+use chrono::FixedOffset;
+use hydro_engine::Dataset;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+#[derive(Default)]
+pub struct Metrics {
+    pub requests: AtomicU64,
+    pub status_2xx: AtomicU64,
+    pub status_3xx: AtomicU64,
+    pub status_4xx: AtomicU64,
+    pub status_5xx: AtomicU64,
+    pub rows_streamed: AtomicU64,
+}
+
+pub struct AppState {
+    pub dataset: Arc<Dataset>,
+    pub config: Config,
+    /// Public base address including `/v1`, no trailing slash.
+    pub base_url: String,
+    pub offset: FixedOffset,
+    /// Permits for queries that read value files.
+    pub heavy: Arc<Semaphore>,
+    pub started: Instant,
+    pub metrics: Metrics,
+    /// `Last-Modified` of every data response: when the dataset was published.
+    pub last_modified: String,
+    /// The same instant, for `If-Modified-Since`.
+    pub modified: Option<chrono::DateTime<chrono::Utc>>,
+    pub gate: Gate,
+    pub rate: Option<RateLimiter>,
+    /// The last failure to read data (when, what), for `/v1/health`.
+    pub last_fault: std::sync::Mutex<Option<(Instant, String)>>,
+    /// Finished value answers kept on disk and sent again (the response store).
+    pub responses: Arc<ResponseStore>,
+    /// What shapes a response besides the dataset and the request, in every ETag.
+    pub representation: String,
+    /// The `meta` block of every response.
+    pub meta: Meta,
+}
+
+impl AppState {
+    pub fn new(dataset: Dataset, config: Config, bind: &str) -> Result<Self, String> {
+        let offset = config.offset()?;
+        let base_url = config
+            .base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bind}/v1"))
+            .trim_end_matches('/')
+            .to_owned();
+        let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc));
+        let last_modified = modified.map(format_http_date).unwrap_or_default();
+        let gate = Gate::new(&config)?;
+        let rate = RateLimiter::new(config.rate_limit_per_second, config.rate_burst);
+        let responses = ResponseStore::new(
+            config.answer_store_dir.as_deref(),
+            config.answer_store_bytes,
+        )?;
+        let representation = representation(&config, &base_url);
+        Ok(Self {
+            representation,
+            meta: Meta::new(&config, &base_url),
+            responses: Arc::new(responses),
+            gate,
+            rate,
+            last_fault: std::sync::Mutex::new(None),
+            dataset: Arc::new(dataset),
+            heavy: Arc::new(Semaphore::new(config.max_heavy_queries.max(1))),
+            config,
+            base_url,
+            offset,
+            started: Instant::now(),
+            metrics: Metrics::default(),
+            last_modified,
+            modified,
+        })
+    }
+
+    /// Remembers a failed read; the log gets the cause, health reports `degraded` for a while.
+    pub fn record_fault(&self, what: &str) {
+        if let Ok(mut f) = self.last_fault.lock() {
+            *f = Some((Instant::now(), what.to_owned()));
+        }
+    }
+
+    pub fn basic(&self) -> bool {
+        self.config.variant == Variant::Basic
+    }
+}
+
+/// A digest of the settings that shape response bytes besides the dataset and the request:
+/// the `meta` block, the base address in links, the output offset, the variant, and the build
+/// (whose encoders make the bytes, see [`build`]). A strong ETag must change when the bytes
+/// do, so a restart with another `base_url` or a new release does not answer
+/// `304 Not Modified` to a client holding bytes it no longer sends. Access settings are left
+/// out: they decide who gets an answer, not its bytes, and no secret goes into a header.
+fn representation(c: &Config, base_url: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        &build(),
+        &c.title,
+        &c.version,
+        &c.description,
+        &c.description_url,
+        &c.publisher_name,
+        &c.publisher_email,
+        &c.license_name,
+        &c.license_url,
+        base_url,
+        &c.output_offset,
+        &format!("{:?}", c.variant),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+/// The running build, as far as it shapes bytes: the version, and the executable's size and
+/// time, since versions are not bumped for every change to an encoder. A reinstall of the same
+/// build changes ETags too, which costs clients one download each, never a stale answer.
+fn build() -> String {
+    let exe = std::env::current_exe().and_then(|p| p.metadata());
+    let (len, modified) = exe.map_or((0, None), |m| (m.len(), m.modified().ok()));
+    format!("{} {len} {modified:?}", env!("CARGO_PKG_VERSION"))
+}

@@ -1,0 +1,280 @@
+//! The contract details real clients trip on: conditional requests as RFC 9110 says, `HEAD`
+//! telling the length wherever ranges are offered (readers of Parquet over HTTP ask it first),
+//! `near` beyond half the Earth, and the catalog as Arrow and Parquet tables.
+
+mod common;
+
+use bytes::Bytes;
+use common::{Server, dataset, get, get_with, request};
+use datafusion::arrow::array::{Array, RecordBatch};
+use datafusion::arrow::ipc::reader::StreamReader;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::sync::OnceLock;
+
+fn server() -> &'static Server {
+    static S: OnceLock<Server> = OnceLock::new();
+    S.get_or_init(Server::start)
+}
+
+async fn first_station(base: &str) -> String {
+    get(&format!("{base}/stations?limit=1&types=surfaceWater"))
+        .await
+        .json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn if_none_match_takes_lists_star_and_weak_tags() {
+    let base = &server().base;
+    let sid = first_station(base).await;
+    let url = format!("{base}/stations/{sid}/parameters/water-level-15min/values?recent=10");
+    let r = get(&url).await;
+    assert_eq!(r.status, 200);
+    let tag = r.header("etag").unwrap();
+    let weak = format!("W/{tag}");
+    for (inm, want) in [
+        (format!("\"nope\", {tag}"), 304),
+        (format!("\"a\",\"b\",{weak}"), 304),
+        ("*".to_owned(), 304),
+        ("\"nope\", W/\"other\"".to_owned(), 200),
+    ] {
+        let r = get_with(&url, &[("If-None-Match", &inm)]).await;
+        assert_eq!(r.status, want, "If-None-Match: {inm}");
+        if want == 304 {
+            assert!(r.body.is_empty());
+            assert_eq!(r.header("etag").as_deref(), Some(tag.as_str()));
+            assert!(r.header("last-modified").is_some());
+        }
+    }
+    // `*` matches a current representation only: a request that has none is answered as
+    // without the header.
+    for (bad, status) in [
+        (format!("{url}&recnt=1"), 400),
+        (format!("{base}/stations/no-such-station"), 404),
+    ] {
+        let r = get_with(&bad, &[("If-None-Match", "*")]).await;
+        assert_eq!(r.status, status, "{bad}");
+    }
+    // The same for a catalog answer.
+    let stations = format!("{base}/stations?limit=3");
+    let tag = get(&stations).await.header("etag").unwrap();
+    let r = get_with(&stations, &[("If-None-Match", &format!("W/{tag}"))]).await;
+    assert_eq!(r.status, 304);
+}
+
+#[tokio::test]
+async fn if_modified_since_where_last_modified_is_sent() {
+    let base = &server().base;
+    let url = format!("{base}/stations?limit=2");
+    let r = get(&url).await;
+    let modified = r.header("last-modified").expect("Last-Modified");
+    let earlier = "Mon, 01 Jan 2001 00:00:00 GMT";
+    let later = "Fri, 01 Jan 2100 00:00:00 GMT";
+    for (since, want) in [
+        (modified.as_str(), 304),
+        (later, 304),
+        (earlier, 200),
+        ("not a date", 200),
+    ] {
+        let r = get_with(&url, &[("If-Modified-Since", since)]).await;
+        assert_eq!(r.status, want, "If-Modified-Since: {since}");
+    }
+    // If-None-Match wins: a tag that does not match means a full answer whatever the date.
+    let r = get_with(
+        &url,
+        &[("If-Modified-Since", later), ("If-None-Match", "\"other\"")],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    // A bad request stays a bad request.
+    let r = get_with(&format!("{url}&limit2=1"), &[("If-Modified-Since", later)]).await;
+    assert_eq!(r.status, 400);
+}
+
+#[tokio::test]
+async fn head_tells_the_length_where_ranges_are_offered() {
+    let base = &server().base;
+    let sid = first_station(base).await;
+    for format in ["parquet", "csv", "arrow"] {
+        let url = format!(
+            "{base}/stations/{sid}/parameters/discharge-15min/values?format={format}&from=2023-02-01T00:00:00Z"
+        );
+        let head = request("HEAD", &url, &[]).await;
+        assert_eq!(head.status, 200, "{format}");
+        assert!(head.body.is_empty());
+        assert_eq!(head.header("accept-ranges").as_deref(), Some("bytes"));
+        let len: usize = head
+            .header("content-length")
+            .unwrap_or_else(|| panic!("{format}: HEAD offers ranges without a length"))
+            .parse()
+            .unwrap();
+        let whole = get(&url).await;
+        assert_eq!(whole.body.len(), len, "{format}");
+        assert_eq!(whole.header("etag"), head.header("etag"));
+        // What a range reader does next: the footer, then a part in the middle.
+        let tail = get_with(&url, &[("Range", "bytes=-8")]).await;
+        assert_eq!(tail.status, 206);
+        assert_eq!(&tail.body[..], &whole.body[len - 8..]);
+        let mid = get_with(&url, &[("Range", &format!("bytes=100-{}", len / 2))]).await;
+        assert_eq!(mid.status, 206);
+        assert_eq!(&mid.body[..], &whole.body[100..=len / 2]);
+    }
+}
+
+#[tokio::test]
+async fn without_a_response_store_ranges_are_not_offered() {
+    let server = Server::start_with(dataset(), &[("HYDRO_ANSWER_STORE_BYTES", "0")]);
+    let base = &server.base;
+    let sid = first_station(base).await;
+    let url = format!("{base}/stations/{sid}/parameters/discharge-15min/values?format=parquet");
+    for method in ["HEAD", "GET"] {
+        let r = request(method, &url, &[]).await;
+        assert_eq!(r.status, 200);
+        assert!(r.header("accept-ranges").is_none(), "{method}");
+    }
+}
+
+#[tokio::test]
+async fn near_beyond_half_the_earth_or_without_a_radius_is_every_station_nearest_first() {
+    let base = &server().base;
+    let total =
+        get(&format!("{base}/stations?limit=0")).await.json()["meta"]["pagination"]["total"]
+            .as_u64()
+            .unwrap();
+    for near in ["7,50,30000", "7,50,1e9", "7,50", "-170,-80,20100"] {
+        let r = get(&format!("{base}/stations?near={near}")).await;
+        assert_eq!(r.status, 200, "{near}: {}", r.text());
+        let data = r.json()["data"].as_array().unwrap().clone();
+        assert_eq!(data.len() as u64, total, "{near}");
+        let distances: Vec<f64> = data
+            .iter()
+            .map(|s| s["distance"].as_f64().unwrap())
+            .collect();
+        assert!(distances.windows(2).all(|w| w[0] <= w[1]), "{near}");
+    }
+    let nearest = get(&format!("{base}/stations?near=7,50&limit=1"))
+        .await
+        .json();
+    assert_eq!(nearest["data"].as_array().unwrap().len(), 1);
+    for bad in ["7,50,0", "7,50,-5", "7", "7,95", "7,50,x"] {
+        let r = get(&format!("{base}/stations?near={bad}")).await;
+        assert_eq!(r.status, 400, "{bad}");
+    }
+}
+
+fn batches(format: &str, body: &Bytes) -> Vec<RecordBatch> {
+    match format {
+        "arrow" => StreamReader::try_new(&body[..], None)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap(),
+        _ => ParquetRecordBatchReaderBuilder::try_new(body.clone())
+            .unwrap()
+            .build()
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap(),
+    }
+}
+
+fn csv_header(text: &str) -> Vec<String> {
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_catalog_comes_as_arrow_and_parquet_tables() {
+    let base = &server().base;
+    let sid = first_station(base).await;
+    let lists = [
+        format!("{base}/stations?sort=-name"),
+        format!("{base}/stations?fields=id,name,location.lat&near=7,50,300"),
+        format!("{base}/stations/{sid}/parameters"),
+        format!("{base}/stations/{sid}/characteristics"),
+        format!("{base}/stations/{sid}/characteristics?limit=2&offset=1"),
+    ];
+    for url in &lists {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let json = get(url).await.json();
+        let ids: Vec<String> = json["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_owned())
+            .collect();
+        let header = csv_header(&get(&format!("{url}{sep}format=csv")).await.text());
+        for format in ["arrow", "parquet"] {
+            let r = get(&format!("{url}{sep}format={format}")).await;
+            assert_eq!(
+                r.status,
+                200,
+                "{url} {format}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+            let media = if format == "arrow" {
+                "application/vnd.apache.arrow.stream"
+            } else {
+                "application/vnd.apache.parquet"
+            };
+            assert_eq!(r.header("content-type").as_deref(), Some(media));
+            let batches = batches(format, &r.body);
+            let schema = batches[0].schema();
+            let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            assert_eq!(columns, header, "{url} {format}: the CSV answer's columns");
+            let id_col = schema.index_of("id").unwrap();
+            let got: Vec<String> = batches
+                .iter()
+                .flat_map(|b| {
+                    let col = b.column(id_col).clone();
+                    let col = col
+                        .as_any()
+                        .downcast_ref::<datafusion::arrow::array::StringArray>()
+                        .unwrap()
+                        .clone();
+                    (0..col.len()).map(move |i| col.value(i).to_owned())
+                })
+                .collect();
+            assert_eq!(got, ids, "{url} {format}: the JSON answer's rows, in order");
+        }
+    }
+    // Coordinates are numbers and times are times, so a join needs no parsing.
+    let r = get(&format!("{base}/stations?format=parquet")).await;
+    let schema = batches("parquet", &r.body)[0].schema();
+    use datafusion::arrow::datatypes::DataType;
+    assert_eq!(
+        schema
+            .field_with_name("coordinates.lat")
+            .unwrap()
+            .data_type(),
+        &DataType::Float64
+    );
+    let r = get(&format!(
+        "{base}/stations/{sid}/characteristics?format=arrow"
+    ))
+    .await;
+    let schema = batches("arrow", &r.body)[0].schema();
+    assert!(matches!(
+        schema
+            .field_with_name("period.start")
+            .map(|f| f.data_type().clone()),
+        Ok(DataType::Timestamp(_, Some(_))) | Err(_)
+    ));
+    // GeoJSON stays stations-only.
+    let r = get(&format!("{base}/stations/{sid}/parameters?format=geojson")).await;
+    assert_eq!(r.status, 400);
+}
+
+#[tokio::test]
+async fn the_root_redirects_to_the_api() {
+    let base = &server().base;
+    let root = base.trim_end_matches("/v1");
+    let r = get(&format!("{root}/")).await;
+    assert_eq!(r.status, 308);
+    assert_eq!(r.header("location").as_deref(), Some("/v1/"));
+}
