@@ -108,8 +108,15 @@ def alts(names):
     return "(?:" + "|".join(n.replace(".", r"\.") for n in names) + ")"
 
 
+def ci(name):
+    """`name` in any case, as the server compares it."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in name)
+
+
 def comma_list(item, example=None):
-    s = {"type": "string", "pattern": f"^{item}(?:,{item}){{0,{MAX_LIST - 1}}}$"}
+    """Items are trimmed of white space and `+` (a form-encoded space) by the server."""
+    one = rf"[\s+]*{item}[\s+]*"
+    s = {"type": "string", "pattern": f"^{one}(?:,{one}){{0,{MAX_LIST - 1}}}$"}
     if example:
         s["example"] = example
     return s
@@ -166,7 +173,7 @@ lat = {"type": "number", "minimum": -90, "maximum": 90}
 # Comma-separated numbers (an array, form style, not exploded).
 BBOX = {"name": "bbox", "in": "query", "required": False, "style": "form", "explode": False,
         "description": "minLon,minLat,maxLon,maxLat (WGS 84 degrees); minLon > maxLon crosses the antimeridian; "
-                       "minLat must not be greater than maxLat",
+                       "the two latitudes bound the box in either order",
         "schema": {"type": "array", "prefixItems": [lon, lat, lon, lat], "items": False,
                    "minItems": 4, "maxItems": 4}, "example": [6, 50, 8, 52]}
 NEAR = {"name": "near", "in": "query", "required": False, "style": "form", "explode": False,
@@ -177,7 +184,7 @@ NEAR = {"name": "near", "in": "query", "required": False, "style": "form", "expl
 STATE = "(?:[Dd][Ee]-)?[A-Za-z]{2}"
 STATION_TYPES = ["surfaceWater", "groundwater", "weather"]
 CHAR_TYPES = ["mainValue", "statistic", "derived", "mark"]
-TEXT_ITEM = r"[^,]*[^,\s][^,]*"
+TEXT_ITEM = r"[^,]*[^,\s+][^,]*"
 INCLUDE = q("include", "parameters, characteristics", comma_list(alts(["parameters", "characteristics"])))
 
 
@@ -248,7 +255,7 @@ openapi = {
         "/stations": op("listStations", "Stations", "stations", [
             q("states", "comma list of DE-XX or XX", comma_list(STATE, "NW,DE-RP")),
             q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
-            q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts(STATION_TYPES))),
+            q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
             BBOX, NEAR, INCLUDE] + listing(STATION_FIELDS, STATION_SORT) + [FMT(STATIONS)], STATIONS),
         S: op("getStation", "One station", "station",
               [STATION_ID, INCLUDE, fields_param(STATION_FIELDS), FMT(STATIONS)], STATIONS),
@@ -264,7 +271,7 @@ openapi = {
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
                                    [STATION_ID,
                                     q("types", "comma list of mainValue, statistic, derived, mark",
-                                      comma_list(alts(CHAR_TYPES))),
+                                      comma_list(alts([ci(t) for t in CHAR_TYPES]))),
                                     q("parameterIds", "comma list of parameter ids", comma_list(ID_RE))]
                                    + listing(CHAR_FIELDS, CHAR_SORT) + [FMT(CATALOG)], CATALOG),
         S + "/characteristics/{characteristicId}": op("getCharacteristic", "One characteristic value", "characteristic",

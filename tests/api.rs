@@ -115,13 +115,12 @@ async fn bad_input_gets_problem_details() {
         ("/stations?states=BY,,NW".into(), 400, "states"),
         ("/stations?types=river".into(), 400, "types"),
         ("/stations?bbox=1,2,3".into(), 400, "bbox"),
-        ("/stations?bbox=6,55,8,47".into(), 400, "bbox"),
         ("/stations?bbox=6,50,8,95".into(), 400, "bbox"),
-        ("/stations?near=7,50".into(), 400, "near"),
+        ("/stations?near=7".into(), 400, "near"),
         ("/stations?near=7,50,-3".into(), 400, "near"),
         ("/stations?near=700,50,3".into(), 400, "near"),
         ("/stations?sort=height".into(), 400, "sort"),
-        ("/stations?sort=name,name".into(), 400, "sort"),
+        ("/stations?sort=name,,id".into(), 400, "sort"),
         ("/stations?fields=nope".into(), 400, "fields"),
         ("/stations?fields=id,".into(), 400, "fields"),
         ("/stations?include=values".into(), 400, "include"),
@@ -151,7 +150,7 @@ async fn bad_input_gets_problem_details() {
         (format!("{v}?last=1D"), 400, "last"),
         (format!("{v}?last=P0D"), 400, "last"),
         (format!("{v}?last=PT"), 400, "last"),
-        (format!("{v}?sort=quality,quality"), 400, "sort"),
+        (format!("{v}?sort=quality,,value"), 400, "sort"),
         (format!("{v}?sort=name"), 400, "sort"),
         (format!("{v}?fields=timestamp,foo"), 400, "fields"),
         (format!("{v}?format=geojson"), 400, "format"),
@@ -443,7 +442,9 @@ async fn following_next_walks_the_collection_exactly_once() {
     assert_eq!(r["data"][0]["id"], want[10]);
     // The largest offset and limit there are, sorted or not: nothing past the end, and a
     // limit past any count keeps the rest.
-    let huge = "9999999999999999999";
+    let huge = "9223372036854775807";
+    let too_large = get(&format!("{base}/stations?offset=9223372036854775808")).await;
+    assert_eq!(too_large.status, 400, "beyond the documented maximum");
     for sort in ["", "&sort=-name"] {
         let r = get(&format!("{base}/stations?offset={huge}&limit={huge}{sort}")).await;
         assert_eq!(r.status, 200);

@@ -278,3 +278,26 @@ async fn the_root_redirects_to_the_api() {
     assert_eq!(r.status, 308);
     assert_eq!(r.header("location").as_deref(), Some("/v1/"));
 }
+
+/// A field named again in `sort` cannot change the order: it is left out, not refused (a
+/// client generated from the OpenAPI document may well send it).
+#[tokio::test]
+async fn a_sort_key_named_again_changes_nothing() {
+    let base = &server().base;
+    let once = get(&format!("{base}/stations?sort=-state,name")).await;
+    let twice = get(&format!("{base}/stations?sort=-state,name,state,-name")).await;
+    assert_eq!(twice.status, 200);
+    assert_eq!(once.json()["data"], twice.json()["data"]);
+}
+
+/// Latitudes do not wrap: a box's two latitudes bound it in either order.
+#[tokio::test]
+async fn a_bbox_takes_its_latitudes_in_either_order() {
+    let base = &server().base;
+    let ordered = get(&format!("{base}/stations?bbox=6,49,10,52")).await;
+    let swapped = get(&format!("{base}/stations?bbox=6,52,10,49")).await;
+    assert_eq!(swapped.status, 200);
+    let ids = |r: &common::Resp| r.json()["data"].clone();
+    assert!(!ids(&ordered).as_array().unwrap().is_empty());
+    assert_eq!(ids(&ordered), ids(&swapped));
+}

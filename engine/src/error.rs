@@ -115,38 +115,52 @@ impl ErrorKind {
 
 /// What a client should be told of `e`: the first cause down its chain of sources that decides
 /// it. Wrappers (DataFusion's `External`, `Context`, `Shared`, arrow's and parquet's external
-/// errors, an I/O error carrying another error) are looked through.
+/// errors, an I/O error carrying another error) are looked through. An object store's generic
+/// error leans to "unavailable" (the store did not answer), unless a cause below it decides
+/// otherwise (a local file cut short is damage).
 pub fn kind_of(e: &(dyn StdError + 'static)) -> ErrorKind {
+    let mut leaning = None;
     let mut current = Some(e);
     while let Some(e) = current {
-        if let Some(kind) = decided_by(e) {
-            return kind;
+        match verdict(e) {
+            Verdict::Decided(kind) => return kind,
+            Verdict::Leaning(kind) => leaning = leaning.or(Some(kind)),
+            Verdict::Wrapper => {}
         }
         current = next_cause(e);
     }
-    ErrorKind::Internal
+    leaning.unwrap_or(ErrorKind::Internal)
 }
 
-/// The kind `e` decides, or None when `e` only wraps its cause.
-fn decided_by(e: &(dyn StdError + 'static)) -> Option<ErrorKind> {
+/// What one error of a chain says of the whole.
+enum Verdict {
+    Decided(ErrorKind),
+    /// The kind, unless a cause below decides.
+    Leaning(ErrorKind),
+    /// Only wraps its cause.
+    Wrapper,
+}
+
+fn verdict(e: &(dyn StdError + 'static)) -> Verdict {
+    use Verdict::{Decided, Leaning, Wrapper};
     if let Some(e) = e.downcast_ref::<EngineError>() {
         return match e {
-            EngineError::NotFound(_) => Some(ErrorKind::NotFound),
-            EngineError::InvalidQuery(_) | EngineError::Import(_) => Some(ErrorKind::BadRequest),
-            EngineError::Corrupt { .. } => Some(ErrorKind::Corrupt),
+            EngineError::NotFound(_) => Decided(ErrorKind::NotFound),
+            EngineError::InvalidQuery(_) | EngineError::Import(_) => Decided(ErrorKind::BadRequest),
+            EngineError::Corrupt { .. } => Decided(ErrorKind::Corrupt),
             EngineError::Unsupported(_) | EngineError::Internal(_) | EngineError::Task { .. } => {
-                Some(ErrorKind::Internal)
+                Decided(ErrorKind::Internal)
             }
-            EngineError::Io { source, .. } => Some(io_kind(source)),
+            EngineError::Io { source, .. } => Decided(io_kind(source)),
             EngineError::Store(_)
             | EngineError::Parquet(_)
             | EngineError::Arrow(_)
-            | EngineError::DataFusion(_) => None,
+            | EngineError::DataFusion(_) => Wrapper,
         };
     }
     if let Some(e) = e.downcast_ref::<DataFusionError>() {
         return match e {
-            DataFusionError::ResourcesExhausted(_) => Some(ErrorKind::Unavailable),
+            DataFusionError::ResourcesExhausted(_) => Decided(ErrorKind::Unavailable),
             DataFusionError::ArrowError(..)
             | DataFusionError::ParquetError(_)
             | DataFusionError::ObjectStore(_)
@@ -156,43 +170,46 @@ fn decided_by(e: &(dyn StdError + 'static)) -> Option<ErrorKind> {
             | DataFusionError::Shared(_)
             | DataFusionError::Collection(_)
             | DataFusionError::Diagnostic(..)
-            | DataFusionError::ExecutionJoin(_) => None,
-            _ => Some(ErrorKind::Internal),
+            | DataFusionError::ExecutionJoin(_) => Wrapper,
+            _ => Decided(ErrorKind::Internal),
         };
     }
     if let Some(e) = e.downcast_ref::<ArrowError>() {
         return match e {
-            ArrowError::ExternalError(_) | ArrowError::IoError(..) => None,
-            ArrowError::MemoryError(_) => Some(ErrorKind::Unavailable),
+            ArrowError::ExternalError(_) | ArrowError::IoError(..) => Wrapper,
+            ArrowError::MemoryError(_) => Decided(ErrorKind::Unavailable),
             // Decoding stored data is the engine's use of arrow that can fail on its input.
-            _ => Some(ErrorKind::Corrupt),
+            _ => Decided(ErrorKind::Corrupt),
         };
     }
     if let Some(e) = e.downcast_ref::<ParquetError>() {
         return match e {
-            ParquetError::External(_) => None,
-            _ => Some(ErrorKind::Corrupt),
+            ParquetError::External(_) => Wrapper,
+            _ => Decided(ErrorKind::Corrupt),
         };
     }
     if let Some(e) = e.downcast_ref::<object_store::Error>() {
-        return Some(match e {
+        return match e {
             // Every file read was named by the manifest: its absence is damage, not a typo.
-            object_store::Error::NotFound { .. } => ErrorKind::Corrupt,
+            object_store::Error::NotFound { .. } => Decided(ErrorKind::Corrupt),
             object_store::Error::NotSupported { .. }
             | object_store::Error::NotImplemented { .. }
             | object_store::Error::InvalidPath { .. }
-            | object_store::Error::UnknownConfigurationKey { .. } => ErrorKind::Internal,
-            _ => ErrorKind::Unavailable,
-        });
+            | object_store::Error::UnknownConfigurationKey { .. } => Decided(ErrorKind::Internal),
+            _ => Leaning(ErrorKind::Unavailable),
+        };
     }
     if let Some(e) = e.downcast_ref::<std::io::Error>() {
         // An I/O error that carries another error is decided by that one.
-        return e.get_ref().is_none().then(|| io_kind(e));
+        return match e.get_ref() {
+            Some(_) => Wrapper,
+            None => Decided(io_kind(e)),
+        };
     }
     if e.is::<tokio::task::JoinError>() {
-        return Some(ErrorKind::Internal);
+        return Decided(ErrorKind::Internal);
     }
-    None
+    Wrapper
 }
 
 fn io_kind(e: &std::io::Error) -> ErrorKind {
@@ -278,6 +295,20 @@ mod tests {
             assert_eq!(wrap(missing()).kind(), ErrorKind::Corrupt, "{name}");
             assert_eq!(wrap(unreachable()).kind(), ErrorKind::Unavailable, "{name}");
         }
+    }
+
+    #[test]
+    fn a_generic_store_error_leans_to_unavailable_unless_its_cause_decides() {
+        let short = object_store::Error::Generic {
+            store: "LocalDir",
+            source: Box::new(std::io::Error::from(std::io::ErrorKind::UnexpectedEof)),
+        };
+        assert_eq!(EngineError::Store(short).kind(), ErrorKind::Corrupt);
+        let opaque = object_store::Error::Generic {
+            store: "S3",
+            source: "connection reset".into(),
+        };
+        assert_eq!(EngineError::Store(opaque).kind(), ErrorKind::Unavailable);
     }
 
     #[test]

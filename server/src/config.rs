@@ -243,7 +243,8 @@ impl Config {
             let Some(setting) = SETTINGS.iter().find(|s| s.name == name) else {
                 continue;
             };
-            table.insert(name, env_value(&key, setting.kind, value)?);
+            let what = format!("{key} (setting {name})");
+            table.insert(name, env_value(&what, setting.kind, value)?);
         }
         let config: Config = table.try_into().map_err(|e| format!("config: {e}"))?;
         config.offset()?;
@@ -268,14 +269,14 @@ impl Config {
 }
 
 /// An environment variable's text as the TOML value of its setting's kind.
-fn env_value(var: &str, kind: Kind, value: String) -> Result<toml::Value, String> {
+fn env_value(what: &str, kind: Kind, value: String) -> Result<toml::Value, String> {
     Ok(match kind {
         Kind::Text | Kind::Choice(_) => toml::Value::String(value),
         Kind::WholeNumber => toml::Value::Integer(
             value
                 .trim()
                 .parse()
-                .map_err(|_| format!("{var}: '{value}' is not a whole number"))?,
+                .map_err(|_| format!("{what}: '{value}' is not a whole number"))?,
         ),
         Kind::Number => toml::Value::Float(
             value
@@ -283,7 +284,7 @@ fn env_value(var: &str, kind: Kind, value: String) -> Result<toml::Value, String
                 .parse::<f64>()
                 .ok()
                 .filter(|f| f.is_finite())
-                .ok_or_else(|| format!("{var}: '{value}' is not a number"))?,
+                .ok_or_else(|| format!("{what}: '{value}' is not a number"))?,
         ),
         Kind::List { commas } => toml::Value::Array(
             value

@@ -141,10 +141,23 @@ fn read_error(path: &std::path::Path, e: std::io::Error) -> object_store::Error 
 }
 
 /// A read of a file that was opened.
-fn read_failed(location: &Path, e: std::io::Error) -> object_store::Error {
+/// A read of a file that failed, with the I/O error as its source (a short file is damage, a
+/// failing disk is not: the error's kind tells them apart, see `crate::error::kind_of`).
+#[derive(Debug, thiserror::Error)]
+#[error("{location}: {source}")]
+struct ReadFailed {
+    location: String,
+    #[source]
+    source: std::io::Error,
+}
+
+fn read_failed(location: &Path, source: std::io::Error) -> object_store::Error {
     object_store::Error::Generic {
         store: "LocalDir",
-        source: format!("{location}: {e}").into(),
+        source: Box::new(ReadFailed {
+            location: location.to_string(),
+            source,
+        }),
     }
 }
 

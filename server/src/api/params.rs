@@ -73,8 +73,14 @@ impl RawQuery {
     }
 }
 
+/// A comma list. Each item is trimmed of white space and of `+`, which is a space in a query
+/// string that a client form-encoded (the query keeps `+` as sent, for the offsets of times);
+/// `sort=+name` still sorts by name ascending.
 pub fn list<'a>(name: &str, v: &'a str) -> Result<Vec<&'a str>, ApiError> {
-    let items: Vec<&str> = v.split(',').map(str::trim).collect();
+    let items: Vec<&str> = v
+        .split(',')
+        .map(|i| i.trim_matches(|c: char| c.is_whitespace() || c == '+'))
+        .collect();
     if items.iter().any(|i| i.is_empty()) {
         return Err(ApiError::param(name, "has an empty item"));
     }
@@ -87,14 +93,18 @@ pub fn list<'a>(name: &str, v: &'a str) -> Result<Vec<&'a str>, ApiError> {
     Ok(items)
 }
 
+/// A whole number from 0 to 2^63 − 1 (the range the OpenAPI document gives every count).
 pub fn uint(name: &str, v: &str) -> Result<u64, ApiError> {
-    if !v.bytes().all(|b| b.is_ascii_digit()) || v.len() > 19 {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ApiError::param(
             name,
             format!("'{}' is not a whole number ≥ 0", shorten(v)),
         ));
     }
-    v.parse().map_err(|_| ApiError::param(name, "too large"))
+    v.parse::<u64>()
+        .ok()
+        .filter(|&n| n <= i64::MAX as u64)
+        .ok_or_else(|| ApiError::param(name, format!("is larger than {}", i64::MAX)))
 }
 
 /// RFC 3339 with an offset; a space where the `+` of the offset belongs is read as `+`.
@@ -137,20 +147,18 @@ fn check_lon_lat(name: &str, lon: f64, lat: f64) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// `minLon,minLat,maxLon,maxLat`; minLon > maxLon crosses the antimeridian.
+/// `minLon,minLat,maxLon,maxLat`; minLon > maxLon crosses the antimeridian. Latitudes do not
+/// wrap, so the two bound the box in either order (a client need not know which is which).
 pub fn bbox(v: &str) -> Result<BBox, ApiError> {
-    let [min_lon, min_lat, max_lon, max_lat] =
+    let [min_lon, lat_a, max_lon, lat_b] =
         floats::<4>("bbox", v, "minLon,minLat,maxLon,maxLat in WGS 84 degrees")?;
-    check_lon_lat("bbox", min_lon, min_lat)?;
-    check_lon_lat("bbox", max_lon, max_lat)?;
-    if min_lat > max_lat {
-        return Err(ApiError::param("bbox", "minLat is greater than maxLat"));
-    }
+    check_lon_lat("bbox", min_lon, lat_a)?;
+    check_lon_lat("bbox", max_lon, lat_b)?;
     Ok(BBox {
         min_lon,
-        min_lat,
+        min_lat: lat_a.min(lat_b),
         max_lon,
-        max_lat,
+        max_lat: lat_a.max(lat_b),
     })
 }
 
@@ -278,7 +286,19 @@ mod tests {
     #[test]
     fn numbers_times_and_places() {
         assert_eq!(uint("limit", "10").unwrap(), 10);
-        for bad in ["-1", "+1", "1.5", "1e3", "abc", "99999999999999999999"] {
+        assert_eq!(
+            uint("limit", "9223372036854775807").unwrap(),
+            i64::MAX as u64
+        );
+        for bad in [
+            "-1",
+            "+1",
+            "1.5",
+            "1e3",
+            "abc",
+            "9223372036854775808",
+            "99999999999999999999",
+        ] {
             assert!(uint("limit", bad).is_err(), "{bad}");
         }
         assert!(timestamp("from", "2024-01-01T00:00:00 01:00").is_ok());
@@ -292,9 +312,9 @@ mod tests {
         }
         assert!(bbox("5,47,15,55").is_ok());
         assert!(bbox("170,-10,-170,10").is_ok());
+        assert_eq!(bbox("5,55,15,47").unwrap().min_lat, 47.0);
         for bad in [
             "5,47,15",
-            "5,55,15,47",
             "5,47,15,95",
             "a,b,c,d",
             "5,47,15,55,1",
@@ -316,6 +336,10 @@ mod tests {
             assert!(near(bad).is_err(), "{bad}");
         }
         assert_eq!(states("by,DE-nw").unwrap(), vec!["DE-BY", "DE-NW"]);
+        assert_eq!(
+            states("+by++,\u{b} DE-nw\t").unwrap(),
+            vec!["DE-BY", "DE-NW"]
+        );
         assert!(states("BY,,NW").is_err());
         assert!(states("Bayern").is_err());
     }

@@ -22,12 +22,16 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// `items` as one Arrow IPC stream or Parquet file with `columns`.
+/// `items` as one Arrow IPC stream or Parquet file with `columns`. A table needs a column: an
+/// empty list whose columns are not known (they come from its items) is a table of one column,
+/// `id`, and no rows.
 pub fn encode(
     items: &[&Value],
     columns: &[String],
     format: Format,
 ) -> Result<Vec<u8>, EncodeError> {
+    let id = ["id".to_owned()];
+    let columns = if columns.is_empty() { &id[..] } else { columns };
     let batch = record_batch(items, columns)?;
     match format {
         Format::Parquet => {
@@ -199,8 +203,14 @@ mod tests {
             .unwrap();
         let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
         assert_eq!(rows, 2);
-        // An empty list is a table with its columns and no rows.
-        let empty = encode(&[], &columns(), Format::Parquet).unwrap();
-        assert!(empty.starts_with(b"PAR1"));
+        // An empty list is a table with its columns and no rows; one whose columns come from
+        // its items has an id column.
+        for format in [Format::Parquet, Format::Arrow] {
+            assert!(!encode(&[], &columns(), format).unwrap().is_empty());
+            assert!(!encode(&[], &[], format).unwrap().is_empty());
+        }
+        let empty = encode(&[], &[], Format::Parquet).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(empty)).unwrap();
+        assert_eq!(reader.schema().fields().len(), 1);
     }
 }
