@@ -6,7 +6,10 @@ usage: readers.py BASE_URL DATASET_DIR
 - the dataset layout read back with pyarrow and DuckDB: partition paths, column types, sort
   order, statistics, page index, compression, row counts;
 - every download format read with a real reader (pandas CSV, pyarrow IPC and Parquet, GDAL
-  through pyogrio for GeoJSON) and compared row by row with the JSON answer.
+  through pyogrio for GeoJSON) and compared row by row with the JSON answer;
+- Parquet read over HTTP as readers of remote files do (fsspec, under pandas and pyarrow:
+  `HEAD` for the length, then byte ranges; polars), and the catalog as a table joined with the
+  values in DuckDB.
 """
 import io
 import json
@@ -18,7 +21,9 @@ import tempfile
 import urllib.request
 
 import duckdb
+import fsspec
 import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
@@ -149,5 +154,31 @@ def check_formats():
     print(f"formats: csv, arrow, parquet ({len(rows)} rows) and geojson ({len(stations)} features) agree with JSON")
 
 
+def check_http_readers():
+    stations = json.loads(fetch("/stations")[0])["data"]
+    sid = stations[0]["id"]
+    path = f"/stations/{sid}/parameters/discharge-15min/values?from=2023-03-01T00:00:00Z&format=parquet"
+    want = json.loads(fetch(path.replace("&format=parquet", "&limit=10000000"))[0])["data"]
+    url = BASE + path
+    assert len(pd.read_parquet(url)) == len(want), "pandas over fsspec"
+    with fsspec.open(url, block_size=4096) as f:
+        f.seek(-4, 2)
+        assert f.read() == b"PAR1", "a ranged read of the footer's magic"
+        table = pq.read_table(f)
+    assert table.column("value").to_pylist() == [r["value"] for r in want], "pyarrow over fsspec"
+    assert pl.read_parquet(url).height == len(want), "polars"
+    # The catalog as a table, joined with the values, as a researcher would.
+    with tempfile.TemporaryDirectory() as d:
+        for name, p in [("stations", "/stations?format=parquet"), ("values", path)]:
+            with open(os.path.join(d, name + ".parquet"), "wb") as out:
+                out.write(fetch(p)[0])
+        joined = duckdb.sql(
+            f"SELECT s.name, count(*) AS n FROM '{d}/values.parquet' v, '{d}/stations.parquet' s "
+            f"WHERE s.id = '{sid}' GROUP BY s.name").fetchall()
+    assert joined == [(stations[0]["name"], len(want))], joined
+    print(f"http readers: pandas and pyarrow over fsspec ranges, polars, DuckDB join ({len(want)} rows)")
+
+
 check_layout()
 check_formats()
+check_http_readers()

@@ -1,5 +1,6 @@
 //! Our files and responses read by independent readers (pyarrow, DuckDB, pandas, GDAL via
-//! pyogrio): see `tests/readers.py`. `.ci/run` installs them; without them this test fails.
+//! pyogrio, fsspec range reads, polars): see `tests/readers.py`. `.ci/run` installs them;
+//! without them this test fails.
 
 mod common;
 
@@ -19,10 +20,12 @@ fn independent_readers_agree() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "readers.py failed (pip install pyarrow pandas pyogrio duckdb):\n{stdout}\n{stderr}"
+        "readers.py failed (pip install pyarrow pandas pyogrio duckdb fsspec aiohttp polars):\n{stdout}\n{stderr}"
     );
     assert!(
-        stdout.contains("layout:") && stdout.contains("formats:"),
+        stdout.contains("layout:")
+            && stdout.contains("formats:")
+            && stdout.contains("http readers:"),
         "{stdout}"
     );
 }
