@@ -228,7 +228,13 @@ DATE_PART = (f"(?:{N}Y(?:{N}M)?(?:{N}W)?(?:{N}D)?|{N}M(?:{N}W)?(?:{N}D)?|{N}W(?:
 TIME_PART = f"T(?:{N}H(?:{N}M)?(?:{N}S)?|{N}M(?:{N}S)?|{N}S)"
 DURATION = {"type": "string", "pattern": f"^P(?:{DATE_PART}(?:{TIME_PART})?|{TIME_PART})$",
             "description": "ISO 8601 duration longer than zero, e.g. P1D, PT6H, P1Y2M, P2W"}
-instant = {"type": "string", "format": "date-time", "description": "ISO 8601 / RFC 3339 with an offset (Z or ±HH:MM)"}
+# RFC 3339 date-times. The server also takes the other ISO 8601 forms with an offset (seconds
+# left out, ±HHMM or ±HH): said in the description, not in a pattern beside the format, whose
+# smallest example (year 0) made every generated window with both ends one that ends before it
+# starts.
+instant = {"type": "string", "format": "date-time",
+           "description": "ISO 8601 with an offset, e.g. 2024-03-01T00:00:00+01:00, 2024-03-01T00:00+0100 "
+                          "or 2024-03-01T00:00:00Z; a time without an offset is refused (ambiguous)"}
 # from/to, recent and last exclude each other: one object parameter, form style, exploded (each
 # member its own query parameter), whose schema says which members go together.
 WINDOW = {"name": "window", "in": "query", "required": False, "style": "form", "explode": True,

@@ -301,3 +301,40 @@ async fn a_bbox_takes_its_latitudes_in_either_order() {
     assert!(!ids(&ordered).as_array().unwrap().is_empty());
     assert_eq!(ids(&ordered), ids(&swapped));
 }
+
+/// Times in the ISO 8601 forms users type, with an offset, mean the same instant; a time
+/// without an offset is refused with a message that names forms to use.
+#[tokio::test]
+async fn times_take_the_iso_forms_users_type() {
+    let base = &server().base;
+    let sid = first_station(base).await;
+    let values = format!("{base}/stations/{sid}/parameters/water-level-15min/values");
+    let want = get(&format!(
+        "{values}?from=2023-03-01T00:00:00%2B01:00&to=2023-03-01T06:00:00Z"
+    ))
+    .await
+    .json()["data"]
+        .clone();
+    assert!(!want.as_array().unwrap().is_empty());
+    for from in [
+        "2023-03-01T00:00%2B01:00",
+        "2023-03-01T00:00:00.000%2B0100",
+        "2023-03-01T00:00%2B01",
+        "2023-02-28T23:00:00Z",
+        "2023-03-01T00:00:00+01:00",
+    ] {
+        let r = get(&format!("{values}?from={from}&to=2023-03-01T06:00:00Z")).await;
+        assert_eq!(r.status, 200, "{from}: {}", r.text());
+        assert_eq!(r.json()["data"], want, "{from}");
+    }
+    let r = get(&format!("{values}?from=2023-03-01T00:00:00")).await;
+    assert_eq!(r.status, 400);
+    let reason = r.json()["invalidParams"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        reason.contains("2024-03-01T00:00:00+01:00") && reason.contains("offset"),
+        "{reason}"
+    );
+}

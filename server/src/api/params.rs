@@ -5,7 +5,7 @@
 use crate::http::error::ApiError;
 pub use crate::http::error::shorten;
 pub use crate::render::resources::SortSpec;
-use chrono::DateTime;
+use chrono::{FixedOffset, NaiveDateTime};
 use hydro_engine::catalog::spatial::{BBox, Near};
 use hydro_engine::model::duration::IsoDuration;
 use hydro_engine::model::{Micros, normalize_state};
@@ -107,17 +107,65 @@ pub fn uint(name: &str, v: &str) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::param(name, format!("is larger than {}", i64::MAX)))
 }
 
-/// RFC 3339 with an offset; a space where the `+` of the offset belongs is read as `+`.
+/// An ISO 8601 time with an offset, in the forms users type: seconds optional, a fraction
+/// of a second optional, the offset as `Z`, `±HH:MM`, `±HHMM` or `±HH`; `T` or `t`. A space
+/// where the `+` of the offset belongs (an unencoded `+`) is read as `+`. A time without an
+/// offset is refused: it is ambiguous.
 pub fn timestamp(name: &str, v: &str) -> Result<Micros, ApiError> {
-    let fixed = v.replace(' ', "+");
-    DateTime::parse_from_rfc3339(&fixed)
-        .map(|t| t.timestamp_micros())
-        .map_err(|_| {
-            ApiError::param(
-                name,
-                format!("'{}' is not an ISO 8601 timestamp with offset, e.g. 2024-03-01T00:00:00+01:00 or 2024-03-01T00:00:00Z", shorten(v)),
-            )
-        })
+    iso_time(&v.replace(' ', "+")).ok_or_else(|| {
+        ApiError::param(
+            name,
+            format!(
+                "'{}' is not a time with an offset; use ISO 8601 such as \
+                 2024-03-01T00:00:00+01:00, 2024-03-01T00:00+0100 or 2024-03-01T00:00:00Z \
+                 (a time without an offset is ambiguous)",
+                shorten(v)
+            ),
+        )
+    })
+}
+
+/// `v` as UTC microseconds, for the forms [`timestamp`] takes.
+fn iso_time(v: &str) -> Option<Micros> {
+    let (local, offset_secs) = split_offset(v)?;
+    let local = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(&local.replace('t', "T"), f).ok())?;
+    let offset = FixedOffset::east_opt(offset_secs)?;
+    Some(
+        local
+            .and_local_timezone(offset)
+            .single()?
+            .timestamp_micros(),
+    )
+}
+
+/// The local part of a time and its offset in seconds: `Z`, `±HH:MM`, `±HHMM` or `±HH` at
+/// its end (after the date's own `-`s).
+fn split_offset(v: &str) -> Option<(&str, i32)> {
+    if let Some(local) = v.strip_suffix(['Z', 'z']) {
+        return Some((local, 0));
+    }
+    let time_starts = v.find(['T', 't'])?;
+    let at = time_starts + v[time_starts..].rfind(['+', '-'])?;
+    let (local, offset) = v.split_at(at);
+    let sign = if offset.starts_with('-') { -1 } else { 1 };
+    let body = &offset[1..];
+    // ASCII only from here on, so that the byte positions below are character boundaries.
+    if !body.bytes().all(|b| b.is_ascii_digit() || b == b':') {
+        return None;
+    }
+    let (h, m) = match body.len() {
+        2 => (body, "00"),
+        4 => body.split_at(2),
+        5 if body.as_bytes()[2] == b':' => (&body[..2], &body[3..]),
+        _ => return None,
+    };
+    if !h.bytes().chain(m.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m): (i32, i32) = (h.parse().ok()?, m.parse().ok()?);
+    (h <= 23 && m <= 59).then_some((local, sign * (h * 3600 + m * 60)))
 }
 
 pub fn duration(name: &str, v: &str) -> Result<IsoDuration, ApiError> {
@@ -302,10 +350,33 @@ mod tests {
             assert!(uint("limit", bad).is_err(), "{bad}");
         }
         assert!(timestamp("from", "2024-01-01T00:00:00 01:00").is_ok());
+        let t = |v: &str| timestamp("from", v).unwrap();
+        let want = t("2024-03-01T00:00:00+01:00");
+        for same in [
+            "2024-03-01T00:00+01:00",
+            "2024-03-01T00:00:00.000+01:00",
+            "2024-03-01T00:00:00+0100",
+            "2024-03-01T00:00+01",
+            "2024-02-29T23:00:00Z",
+            "2024-02-29t23:00:00z",
+            "2024-02-29T22:00:00-01:00",
+        ] {
+            assert_eq!(t(same), want, "{same}");
+        }
+        assert_eq!(t("2024-03-01T00:00:00.5+01:00"), want + 500_000);
         for bad in [
             "2024-01-01",
             "2024-01-01T00:00:00",
+            "2024-01-01T00:00",
             "2024-13-01T00:00:00Z",
+            "2024-01-01T00:00:00+1:00",
+            "2024-01-01T00:00:00+01:0",
+            "2024-01-01T00:00:00+24:00",
+            "2024-01-01T00:00:00+01:00:00",
+            "2024-01-01T00:00:00+0a00",
+            "2024-01-01T00:00:00+1ü2",
+            "2024-01-01T00:00:00+ü",
+            "2024-01-01T25:00:00Z",
             "now",
         ] {
             assert!(timestamp("from", bad).is_err(), "{bad}");
