@@ -25,7 +25,9 @@ meta = {"type": "object", "additionalProperties": False, "required": ["title", "
                        "publisherEmail": {"type": "string"}, "licenseName": {"type": "string"},
                        "licenseUrl": {"type": "string"}, "schemaUrl": {"type": "string"}, "pagination": pagination}}
 links = {"type": "array", "items": {"type": "object", "additionalProperties": False, "required": ["rel", "href"],
-                                    "properties": {"rel": {"type": "string"}, "href": {"type": "string"}}}}
+                                    "properties": {"rel": {"type": "string"}, "href": {"type": "string"},
+                                                   "templated": {"const": True,
+                                                                 "description": "href is a URI template"}}}}
 period = {"type": "object", "additionalProperties": False, "properties": {"start": ts, "end": ts}}
 parameter = {"type": "object", "additionalProperties": False, "properties": {
     "id": {"type": "string"}, "name": {"type": "string"}, "observedProperty": {"type": "string"},

@@ -338,3 +338,23 @@ async fn times_take_the_iso_forms_users_type() {
         "{reason}"
     );
 }
+
+/// The landing page's templated links say so, and one real station is linked.
+#[tokio::test]
+async fn landing_links_mark_templates_and_name_a_real_station() {
+    let base = &server().base;
+    let links = get(&format!("{base}/")).await.json()["links"].clone();
+    let links = links.as_array().unwrap();
+    for l in links {
+        let href = l["href"].as_str().unwrap();
+        assert_eq!(
+            l["templated"].as_bool().unwrap_or(false),
+            href.contains('{'),
+            "{l}"
+        );
+    }
+    let example = links.iter().find(|l| l["rel"] == "example").unwrap();
+    let r = get(example["href"].as_str().unwrap()).await;
+    assert_eq!(r.status, 200);
+    assert!(r.json()["data"]["id"].is_string());
+}

@@ -74,8 +74,14 @@ impl Meta {
     }
 }
 
+/// A link of `links`. A URI template (`/stations/{stationId}`) says so (`templated`, as in
+/// HAL), so that a client does not follow it as it is.
 pub fn link(rel: &str, href: String) -> Value {
-    json!({"rel": rel, "href": href})
+    if href.contains('{') {
+        json!({"rel": rel, "href": href, "templated": true})
+    } else {
+        json!({"rel": rel, "href": href})
+    }
 }
 
 /// Paging of a collection: the arithmetic of DESIGN.md "Lists".
