@@ -358,3 +358,24 @@ async fn landing_links_mark_templates_and_name_a_real_station() {
     assert_eq!(r.status, 200);
     assert!(r.json()["data"]["id"].is_string());
 }
+
+/// An `offset` beyond the end links pages with rows, not count-only pages.
+#[tokio::test]
+async fn links_beyond_the_end_lead_back_to_rows() {
+    let base = &server().base;
+    let total =
+        get(&format!("{base}/stations?limit=0")).await.json()["meta"]["pagination"]["total"]
+            .as_u64()
+            .unwrap();
+    for query in ["offset=1000", "offset=1000&limit=5"] {
+        let r = get(&format!("{base}/stations?{query}")).await.json();
+        assert_eq!(r["data"].as_array().unwrap().len(), 0);
+        for l in r["links"].as_array().unwrap() {
+            if ["first", "prev", "last"].contains(&l["rel"].as_str().unwrap()) {
+                let page = get(l["href"].as_str().unwrap()).await.json();
+                assert!(!page["data"].as_array().unwrap().is_empty(), "{query}: {l}");
+            }
+        }
+        assert!(total > 0);
+    }
+}

@@ -146,18 +146,24 @@ impl Page {
         })
     }
 
-    /// first/prev/next/last as (rel, href), built on `url_without_paging`.
+    /// first/prev/next/last as (rel, href), built on `url_without_paging`. Links lead to pages
+    /// with rows whenever there are rows: an `offset` alone beyond the end (a page of no rows,
+    /// whose size in effect is 0) links pages of the whole collection, not count-only pages.
     pub fn links(&self, url: &PagingUrl) -> Vec<(&'static str, String)> {
-        let size = self.size();
+        let size = match self.size() {
+            0 if self.limit.is_none() => self.total,
+            size => size,
+        };
+        let last = match size {
+            0 => 0,
+            size => self.total.div_ceil(size).saturating_sub(1) * size,
+        };
         let mut out = vec![("first", url.with(size, 0))];
         if self.has_previous() {
-            let prev = if size == 0 {
-                0
-            } else {
-                self.offset.saturating_sub(size)
-            };
+            // Beyond the end, the page before is the last one with rows.
+            let prev = self.offset.saturating_sub(size).min(last);
             let prev_size = if self.limit.is_none() {
-                self.offset
+                self.offset.min(self.total)
             } else {
                 size
             };
@@ -167,7 +173,6 @@ impl Page {
             out.push(("next", url.with(size, self.offset.saturating_add(size))));
         }
         if size > 0 {
-            let last = self.total_pages().saturating_sub(1) * size;
             out.push(("last", url.with(size, last)));
         }
         out
@@ -279,6 +284,35 @@ mod tests {
         assert!(!p.has_next());
         let p = Page::new(23, Some(5), 100);
         assert_eq!(p.json()["count"].as_u64(), Some(0));
+    }
+
+    #[test]
+    fn an_offset_beyond_the_end_links_pages_with_rows() {
+        let url = PagingUrl {
+            base: "http://x/v1/stations".into(),
+            pairs: vec![],
+        };
+        let links = Page::new(24, None, 30).links(&url);
+        let href = |rel: &str| links.iter().find(|l| l.0 == rel).map(|l| l.1.clone());
+        assert_eq!(
+            href("first").unwrap(),
+            "http://x/v1/stations?limit=24&offset=0"
+        );
+        assert_eq!(
+            href("prev").unwrap(),
+            "http://x/v1/stations?limit=24&offset=0"
+        );
+        assert_eq!(
+            href("last").unwrap(),
+            "http://x/v1/stations?limit=24&offset=0"
+        );
+        assert_eq!(href("next"), None);
+        let links = Page::new(24, Some(5), 100).links(&url);
+        let prev = links.iter().find(|l| l.0 == "prev").unwrap();
+        assert_eq!(prev.1, "http://x/v1/stations?limit=5&offset=20");
+        // No rows at all: a count-only page is all there is.
+        let empty = Page::new(0, None, 5).links(&url);
+        assert_eq!(empty[0].1, "http://x/v1/stations?limit=0&offset=0");
     }
 
     #[test]
