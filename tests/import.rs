@@ -58,6 +58,13 @@ async fn samples_import_and_serve() {
         "{lat},{lon}"
     );
     assert_eq!(kaub["data"]["state"], "DE-RP");
+    // Empty optional cells are left out of answers, not shown as "".
+    let well = get(&format!("{b}/stations/gwm-ried-7")).await.json();
+    let well = well["data"].as_object().unwrap();
+    assert!(!well.contains_key("waterBodyId") && !well.contains_key("waterBodyName"));
+    assert_eq!(well["operator"], "HLNUG");
+    let list = get(&format!("{b}/stations?format=ndjson")).await.text();
+    assert!(!list.contains("\"\""), "no empty texts: {list}");
     let mut served = 0;
     for (s, p) in [
         ("koeln", "water-level-15min"),
