@@ -379,3 +379,35 @@ async fn links_beyond_the_end_lead_back_to_rows() {
         assert!(total > 0);
     }
 }
+
+/// The memory the dataset holds is reported together on `/metrics`: the footer cache and the
+/// value cache with their budgets, and the catalog.
+#[tokio::test]
+async fn metrics_report_the_memory_budgets_together() {
+    let base = &server().base;
+    let sid = first_station(base).await;
+    get(&format!(
+        "{base}/stations/{sid}/parameters/water-level-15min/values?recent=10"
+    ))
+    .await;
+    let text = get(&format!("{}/metrics", base.trim_end_matches("/v1")))
+        .await
+        .text();
+    let gauge = |name: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {text}"))
+    };
+    assert!(gauge("hydro_memory_bytes{part=\"catalog\"}") > 0.0);
+    assert!(
+        gauge("hydro_memory_bytes{part=\"footer_cache\"}") > 0.0,
+        "a month was read"
+    );
+    assert!(gauge("hydro_memory_budget_bytes{part=\"footer_cache\"}") > 0.0);
+    assert_eq!(
+        gauge("hydro_memory_budget_bytes{part=\"value_cache\"}"),
+        (64 << 20) as f64
+    );
+}

@@ -3,7 +3,7 @@
 //! [`layout`] says where every file lives and how value files are written; [`manifest`] is the
 //! one object a reader opens first; [`catalog_file`] encodes the catalog tables; [`month_file`]
 //! is one station-month of values as the readers keep it. A [`Dataset`] holds the manifest,
-//! the catalog in memory, and what queries need to read value files: the store, the metadata
+//! the catalog in memory, and what queries need to read value files: the store, the footer
 //! cache, DataFusion's session, and the month files indexed by station.
 
 pub mod catalog_file;
@@ -57,7 +57,8 @@ pub struct MemoryUse {
 }
 
 /// What DataFusion needs to scan this dataset's value files: the store as registered with the
-/// session's runtime, and readers that take footers from the shared metadata cache.
+/// session's runtime, and readers that take footers from the runtime's own metadata cache
+/// (which only DataFusion's scans use).
 #[derive(Clone)]
 pub(crate) struct ScanSource {
     pub(crate) store_url: ObjectStoreUrl,
@@ -71,6 +72,8 @@ pub struct Dataset {
     pub(crate) ctx: SessionContext,
     /// Month files' footers, read once and kept within a budget.
     pub(crate) footers: Arc<FooterCache>,
+    /// About how many bytes the catalog holds: it never changes, so measured once.
+    catalog_bytes: usize,
     pub(crate) scan_source: ScanSource,
     pub(crate) files: HashMap<StationId, StationFiles>,
     /// The store again when it is a local directory: month files are then read through the
@@ -129,6 +132,7 @@ impl Dataset {
         // Scratch from here on: freed before the catalog's indexes take their room.
         drop(texts);
         let catalog = Catalog::new(stations, parameters, characteristics);
+        let catalog_bytes = catalog.memory_size();
 
         let mut files: HashMap<StationId, StationFiles> = HashMap::new();
         for f in &manifest.files {
@@ -165,6 +169,7 @@ impl Dataset {
             store,
             ctx,
             footers: Arc::new(FooterCache::new(FOOTER_CACHE_BYTES)),
+            catalog_bytes,
             scan_source,
             files,
             local: None,
@@ -192,7 +197,7 @@ impl Dataset {
             footer_cache_budget: self.footers.budget(),
             value_cache: self.cached_value_bytes(),
             value_cache_budget: self.values.as_ref().map_or(0, |v| v.budget()),
-            catalog: self.catalog.memory_size(),
+            catalog: self.catalog_bytes,
         }
     }
 

@@ -129,7 +129,7 @@ struct GroupFooter {
 }
 
 /// A Parquet file's footer and page index, split for copying its row groups elsewhere. Made
-/// once per file (the metadata cache keeps it) and used by every answer that copies from it.
+/// once per file (the engine's footer cache keeps it) and used by every answer that copies from it.
 ///
 /// What a chunk's copy needs lies side by side in a few arrays, rather than in structs of its
 /// own pointing into the file's last bytes: a made 10-year Parquet answer copies the metadata

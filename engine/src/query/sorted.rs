@@ -1,7 +1,7 @@
 //! The DataFusion path of answers sorted by value or quality: one Parquet scan with a
 //! predicate over the window's month files, as DataFusion plans it: the files in the order
 //! given, one partition, the predicate pushed into row-group, page and row filtering, footers
-//! and page indexes from the shared metadata cache. The plan's sort is added by `plan`.
+//! and page indexes from DataFusion's own metadata cache. The plan's sort is added by `plan`.
 //! Answers in time order do not come here (see the `query` module).
 
 use crate::dataset::ScanSource;
