@@ -50,18 +50,34 @@ enum Command {
         #[arg(long, env = "HYDRO_CONFIG")]
         config: Option<PathBuf>,
     },
-    /// Import CSV files into a dataset (formats: data/README.md). Publishes atomically.
+    /// Import CSV files into a dataset, published atomically: a new version replaces the one
+    /// in --out only when every line of every file is good; otherwise every bad line is
+    /// reported as file:line: reason and nothing is published.
+    ///
+    /// Files are UTF-8 CSV with a header row; column order is free, cells are trimmed, empty
+    /// cells mean "not given". The columns of each file are described in data/README.md, with
+    /// samples in data/sample/.
     Import {
-        /// Dataset directory to write (a new version replaces the published one).
+        /// Dataset directory to write (created if missing).
         #[arg(long)]
         out: String,
+        /// Stations: id, name, type (surfaceWater|groundwater|weather), state (DE-XX or XX),
+        /// lat/lon (WGS 84) or easting/northing/epsg (Gauss-Krüger 31466-31469), and optional
+        /// operator, waterBodyId, waterBodyName, riverKm, gaugeZero, gaugeZeroDatum,
+        /// groundLevel, elevation.
         #[arg(long)]
         stations: PathBuf,
+        /// Parameters: stationId, id (e.g. water-level-15min), name, observedProperty, unit,
+        /// interval (ISO 8601, e.g. PT15M).
         #[arg(long)]
         parameters: PathBuf,
+        /// Characteristic values: stationId, id, name, type (mainValue|statistic|derived|mark),
+        /// parameterId, value, unit, and optional periodStart and periodEnd (RFC 3339, both or
+        /// neither) and description.
         #[arg(long)]
         characteristics: Option<PathBuf>,
-        /// One or more values files.
+        /// One or more values files: stationId, parameterId, timestamp (RFC 3339 with an
+        /// offset), value, quality (good|suspect|estimated|unchecked|missing).
         #[arg(long, num_args = 1.., required = true)]
         values: Vec<PathBuf>,
     },
@@ -180,9 +196,12 @@ async fn run() -> anyhow::Result<()> {
                 Some(d) => d,
                 None => ensure_demo().await?,
             };
-            let mut dataset = Dataset::open(&data)
-                .await
-                .with_context(|| format!("opening dataset {data}"))?;
+            let mut dataset = Dataset::open(&data).await.with_context(|| {
+                format!(
+                    "opening dataset {data} (a directory that `hydro import --out {data} ...` or \
+                     `hydro generate --out {data}` wrote)"
+                )
+            })?;
             dataset.cache_values(config.value_cache_bytes);
             let listener = tokio::net::TcpListener::bind(&bind)
                 .await

@@ -140,3 +140,34 @@ async fn bad_lines_are_reported_and_nothing_is_published() {
         "old version stays"
     );
 }
+
+/// `serve` on a directory that holds no dataset says how to make one.
+#[test]
+fn serving_a_directory_without_a_dataset_suggests_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data"])
+        .arg(dir.path())
+        .output()
+        .expect("run hydro serve");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hydro import --out") && err.contains("not a dataset"),
+        "{err}"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["import", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in [
+        "--stations",
+        "--parameters",
+        "--characteristics",
+        "--values",
+        "quality",
+    ] {
+        assert!(help.contains(flag), "{flag} in {help}");
+    }
+}
