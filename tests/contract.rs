@@ -136,6 +136,24 @@ async fn without_a_response_store_ranges_are_not_offered() {
     }
 }
 
+/// An answer larger than the response store cannot be cut into ranges: `HEAD` and `GET` do not
+/// offer them, and the answer is still whole.
+#[tokio::test]
+async fn an_answer_larger_than_the_store_offers_no_ranges() {
+    let server = Server::start_with(dataset(), &[("HYDRO_ANSWER_STORE_BYTES", "300000")]);
+    let base = &server.base;
+    let sid = first_station(base).await;
+    let url = format!("{base}/stations/{sid}/parameters/discharge-15min/values?format=csv");
+    let head = request("HEAD", &url, &[]).await;
+    assert_eq!(head.status, 200);
+    assert!(head.header("accept-ranges").is_none(), "{:?}", head.headers);
+    let whole = get(&url).await;
+    assert!(whole.body.len() > 300_000, "larger than the store");
+    let ranged = get_with(&url, &[("Range", "bytes=0-99")]).await;
+    assert_eq!(ranged.status, 200, "the whole answer, not a part");
+    assert_eq!(ranged.body, whole.body);
+}
+
 #[tokio::test]
 async fn near_beyond_half_the_earth_or_without_a_radius_is_every_station_nearest_first() {
     let base = &server().base;

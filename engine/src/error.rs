@@ -228,19 +228,15 @@ fn next_cause<'a>(e: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError +
     {
         return Some(inner);
     }
-    if let Some(EngineError::Store(inner)) = e.downcast_ref::<EngineError>() {
-        return Some(inner);
+    // The transparent variants' `source()` is their inner error's source: the inner error
+    // itself is the next cause.
+    match e.downcast_ref::<EngineError>() {
+        Some(EngineError::Store(inner)) => Some(inner),
+        Some(EngineError::Parquet(inner)) => Some(inner),
+        Some(EngineError::Arrow(inner)) => Some(inner),
+        Some(EngineError::DataFusion(inner)) => Some(inner),
+        _ => e.source(),
     }
-    if let Some(EngineError::Parquet(inner)) = e.downcast_ref::<EngineError>() {
-        return Some(inner);
-    }
-    if let Some(EngineError::Arrow(inner)) = e.downcast_ref::<EngineError>() {
-        return Some(inner);
-    }
-    if let Some(EngineError::DataFusion(inner)) = e.downcast_ref::<EngineError>() {
-        return Some(inner);
-    }
-    e.source()
 }
 
 #[cfg(test)]

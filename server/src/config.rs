@@ -141,10 +141,11 @@ macro_rules! settings {
         ];
 
         impl Config {
-            /// Each setting's default as `hydro serve --help` shows it.
-            fn defaults_shown() -> Vec<(&'static str, String)> {
+            /// Each setting's default as `hydro serve --help` shows it, in the order of
+            /// [`SETTINGS`].
+            fn defaults_shown() -> Vec<String> {
                 let d = Self::default();
-                vec![ $( (stringify!($name), SettingType::shown(&d.$name)), )+ ]
+                vec![ $( SettingType::shown(&d.$name), )+ ]
             }
         }
     };
@@ -298,13 +299,9 @@ fn env_value(what: &str, kind: Kind, value: String) -> Result<toml::Value, Strin
 
 /// The settings part of `hydro serve --help`: every setting, its variable, type and default.
 pub fn help() -> String {
-    let defaults = Config::defaults_shown();
     let mut out = String::from("Settings (TOML key / environment variable, default):\n");
-    for s in SETTINGS {
-        let default = defaults
-            .iter()
-            .find(|(n, _)| *n == s.name)
-            .map_or("", |(_, d)| d.as_str());
+    // Both lists come from the one `settings!` list, in its order.
+    for (s, default) in SETTINGS.iter().zip(Config::defaults_shown()) {
         let kind = match s.kind {
             Kind::Text => "text".to_owned(),
             Kind::WholeNumber => "whole number".to_owned(),

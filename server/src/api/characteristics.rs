@@ -20,7 +20,7 @@ pub fn characteristics(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         fields,
         paging,
         format,
-    } = CharacteristicsRequest::parse(&ctx.query())?;
+    } = CharacteristicsRequest::parse(&ctx.typed_query())?;
     let mut tf = ctx.time();
     let items = ctx
         .state
@@ -71,7 +71,8 @@ pub fn characteristic(ctx: &Ctx<'_>, id: &str, cid: &str) -> Result<Reply, ApiEr
         .catalog
         .characteristic(&s.id, &cid)
         .ok_or_else(not_found)?;
-    let CharacteristicRequest { fields, format } = CharacteristicRequest::parse(&ctx.query())?;
+    let CharacteristicRequest { fields, format } =
+        CharacteristicRequest::parse(&ctx.typed_query())?;
     let mut item = characteristic_json(c, &mut ctx.time());
     if let Some(f) = &fields {
         item = project(&item, f);

@@ -64,8 +64,8 @@ impl Ctx<'_> {
         self.state.basic()
     }
 
-    /// The request's query as the typed requests read it.
-    fn query(&self) -> Query<'_> {
+    /// The request's query as the typed requests read it (its pairs, `Accept`, the variant).
+    fn typed_query(&self) -> Query<'_> {
         Query {
             raw: self.query,
             accept: self
@@ -78,14 +78,14 @@ impl Ctx<'_> {
 
     /// The endpoint's request: its parameters checked, then parsed.
     fn request<R: Request>(&self) -> Result<R, ApiError> {
-        let query = self.query();
+        let query = self.typed_query();
         query.admit::<R>()?;
         R::parse(&query)
     }
 
     /// Checks that only the endpoint's parameters are present (before path ids are resolved).
     fn admit<R: Request>(&self) -> Result<(), ApiError> {
-        self.query().admit::<R>()
+        self.typed_query().admit::<R>()
     }
 
     /// A slot among the heavy queries running at once (value downloads, long or sorted station

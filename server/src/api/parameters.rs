@@ -15,7 +15,7 @@ pub fn parameters(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         fields,
         paging,
         format,
-    } = ParametersRequest::parse(&ctx.query())?;
+    } = ParametersRequest::parse(&ctx.typed_query())?;
     let mut tf = ctx.time();
     let items = ctx
         .state
@@ -52,7 +52,7 @@ pub fn parameter(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> 
     ctx.admit::<ParameterRequest>()?;
     let s = ctx.station(id)?;
     let pid = ctx.parameter_id(s, pid)?;
-    let ParameterRequest { fields, format } = ParameterRequest::parse(&ctx.query())?;
+    let ParameterRequest { fields, format } = ParameterRequest::parse(&ctx.typed_query())?;
     let p = ctx
         .state
         .dataset

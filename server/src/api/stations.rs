@@ -113,7 +113,7 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         include,
         fields,
         format,
-    } = StationRequest::parse(&ctx.query())?;
+    } = StationRequest::parse(&ctx.typed_query())?;
     let mut item = station_list::station_item(ctx.state, s, None, include);
     if let Some(f) = &fields {
         item = project(&item, f);

@@ -54,7 +54,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
             given: paging,
         },
         format,
-    } = ValuesRequest::parse(&ctx.query())?;
+    } = ValuesRequest::parse(&ctx.typed_query())?;
     let query = ValuesQuery {
         station: s.id.clone(),
         parameter: pid.clone(),
