@@ -4,13 +4,14 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use hydro_engine::storage::store_for;
 use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, import};
+use hydro_engine::write::import::{ImportInput, ImportOptions, ImportProgress, import};
 use hydro_engine::{Dataset, EngineError};
 use hydro_server::config::Config;
 use hydro_server::state::AppState;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// mimalloc instead of glibc malloc: decoding and encoding a download allocate per page and per
 /// batch on several threads at once, and glibc's arena locks and trimming showed up in `perf`
@@ -50,13 +51,15 @@ enum Command {
         #[arg(long, env = "HYDRO_CONFIG")]
         config: Option<PathBuf>,
     },
-    /// Import CSV files into a dataset, published atomically: a new version replaces the one
-    /// in --out only when every line of every file is good; otherwise every bad line is
+    /// Import CSV or Parquet files into a dataset, published atomically: a new version replaces
+    /// the one in --out only when every line of every file is good; otherwise every bad line is
     /// reported as file:line: reason and nothing is published.
     ///
-    /// Files are UTF-8 CSV with a header row; column order is free, cells are trimmed, empty
-    /// cells mean "not given". The columns of each file are described in data/README.md, with
-    /// samples in data/sample/.
+    /// CSV files are UTF-8 with a header row, plain or gzip- or zstd-compressed (told by their
+    /// first bytes); column order is free, cells are trimmed, empty cells mean "not given".
+    /// Values files may also be Parquet with the same columns. The columns of each file are
+    /// described in data/README.md, with samples in data/sample/. Memory stays within
+    /// --memory whatever the size of the values; rows wait in spill files meanwhile.
     Import {
         /// Dataset directory to write (created if missing).
         #[arg(long)]
@@ -76,10 +79,18 @@ enum Command {
         /// neither) and description.
         #[arg(long)]
         characteristics: Option<PathBuf>,
-        /// One or more values files: stationId, parameterId, timestamp (RFC 3339 with an
-        /// offset), value, quality (good|suspect|estimated|unchecked|missing).
+        /// One or more values files or glob patterns (quoted, e.g. 'archive/*.csv.gz'):
+        /// stationId, parameterId, timestamp (RFC 3339 with an offset; in Parquet also a
+        /// timestamp with time zone), value, quality (good|suspect|estimated|unchecked|missing).
         #[arg(long, num_args = 1.., required = true)]
         values: Vec<PathBuf>,
+        /// Memory the import's buffers may use, e.g. 1GiB, 256MiB (the process needs some
+        /// 30 MiB more).
+        #[arg(long, env = "HYDRO_IMPORT_MEMORY", default_value = "1GiB", value_parser = parse_bytes)]
+        memory: u64,
+        /// Directory for spill files (about 33 bytes a value row, removed when done).
+        #[arg(long, env = "HYDRO_SPILL_DIR")]
+        spill_dir: Option<PathBuf>,
     },
     /// Make a new random API key and print it with the hash for `api_key_hashes`.
     HashKey,
@@ -112,6 +123,85 @@ fn parse_interval_minutes(s: &str) -> anyhow::Result<u32> {
         bail!("--interval must be whole minutes, e.g. PT15M, PT1H, P1D");
     }
     u32::try_from(d.micros / 60_000_000).context("--interval too long")
+}
+
+/// `1GiB`, `256MiB`, `64MB`, `500k`, `1048576`: a number of bytes with an optional unit
+/// (k/M/G/T in powers of 1000, Ki/Mi/Gi/Ti in powers of 1024; a trailing B is optional).
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size such as 1GiB or 256MiB"))?;
+    let unit = unit.trim().trim_end_matches(['B', 'b']);
+    let factor: u64 = match unit {
+        "" => 1,
+        "k" | "K" => 1000,
+        "M" => 1000_u64.pow(2),
+        "G" => 1000_u64.pow(3),
+        "T" => 1000_u64.pow(4),
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        "Ti" => 1 << 40,
+        _ => return Err(format!("'{s}': unknown unit (use k, M, G, Ki, Mi, Gi)")),
+    };
+    number
+        .checked_mul(factor)
+        .ok_or_else(|| format!("'{s}' is too large"))
+}
+
+/// Shows an import's progress on standard error while `progress` runs (nothing when standard
+/// error is not a terminal): bytes read and rows per second, then rows written.
+fn show_import_progress(progress: Arc<ImportProgress>) -> impl FnOnce() {
+    let Some(bar) = std::io::stderr().is_terminal().then(indicatif::ProgressBar::no_length) else {
+        return Box::new(|| {}) as Box<dyn FnOnce()>;
+    };
+    let reading = indicatif::ProgressStyle::with_template(
+        "reading [{bar:30}] {binary_bytes}/{binary_total_bytes} {msg} ({elapsed})",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    let writing = indicatif::ProgressStyle::with_template(
+        "writing [{bar:30}] {human_pos}/{human_len} rows ({per_sec}, {elapsed})",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(reading);
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ticker = {
+        let (bar, done) = (bar.clone(), Arc::clone(&done));
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut styled_for_writing = false;
+            while !done.load(Ordering::Relaxed) {
+                let rows = progress.rows_read.load(Ordering::Relaxed);
+                if progress.writing.load(Ordering::Relaxed) {
+                    if !styled_for_writing {
+                        bar.set_style(writing.clone());
+                        bar.reset_elapsed();
+                        bar.set_length(rows);
+                        styled_for_writing = true;
+                    }
+                    bar.set_position(progress.rows_written.load(Ordering::Relaxed));
+                } else {
+                    bar.set_length(progress.bytes_total.load(Ordering::Relaxed));
+                    bar.set_position(progress.bytes_read.load(Ordering::Relaxed));
+                    let per_sec = rows as f64 / started.elapsed().as_secs_f64().max(0.001);
+                    bar.set_message(format!(
+                        "{} rows, {} rows/s",
+                        indicatif::HumanCount(rows),
+                        indicatif::HumanCount(per_sec as u64)
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            bar.finish_and_clear();
+        })
+    };
+    Box::new(move || {
+        done.store(true, Ordering::Relaxed);
+        let _ = ticker.join();
+    })
 }
 
 fn progress_bar(what: &'static str) -> impl Fn(u64, u64) {
@@ -238,6 +328,8 @@ async fn run() -> anyhow::Result<()> {
             parameters,
             characteristics,
             values,
+            memory,
+            spill_dir,
         } => {
             let input = ImportInput {
                 stations,
@@ -245,7 +337,18 @@ async fn run() -> anyhow::Result<()> {
                 characteristics,
                 values,
             };
-            match import(store_for(&out)?, &input).await {
+            let mut options = ImportOptions {
+                memory_bytes: memory,
+                ..ImportOptions::default()
+            };
+            if let Some(dir) = spill_dir {
+                options.spill_dir = dir;
+            }
+            let progress = Arc::new(ImportProgress::default());
+            let stop_showing = show_import_progress(Arc::clone(&progress));
+            let imported = import(store_for(&out)?, &input, &options, progress).await;
+            stop_showing();
+            match imported {
                 Ok((manifest, rows)) => {
                     println!(
                         "published {} version {}: {} stations, {} parameters, {} characteristics, {rows} values",
@@ -261,7 +364,7 @@ async fn run() -> anyhow::Result<()> {
                     for l in &lines {
                         eprintln!("{l}");
                     }
-                    bail!("{} invalid line(s); nothing was published", lines.len())
+                    bail!("the input has errors (above); nothing was published")
                 }
                 Err(e) => Err(e.into()),
             }

@@ -152,6 +152,20 @@ impl DatasetWriter {
         Ok(())
     }
 
+    /// Deletes the value files written so far: what an import that failed after it began
+    /// writing leaves behind. Best effort, like the cleanup after a publish.
+    pub async fn abandon(&self) {
+        let files = match self.files.lock() {
+            Ok(mut f) => std::mem::take(&mut *f),
+            Err(_) => return,
+        };
+        for f in files {
+            if let Err(e) = self.store.delete(&Path::from(f.path.as_str())).await {
+                tracing::warn!("cleanup: cannot delete {}: {e}", f.path);
+            }
+        }
+    }
+
     /// Writes the catalog and the manifest. Parameters' availability is derived from the
     /// value files written, so it is always true to the data.
     pub async fn publish(

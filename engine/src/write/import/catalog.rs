@@ -1,59 +1,23 @@
-//! `hydro import`: CSV files into a dataset (formats in `data/README.md`).
-//!
-//! Everything is read and checked before anything is published: every bad line is reported
-//! as `file:line: reason`, and a single bad line means no new version. Values are grouped
-//! into station-months in memory before they are written, so an import holds its values
-//! while it runs.
+//! The catalog files of an import (stations, parameters, characteristic values): small, so
+//! read whole, checked row by row and kept in memory.
 
-use crate::dataset::manifest::Manifest;
-use crate::error::{EngineError, Result};
+use super::{Problems, open_input};
 use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::{
     Characteristic, Coordinates, GaugeZero, Micros, Parameter, Period, Station, StationType, Text,
     normalize_state,
 };
-use crate::write::writer::{DatasetWriter, SeriesChunk, encode_month, month_of};
 use chrono::DateTime;
-use datafusion::object_store::ObjectStore;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-/// The input files of one import.
-#[derive(Debug, Clone)]
-pub struct ImportInput {
-    pub stations: PathBuf,
-    pub parameters: PathBuf,
-    pub characteristics: Option<PathBuf>,
-    pub values: Vec<PathBuf>,
-}
-
-/// Quality flags accepted in values files.
-pub const QUALITY_FLAGS: [&str; 5] = ["good", "suspect", "estimated", "unchecked", "missing"];
-
-/// Collects `file:line: reason` messages; the import fails if there is any.
-#[derive(Default)]
-struct Problems(Vec<String>);
-
-impl Problems {
-    fn add(&mut self, file: &Path, line: u64, reason: impl std::fmt::Display) {
-        // Keep the report readable when a whole file is wrong.
-        if self.0.len() < 1000 {
-            self.0.push(format!("{}:{line}: {reason}", file.display()));
-        }
-    }
-}
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 type Row = HashMap<String, String>;
 
 /// Reads a CSV file with a header row into (line number, row) pairs.
 fn read_rows(path: &Path, required: &[&str], problems: &mut Problems) -> Vec<(u64, Row)> {
-    let mut reader = match csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_path(path)
-    {
-        Ok(r) => r,
+    let mut reader = match open_input(path) {
+        Ok(r) => csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(r),
         Err(e) => {
             problems.add(path, 0, format!("cannot read: {e}"));
             return Vec::new();
@@ -120,7 +84,7 @@ fn req<'a>(row: &'a Row, key: &str) -> Result<&'a str, String> {
     }
 }
 
-fn parse_time(s: &str) -> Result<Micros, String> {
+pub(super) fn parse_time(s: &str) -> Result<Micros, String> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.timestamp_micros())
         .map_err(|_| format!("'{s}' is not an RFC 3339 timestamp with offset"))
@@ -220,66 +184,52 @@ fn characteristic_from(row: &Row) -> Result<Characteristic, String> {
     })
 }
 
-/// Checks everything, then writes and publishes. Returns the manifest and the number of
-/// value rows read (which equals the rows written).
-pub async fn import(store: Arc<dyn ObjectStore>, input: &ImportInput) -> Result<(Manifest, u64)> {
-    let mut problems = Problems::default();
+
+/// What the catalog files of an import hold, checked.
+pub(super) struct CatalogInput {
+    pub(super) stations: Vec<Station>,
+    pub(super) parameters: Vec<Parameter>,
+    pub(super) characteristics: Vec<Characteristic>,
+}
+
+/// Reads and checks the catalog files; bad rows go to `problems`.
+pub(super) fn read_catalog(
+    stations_path: &Path,
+    parameters_path: &Path,
+    characteristics_path: Option<&Path>,
+    problems: &mut Problems,
+) -> CatalogInput {
     let mut stations = Vec::new();
     let mut station_ids = HashSet::new();
-    for (line, row) in read_rows(
-        &input.stations,
-        &["id", "name", "type", "state"],
-        &mut problems,
-    ) {
+    for (line, row) in read_rows(stations_path, &["id", "name", "type", "state"], problems) {
         match station_from(&row) {
-            Ok(s) if !station_ids.insert(s.id.clone()) => problems.add(
-                &input.stations,
-                line,
-                format!("duplicate station id {}", s.id),
-            ),
+            Ok(s) if !station_ids.insert(s.id.clone()) => {
+                problems.add(stations_path, line, format!("duplicate station id {}", s.id))
+            }
             Ok(s) => stations.push(s),
-            Err(e) => problems.add(&input.stations, line, e),
+            Err(e) => problems.add(stations_path, line, e),
         }
     }
     let mut parameters = Vec::new();
     let mut parameter_ids: HashSet<(StationId, ParameterId)> = HashSet::new();
-    let required = [
-        "stationId",
-        "id",
-        "name",
-        "observedProperty",
-        "unit",
-        "interval",
-    ];
-    for (line, row) in read_rows(&input.parameters, &required, &mut problems) {
+    let required = ["stationId", "id", "name", "observedProperty", "unit", "interval"];
+    for (line, row) in read_rows(parameters_path, &required, problems) {
         match parameter_from(&row) {
-            Ok(p) if !station_ids.contains(&p.station) => problems.add(
-                &input.parameters,
-                line,
-                format!("unknown station {}", p.station),
-            ),
-            Ok(p) if !parameter_ids.insert((p.station.clone(), p.id.clone())) => problems.add(
-                &input.parameters,
-                line,
-                format!("duplicate parameter {}", p.id),
-            ),
+            Ok(p) if !station_ids.contains(&p.station) => {
+                problems.add(parameters_path, line, format!("unknown station {}", p.station))
+            }
+            Ok(p) if !parameter_ids.insert((p.station.clone(), p.id.clone())) => {
+                problems.add(parameters_path, line, format!("duplicate parameter {}", p.id))
+            }
             Ok(p) => parameters.push(p),
-            Err(e) => problems.add(&input.parameters, line, e),
+            Err(e) => problems.add(parameters_path, line, e),
         }
     }
     let mut characteristics = Vec::new();
-    if let Some(path) = &input.characteristics {
+    if let Some(path) = characteristics_path {
         let mut seen = HashSet::new();
-        let required = [
-            "stationId",
-            "id",
-            "name",
-            "type",
-            "parameterId",
-            "value",
-            "unit",
-        ];
-        for (line, row) in read_rows(path, &required, &mut problems) {
+        let required = ["stationId", "id", "name", "type", "parameterId", "value", "unit"];
+        for (line, row) in read_rows(path, &required, problems) {
             match characteristic_from(&row) {
                 Ok(c) if !parameter_ids.contains(&(c.station.clone(), c.parameter.clone())) => {
                     problems.add(
@@ -296,90 +246,5 @@ pub async fn import(store: Arc<dyn ObjectStore>, input: &ImportInput) -> Result<
             }
         }
     }
-    // (station, month) → parameter → rows
-    type Rows = Vec<(Micros, f64, &'static str)>;
-    let mut months: BTreeMap<(StationId, String), BTreeMap<ParameterId, Rows>> = BTreeMap::new();
-    let mut rows_in = 0u64;
-    for path in &input.values {
-        let required = ["stationId", "parameterId", "timestamp", "value", "quality"];
-        for (line, row) in read_rows(path, &required, &mut problems) {
-            let parsed = (|| -> Result<_, String> {
-                let station: StationId = req(&row, "stationId")?
-                    .parse()
-                    .map_err(|e| format!("{e}"))?;
-                let parameter: ParameterId = req(&row, "parameterId")?
-                    .parse()
-                    .map_err(|e| format!("{e}"))?;
-                if !parameter_ids.contains(&(station.clone(), parameter.clone())) {
-                    return Err(format!("unknown station/parameter {station}/{parameter}"));
-                }
-                let ts = parse_time(req(&row, "timestamp")?)?;
-                let value = opt_f64(&row, "value")?.ok_or("value is required")?;
-                let q = req(&row, "quality")?;
-                let quality = QUALITY_FLAGS
-                    .into_iter()
-                    .find(|f| *f == q)
-                    .ok_or_else(|| format!("quality '{q}' is not one of {QUALITY_FLAGS:?}"))?;
-                Ok((station, parameter, ts, value, quality))
-            })();
-            match parsed {
-                Ok((station, parameter, ts, value, quality)) => {
-                    rows_in += 1;
-                    months
-                        .entry((station, month_of(ts)))
-                        .or_default()
-                        .entry(parameter)
-                        .or_default()
-                        .push((ts, value, quality));
-                }
-                Err(e) => problems.add(path, line, e),
-            }
-        }
-    }
-    // Duplicate timestamps within a series are an error, reported once per series-month.
-    for ((station, month), series) in months.iter_mut() {
-        for (parameter, rows) in series.iter_mut() {
-            rows.sort_by_key(|r| r.0);
-            if let Some(w) = rows.windows(2).find(|w| w[0].0 == w[1].0) {
-                let when = DateTime::from_timestamp_micros(w[0].0)
-                    .map(|t| t.to_rfc3339())
-                    .unwrap_or_default();
-                problems.0.push(format!(
-                    "values: duplicate timestamp {when} for {station}/{parameter} (month {month})"
-                ));
-            }
-        }
-    }
-    if !problems.0.is_empty() {
-        return Err(EngineError::Import(problems.0));
-    }
-
-    let writer = DatasetWriter::begin(store).await?;
-    let mut rows_out = 0u64;
-    for ((station, month), series) in months {
-        let mut chunks: Vec<SeriesChunk> = series
-            .into_iter()
-            .map(|(parameter, rows)| SeriesChunk {
-                parameter,
-                timestamps: rows.iter().map(|r| r.0).collect(),
-                values: rows.iter().map(|r| r.1).collect(),
-                quality: rows.iter().map(|r| r.2).collect(),
-            })
-            .collect();
-        rows_out += chunks
-            .iter()
-            .map(|c| c.timestamps.len() as u64)
-            .sum::<u64>();
-        let (bytes, stats) = encode_month(&mut chunks)?;
-        writer.write_month(&station, &month, bytes, stats).await?;
-    }
-    if rows_in != rows_out {
-        return Err(EngineError::Internal(format!(
-            "read {rows_in} value rows but wrote {rows_out}"
-        )));
-    }
-    let manifest = writer
-        .publish(&stations, parameters, &characteristics)
-        .await?;
-    Ok((manifest, rows_out))
+    CatalogInput { stations, parameters, characteristics }
 }

@@ -1,0 +1,470 @@
+//! `hydro import`: CSV and Parquet files into a dataset (formats in `data/README.md`), in
+//! memory bounded by a budget whatever the size of the input.
+//!
+//! The catalog files (stations, parameters, characteristic values) are small and read whole
+//! ([`catalog`]). The values go through two passes:
+//!
+//! 1. **Partition.** One thread reads the files in blocks (decompressing gzip or zstd, decoding
+//!    Parquet, see [`source`]); the other workers parse and check each row ([`rows`]) and append
+//!    it to a spill file, in the bucket of its station-month ([`spill`]). Nothing is kept in
+//!    memory but the blocks in flight and a small buffer per bucket.
+//! 2. **Sort and write.** Each worker takes a bucket at a time, reads it back, sorts it by
+//!    series and time, finds repeated timestamps, cuts it into station-months and writes each
+//!    as a value file ([`station_months`]). A bucket larger than its share of the budget (the
+//!    input was larger than estimated, or one station-month is most of it) is read in as many
+//!    parts as it takes, each part a set of whole station-months.
+//!
+//! Why partitions and not sorted runs merged: a value file is one station-month, so any
+//! station-month is all that must be in memory at once; partitioning by it needs one write and
+//! one read of the spill (33 bytes a row) and no merge, and the buckets are independent work
+//! for both cores. Sorted runs need a k-way merge on one core at the end.
+//!
+//! Nothing is published unless every row is good: rows are checked in pass 1 (before anything
+//! is written) and repeated timestamps in pass 2; a problem there deletes the value files the
+//! import already wrote. Every bad row is reported as `file:line: reason` (for Parquet the
+//! number is the row's, from 1).
+
+mod catalog;
+mod rows;
+mod source;
+mod spill;
+mod station_months;
+
+pub(crate) use source::open_input;
+
+use crate::dataset::manifest::Manifest;
+use crate::error::{EngineError, Result};
+use crate::write::writer::{DatasetWriter, encode_month};
+use datafusion::object_store::ObjectStore;
+use rows::{REC_BYTES, Rec, RowParser, SeriesIndex, month_index, month_name};
+use source::{Block, ValueInput};
+use spill::{Partitioner, SpillFile};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// The input files of one import.
+#[derive(Debug, Clone)]
+pub struct ImportInput {
+    pub stations: PathBuf,
+    pub parameters: PathBuf,
+    pub characteristics: Option<PathBuf>,
+    /// Values files, or glob patterns naming them.
+    pub values: Vec<PathBuf>,
+}
+
+/// How an import may use the machine.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// Bytes the import's buffers may hold together (blocks read, rows sorted, files encoded).
+    /// The process needs some more of its own (code, allocator, catalog).
+    pub memory_bytes: u64,
+    /// Threads that parse, sort and encode.
+    pub workers: usize,
+    /// Where spill files go (about 33 bytes a row while the import runs).
+    pub spill_dir: PathBuf,
+}
+
+/// The default budget of an import's buffers.
+pub const DEFAULT_MEMORY_BYTES: u64 = 1 << 30;
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self {
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            spill_dir: std::env::temp_dir(),
+        }
+    }
+}
+
+/// What an import has done so far, for a progress display.
+#[derive(Debug, Default)]
+pub struct ImportProgress {
+    /// Bytes of all values files (as stored, compressed or not).
+    pub bytes_total: AtomicU64,
+    pub bytes_read: AtomicU64,
+    pub rows_read: AtomicU64,
+    pub rows_written: AtomicU64,
+    /// Set when reading is done and value files are being written.
+    pub writing: AtomicBool,
+}
+
+/// Quality flags accepted in values files.
+pub const QUALITY_FLAGS: [&str; 5] = ["good", "suspect", "estimated", "unchecked", "missing"];
+
+/// Reports shown at most: a file that is wrong throughout stays readable.
+const SHOWN_PROBLEMS: usize = 1000;
+
+/// Collects `file:line: reason` messages; the import fails if there is any.
+#[derive(Default)]
+pub(super) struct Problems {
+    shown: Vec<String>,
+    total: u64,
+}
+
+impl Problems {
+    pub(super) fn add(&mut self, file: &Path, line: u64, reason: impl std::fmt::Display) {
+        self.total += 1;
+        if self.shown.len() < SHOWN_PROBLEMS {
+            self.shown.push(format!("{}:{line}: {reason}", file.display()));
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    fn into_error(mut self, note: Option<&str>) -> EngineError {
+        let hidden = self.total - self.shown.len() as u64;
+        if hidden > 0 {
+            self.shown.push(format!("… and {hidden} more"));
+        }
+        self.shown.extend(note.map(str::to_owned));
+        EngineError::Import(self.shown)
+    }
+}
+
+/// An error of a spill file (full disk, mostly).
+fn spill_error(source: std::io::Error) -> EngineError {
+    EngineError::Io {
+        what: "spill file".into(),
+        source,
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Sizes derived from the budget, the number of workers and the estimated rows.
+#[derive(Debug)]
+struct Plan {
+    workers: usize,
+    /// Bytes of a block read for the parsers.
+    block_bytes: usize,
+    buckets: usize,
+    /// Bytes of each worker's buffer per bucket.
+    buffer_bytes: usize,
+    /// Spilled bytes of a bucket (part) one worker sorts at a time.
+    part_bytes: u64,
+}
+
+impl Plan {
+    /// A quarter of the budget for blocks in flight (one per worker, as many queued, one being
+    /// read), a quarter for the partition buffers, half for the buckets being sorted: a record
+    /// takes 40 bytes in memory against 33 spilled, and its month's encoded copy far less.
+    fn new(memory_bytes: u64, workers: usize, rows_estimate: u64) -> Self {
+        const KIB: u64 = 1024;
+        let budget = memory_bytes.max(16 * KIB * KIB);
+        let workers = workers.max(1);
+        let w = workers as u64;
+        let block_bytes = (budget / 4 / (2 * w + 1)).clamp(64 * KIB, 8 * KIB * KIB);
+        let in_memory = std::mem::size_of::<Rec>() as u64;
+        let part_bytes = budget / 2 / w * REC_BYTES as u64 / in_memory;
+        let buckets = (rows_estimate * REC_BYTES as u64)
+            .div_ceil(part_bytes)
+            .clamp(2 * w, 4096);
+        let buffer_bytes = (budget / 4 / (w * buckets)).clamp(4 * KIB, KIB * KIB);
+        Self {
+            workers,
+            block_bytes: block_bytes as usize,
+            buckets: buckets as usize,
+            buffer_bytes: buffer_bytes as usize,
+            part_bytes,
+        }
+    }
+}
+
+/// Checks everything, then writes and publishes. Returns the manifest and the number of
+/// value rows read (which equals the rows written).
+pub async fn import(
+    store: Arc<dyn ObjectStore>,
+    input: &ImportInput,
+    options: &ImportOptions,
+    progress: Arc<ImportProgress>,
+) -> Result<(Manifest, u64)> {
+    let mut problems = Problems::default();
+    let catalog = catalog::read_catalog(
+        &input.stations,
+        &input.parameters,
+        input.characteristics.as_deref(),
+        &mut problems,
+    );
+    if !problems.is_empty() {
+        let note = "(the values files were not read: their rows are checked against good catalog files)";
+        return Err(problems.into_error(Some(note)));
+    }
+    let paths = source::expand_values(&input.values, &mut problems);
+    let inputs = source::plan_inputs(&paths, &mut problems);
+    if !problems.is_empty() {
+        return Err(problems.into_error(None));
+    }
+    progress
+        .bytes_total
+        .store(inputs.iter().map(|i| i.size).sum(), Ordering::Relaxed);
+    let rows_estimate = inputs.iter().map(|i| i.rows_estimate).sum();
+    let plan = Arc::new(Plan::new(
+        options.memory_bytes,
+        options.workers,
+        rows_estimate,
+    ));
+    tracing::debug!("import plan: {plan:?}");
+    let index = Arc::new(SeriesIndex::new(
+        catalog
+            .parameters
+            .iter()
+            .map(|p| (p.station.clone(), p.id.clone()))
+            .collect(),
+    ));
+    let inputs = Arc::new(inputs);
+    let problems = Arc::new(Mutex::new(problems));
+
+    let (spills, rows_in) = {
+        let (index, plan, inputs) = (Arc::clone(&index), Arc::clone(&plan), Arc::clone(&inputs));
+        let (problems, progress) = (Arc::clone(&problems), Arc::clone(&progress));
+        let spill_dir = options.spill_dir.clone();
+        tokio::task::spawn_blocking(move || {
+            partition(&inputs, &index, &plan, &spill_dir, &progress, &problems)
+        })
+        .await
+        .map_err(|source| EngineError::Task {
+            what: "import",
+            source,
+        })??
+    };
+    if !lock(&problems).is_empty() {
+        return Err(take(&problems).into_error(None));
+    }
+
+    progress.writing.store(true, Ordering::Relaxed);
+    let writer = Arc::new(DatasetWriter::begin(store).await?);
+    let written = {
+        let (index, plan, inputs) = (Arc::clone(&index), Arc::clone(&plan), Arc::clone(&inputs));
+        let (problems, progress) = (Arc::clone(&problems), Arc::clone(&progress));
+        let writer = Arc::clone(&writer);
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            let context = WriteContext {
+                spills: &spills,
+                index: &index,
+                plan: &plan,
+                inputs: &inputs,
+                problems: &problems,
+                progress: &progress,
+                writer: &writer,
+                runtime: &runtime,
+            };
+            context.write_all()
+        })
+        .await
+        .map_err(|source| EngineError::Task {
+            what: "import",
+            source,
+        })
+        .and_then(|r| r)
+    };
+    let failure = match written {
+        Err(e) => Some(e),
+        Ok(_) if !lock(&problems).is_empty() => Some(take(&problems).into_error(None)),
+        Ok(rows_out) if rows_out != rows_in => Some(EngineError::Internal(format!(
+            "read {rows_in} value rows but wrote {rows_out}"
+        ))),
+        Ok(_) => None,
+    };
+    if let Some(e) = failure {
+        writer.abandon().await;
+        return Err(e);
+    }
+    let writer = Arc::into_inner(writer)
+        .ok_or_else(|| EngineError::Internal("import writer still shared".into()))?;
+    let manifest = writer
+        .publish(
+            &catalog.stations,
+            catalog.parameters,
+            &catalog.characteristics,
+        )
+        .await?;
+    Ok((manifest, rows_in))
+}
+
+fn take(problems: &Mutex<Problems>) -> Problems {
+    std::mem::take(&mut *lock(problems))
+}
+
+/// Pass 1: every row read, checked and spilled to its bucket. Returns the spill files and the
+/// number of good rows.
+fn partition(
+    inputs: &[ValueInput],
+    index: &SeriesIndex,
+    plan: &Plan,
+    spill_dir: &Path,
+    progress: &Arc<ImportProgress>,
+    problems: &Mutex<Problems>,
+) -> Result<(Vec<SpillFile>, u64)> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Block>(plan.workers);
+    let receiver = Mutex::new(receiver);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..plan.workers)
+            .map(|worker| {
+                let receiver = &receiver;
+                scope.spawn(move || -> Result<(SpillFile, u64)> {
+                    let mut partitioner =
+                        Partitioner::new(index, spill_dir, worker, plan.buckets, plan.buffer_bytes)
+                            .map_err(spill_error)?;
+                    let mut parser = RowParser::new(index);
+                    let mut rows = 0u64;
+                    loop {
+                        let Ok(block) = lock(receiver).recv() else {
+                            break;
+                        };
+                        let (mut spilled, mut bad) = (Ok(()), Vec::new());
+                        let before = rows;
+                        parser.block(
+                            &block,
+                            &mut |rec| {
+                                rows += 1;
+                                if spilled.is_ok() {
+                                    spilled = partitioner.push(&rec);
+                                }
+                            },
+                            &mut |row| bad.push(row),
+                        );
+                        spilled.map_err(spill_error)?;
+                        progress
+                            .rows_read
+                            .fetch_add(rows - before, Ordering::Relaxed);
+                        if !bad.is_empty() {
+                            let path = &inputs[block.file() as usize].path;
+                            let mut problems = lock(problems);
+                            for (line, reason) in bad {
+                                problems.add(path, line, reason);
+                            }
+                        }
+                    }
+                    Ok((partitioner.finish().map_err(spill_error)?, rows))
+                })
+            })
+            .collect();
+        {
+            let mut send = |block: Block| sender.send(block).is_ok();
+            source::read_all(inputs, plan.block_bytes, progress, problems, &mut send);
+        }
+        drop(sender);
+        let mut spills = Vec::new();
+        let mut rows = 0;
+        for worker in workers {
+            let (spill, n) = worker
+                .join()
+                .map_err(|_| EngineError::Internal("an import worker panicked".into()))??;
+            spills.push(spill);
+            rows += n;
+        }
+        Ok((spills, rows))
+    })
+}
+
+/// What pass 2 works with.
+struct WriteContext<'a> {
+    spills: &'a [SpillFile],
+    index: &'a SeriesIndex,
+    plan: &'a Plan,
+    inputs: &'a [ValueInput],
+    problems: &'a Mutex<Problems>,
+    progress: &'a ImportProgress,
+    writer: &'a DatasetWriter,
+    runtime: &'a tokio::runtime::Handle,
+}
+
+impl WriteContext<'_> {
+    /// Pass 2: every bucket sorted, checked and written, by all workers. Returns rows written.
+    fn write_all(&self) -> Result<u64> {
+        let next = AtomicUsize::new(0);
+        let repeated = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..self.plan.workers)
+                .map(|_| scope.spawn(|| self.worker(&next, &repeated)))
+                .collect();
+            let mut rows = 0;
+            let mut first_error = None;
+            for worker in workers {
+                match worker.join() {
+                    Ok(Ok(n)) => rows += n,
+                    Ok(Err(e)) => {
+                        first_error.get_or_insert(e);
+                    }
+                    Err(_) => {
+                        first_error.get_or_insert(EngineError::Internal(
+                            "an import worker panicked".into(),
+                        ));
+                    }
+                }
+            }
+            first_error.map_or(Ok(rows), Err)
+        })
+    }
+
+    fn worker(&self, next: &AtomicUsize, repeated: &AtomicBool) -> Result<u64> {
+        let mut records = Vec::new();
+        let mut rows = 0;
+        loop {
+            let bucket = next.fetch_add(1, Ordering::Relaxed);
+            if bucket >= self.plan.buckets {
+                return Ok(rows);
+            }
+            let bytes = spill::bucket_bytes(self.spills, bucket);
+            let parts = bytes.div_ceil(self.plan.part_bytes).max(1) as usize;
+            for part in 0..parts {
+                records.clear();
+                let keep = |r: &Rec| {
+                    let station = self.index.station_of[r.series as usize];
+                    parts == 1
+                        || spill::part_of(spill::bucket_hash(station, month_index(r.ts)), parts)
+                            == part
+                };
+                spill::read_bucket(self.spills, bucket, &keep, &mut records).map_err(spill_error)?;
+                let found = station_months::sort_and_check(&mut records);
+                if !found.is_empty() {
+                    repeated.store(true, Ordering::Relaxed);
+                    self.report_repeats(&found);
+                }
+                // Once a repeat is known nothing will be published: the rest is only checked.
+                if repeated.load(Ordering::Relaxed) {
+                    continue;
+                }
+                station_months::each_station_month(&records, self.index, &mut |mut month| {
+                    let (bytes, stats) = encode_month(&mut month.chunks)?;
+                    let n: u64 = stats.iter().map(|s| s.rows).sum();
+                    self.runtime.block_on(self.writer.write_month(
+                        month.station,
+                        &month_name(month.month),
+                        bytes,
+                        stats,
+                    ))?;
+                    rows += n;
+                    self.progress.rows_written.fetch_add(n, Ordering::Relaxed);
+                    Ok::<_, EngineError>(())
+                })?;
+            }
+        }
+    }
+
+    fn report_repeats(&self, found: &[station_months::Repeated]) {
+        let mut problems = lock(self.problems);
+        for r in found {
+            let (station, parameter) = &self.index.series[r.series as usize];
+            let when = chrono::DateTime::from_timestamp_micros(r.ts)
+                .map(|t| t.to_rfc3339())
+                .unwrap_or_default();
+            let (file, line) = r.first;
+            problems.add(
+                &self.inputs[r.again.0 as usize].path,
+                r.again.1,
+                format!(
+                    "duplicate timestamp {when} for {station}/{parameter} (first at {}:{line})",
+                    self.inputs[file as usize].path.display()
+                ),
+            );
+        }
+    }
+}

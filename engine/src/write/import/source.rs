@@ -1,0 +1,522 @@
+//! The values files of an import: which files (globs expanded), what each one is (CSV, gzip- or
+//! zstd-compressed CSV, Parquet: told by the file's first bytes, not its name), and reading
+//! them in blocks for the parsers.
+//!
+//! CSV is cut into blocks at line ends, so a field may not hold a line break (no values
+//! column can: ids, timestamps, numbers and flags are one line each). Parquet is read through
+//! the parquet crate's Arrow reader, its columns cast to the types the parsers take.
+
+use super::Problems;
+use super::ImportProgress;
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::parquet::arrow::ProjectionMask;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+/// The columns every values file has, in this order in [`CsvColumns::at`].
+pub(super) const VALUE_COLUMNS: [&str; 5] =
+    ["stationId", "parameterId", "timestamp", "value", "quality"];
+
+/// How a CSV file is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum InputKind {
+    Csv(Compression),
+    Parquet,
+}
+
+/// A values file as planned: its kind, its size on disk, and about how many rows it holds.
+#[derive(Debug)]
+pub(super) struct ValueInput {
+    pub(super) path: PathBuf,
+    pub(super) kind: InputKind,
+    pub(super) size: u64,
+    pub(super) rows_estimate: u64,
+}
+
+/// Bytes of CSV per row assumed when planning: a row is rarely shorter
+/// (`a,b,2024-01-01T00:00:00Z,1,good` is 31), so row counts are rather over- than underestimated.
+const CSV_BYTES_PER_ROW: u64 = 32;
+/// How much a compressed CSV is assumed to expand, for the same purpose.
+const COMPRESSED_EXPANSION: u64 = 12;
+
+/// The files the `--values` arguments name: each one as given, or, when it does not exist and
+/// holds a glob pattern (`*`, `?`, `[`), the files it matches, in name order. A pattern that
+/// matches nothing and a missing file are errors.
+pub(super) fn expand_values(patterns: &[PathBuf], problems: &mut Problems) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for pattern in patterns {
+        let text = pattern.to_string_lossy();
+        if pattern.exists() || !text.contains(['*', '?', '[']) {
+            files.push(pattern.clone());
+            continue;
+        }
+        let matched: Vec<PathBuf> = match glob::glob(&text) {
+            Ok(paths) => paths.filter_map(std::result::Result::ok).collect(),
+            Err(e) => {
+                problems.add(pattern, 0, format!("bad pattern: {e}"));
+                continue;
+            }
+        };
+        if matched.is_empty() {
+            problems.add(pattern, 0, "no file matches this pattern");
+        }
+        files.extend(matched.into_iter().filter(|p| p.is_file()));
+    }
+    files
+}
+
+/// What kind of file `path` is, from its first bytes.
+fn sniff(path: &Path) -> io::Result<InputKind> {
+    let mut magic = [0u8; 4];
+    let mut file = File::open(path)?;
+    let n = read_up_to(&mut file, &mut magic)?;
+    Ok(match &magic[..n] {
+        [0x1f, 0x8b, ..] => InputKind::Csv(Compression::Gzip),
+        [0x28, 0xb5, 0x2f, 0xfd] => InputKind::Csv(Compression::Zstd),
+        b"PAR1" => InputKind::Parquet,
+        _ => InputKind::Csv(Compression::None),
+    })
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Plans the values files: kind, size, rows. Files that cannot be opened are reported.
+pub(super) fn plan_inputs(paths: &[PathBuf], problems: &mut Problems) -> Vec<ValueInput> {
+    let mut inputs = Vec::new();
+    for path in paths {
+        let planned = (|| -> Result<ValueInput, String> {
+            let kind = sniff(path).map_err(|e| format!("cannot read: {e}"))?;
+            let size = std::fs::metadata(path)
+                .map_err(|e| format!("cannot read: {e}"))?
+                .len();
+            let rows_estimate = match kind {
+                InputKind::Csv(Compression::None) => size / CSV_BYTES_PER_ROW,
+                InputKind::Csv(_) => size * COMPRESSED_EXPANSION / CSV_BYTES_PER_ROW,
+                InputKind::Parquet => {
+                    let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+                    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+                        .map_err(|e| format!("not a readable Parquet file: {e}"))?;
+                    u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0)
+                }
+            };
+            Ok(ValueInput {
+                path: path.clone(),
+                kind,
+                size,
+                rows_estimate,
+            })
+        })();
+        match planned {
+            Ok(input) => inputs.push(input),
+            Err(reason) => problems.add(path, 0, reason),
+        }
+    }
+    inputs
+}
+
+/// Counts the bytes read from a file (before decompression) into the import's progress.
+struct Counted<R> {
+    inner: R,
+    progress: Arc<ImportProgress>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress
+            .bytes_read
+            .fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// A file's text, decompressed when it is gzip (any number of members) or zstd.
+fn text_reader(
+    path: &Path,
+    compression: Compression,
+    progress: Arc<ImportProgress>,
+) -> io::Result<Box<dyn Read + Send>> {
+    let file = Counted {
+        inner: File::open(path)?,
+        progress,
+    };
+    Ok(match compression {
+        Compression::None => Box::new(file),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            256 * 1024,
+            file,
+        ))),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(file)?),
+    })
+}
+
+/// Any CSV input (the catalog files too), decompressed as needed.
+pub(crate) fn open_input(path: &Path) -> io::Result<Box<dyn Read + Send>> {
+    let compression = match sniff(path)? {
+        InputKind::Csv(c) => c,
+        InputKind::Parquet => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "a Parquet file where CSV is expected",
+            ));
+        }
+    };
+    text_reader(path, compression, Arc::default())
+}
+
+/// Where each value column is in a CSV file's rows.
+#[derive(Debug)]
+pub(super) struct CsvColumns {
+    /// Field index of each of [`VALUE_COLUMNS`].
+    pub(super) at: [usize; 5],
+    /// Fields in a row.
+    pub(super) fields: usize,
+}
+
+/// The timestamps of a table block: instants, or RFC 3339 text to parse like CSV.
+pub(super) enum TimeColumn {
+    Micros(TimestampMicrosecondArray),
+    Text(StringArray),
+}
+
+/// Rows of a Parquet file, cast to the types the parsers take.
+pub(super) struct TableBlock {
+    pub(super) file: u32,
+    /// Row number (1-based) of the first row.
+    pub(super) first_row: u64,
+    pub(super) station: StringArray,
+    pub(super) parameter: StringArray,
+    pub(super) timestamp: TimeColumn,
+    pub(super) value: Float64Array,
+    pub(super) quality: StringArray,
+}
+
+/// Whole lines of a CSV file (no header).
+pub(super) struct CsvBlock {
+    pub(super) file: u32,
+    /// Line number (1-based) of the first line.
+    pub(super) first_line: u64,
+    pub(super) columns: Arc<CsvColumns>,
+    pub(super) bytes: Vec<u8>,
+}
+
+pub(super) enum Block {
+    Csv(CsvBlock),
+    Table(TableBlock),
+}
+
+impl Block {
+    /// Index of the input file it is from.
+    pub(super) fn file(&self) -> u32 {
+        match self {
+            Block::Csv(b) => b.file,
+            Block::Table(t) => t.file,
+        }
+    }
+}
+
+/// Reads every input in turn and hands its blocks to `send` (which blocks while the parsers
+/// are busy, and returns false when they stopped). A file that cannot be read is reported.
+pub(super) fn read_all(
+    inputs: &[ValueInput],
+    block_bytes: usize,
+    progress: &Arc<ImportProgress>,
+    problems: &Mutex<Problems>,
+    send: &mut dyn FnMut(Block) -> bool,
+) {
+    for (i, input) in inputs.iter().enumerate() {
+        let file = u32::try_from(i).unwrap_or(u32::MAX);
+        let outcome = match input.kind {
+            InputKind::Csv(c) => read_csv(file, input, c, block_bytes, progress, send),
+            InputKind::Parquet => {
+                let rows = (block_bytes / 64).max(1024);
+                read_parquet(file, input, rows, progress, send)
+            }
+        };
+        if let Err((line, reason)) = outcome {
+            super::lock(problems).add(&input.path, line, reason);
+        }
+    }
+}
+
+/// A problem of a whole file: the line (or row) where it showed, and what it is.
+type FileProblem = (u64, String);
+
+/// Lines are cut at the last line end of each block; a line longer than this is an error
+/// rather than a reason to grow the block without end.
+const MAX_LINE: usize = 1 << 20;
+
+fn read_csv(
+    file: u32,
+    input: &ValueInput,
+    compression: Compression,
+    block_bytes: usize,
+    progress: &Arc<ImportProgress>,
+    send: &mut dyn FnMut(Block) -> bool,
+) -> Result<(), FileProblem> {
+    let mut reader = text_reader(&input.path, compression, Arc::clone(progress))
+        .map_err(|e| (0, format!("cannot read: {e}")))?;
+    let mut columns: Option<Arc<CsvColumns>> = None;
+    let mut line = 1u64;
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut buf = Vec::with_capacity(block_bytes + carry.len());
+        buf.append(&mut carry);
+        let eof = fill(&mut reader, &mut buf, block_bytes).map_err(|e| {
+            let at = line + bytecount(&buf);
+            (at, format!("cannot read: {e}"))
+        })?;
+        let cut = match memchr::memrchr(b'\n', &buf) {
+            _ if eof => buf.len(),
+            Some(i) => i + 1,
+            None if buf.len() > MAX_LINE => {
+                return Err((line, format!("a line longer than {MAX_LINE} bytes")));
+            }
+            None => {
+                carry = buf;
+                continue;
+            }
+        };
+        carry.extend_from_slice(&buf[cut..]);
+        buf.truncate(cut);
+        let columns = match &columns {
+            Some(c) => Arc::clone(c),
+            None => {
+                let (parsed, header_len) = header(&buf)?;
+                buf.drain(..header_len);
+                line += 1;
+                let parsed = Arc::new(parsed);
+                columns = Some(Arc::clone(&parsed));
+                parsed
+            }
+        };
+        let lines = bytecount(&buf);
+        if !buf.is_empty()
+            && !send(Block::Csv(CsvBlock {
+                file,
+                first_line: line,
+                columns,
+                bytes: buf,
+            }))
+        {
+            return Ok(());
+        }
+        line += lines;
+        if eof {
+            return Ok(());
+        }
+    }
+}
+
+fn bytecount(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// Reads until `buf` holds `want` bytes or the input ends (then returns true).
+fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
+    while buf.len() < want {
+        let start = buf.len();
+        buf.resize(want, 0);
+        match reader.read(&mut buf[start..]) {
+            Ok(0) => {
+                buf.truncate(start);
+                return Ok(true);
+            }
+            Ok(n) => buf.truncate(start + n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(start),
+            Err(e) => {
+                buf.truncate(start);
+                return Err(e);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The header row at the start of `bytes`: where the value columns are, and its length.
+fn header(bytes: &[u8]) -> Result<(CsvColumns, usize), FileProblem> {
+    let end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| i + 1);
+    let text = bytes[..end]
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&bytes[..end]);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .from_reader(text);
+    let mut record = csv::StringRecord::new();
+    match reader.read_record(&mut record) {
+        Ok(true) => {}
+        Ok(false) => return Err((1, "empty file: no header row".into())),
+        Err(e) => return Err((1, format!("bad header: {e}"))),
+    }
+    let mut at = [0usize; 5];
+    let mut missing = Vec::new();
+    for (slot, name) in at.iter_mut().zip(VALUE_COLUMNS) {
+        match record.iter().position(|h| h == name) {
+            Some(i) => *slot = i,
+            None => missing.push(name),
+        }
+    }
+    if !missing.is_empty() {
+        return Err((1, format!("missing column(s) {missing:?}")));
+    }
+    Ok((
+        CsvColumns {
+            at,
+            fields: record.len(),
+        },
+        end,
+    ))
+}
+
+fn read_parquet(
+    file: u32,
+    input: &ValueInput,
+    batch_rows: usize,
+    progress: &Arc<ImportProgress>,
+    send: &mut dyn FnMut(Block) -> bool,
+) -> Result<(), FileProblem> {
+    let opened = File::open(&input.path).map_err(|e| (0, format!("cannot read: {e}")))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(opened)
+        .map_err(|e| (0, format!("not a readable Parquet file: {e}")))?;
+    let schema = Arc::clone(builder.schema());
+    let mut roots = Vec::new();
+    let mut problems = Vec::new();
+    for name in VALUE_COLUMNS {
+        match schema.index_of(name) {
+            Ok(i) => {
+                roots.push(i);
+                if let Err(e) = check_type(name, schema.field(i).data_type()) {
+                    problems.push(e);
+                }
+            }
+            Err(_) => problems.push(format!("missing column {name}")),
+        }
+    }
+    if !problems.is_empty() {
+        return Err((0, problems.join("; ")));
+    }
+    let total_rows = builder.metadata().file_metadata().num_rows().max(1) as u64;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(batch_rows)
+        .build()
+        .map_err(|e| (0, format!("cannot read: {e}")))?;
+    let mut row = 1u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| (row, format!("cannot read: {e}")))?;
+        let n = batch.num_rows() as u64;
+        let block = table_block(file, row, &batch).map_err(|e| (row, e))?;
+        progress
+            .bytes_read
+            .fetch_add(input.size * n / total_rows, Ordering::Relaxed);
+        if !send(Block::Table(block)) {
+            return Ok(());
+        }
+        row += n;
+    }
+    Ok(())
+}
+
+fn is_text(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_text(v),
+        _ => false,
+    }
+}
+
+/// Whether a Parquet column's type can stand for value column `name`.
+fn check_type(name: &str, t: &DataType) -> Result<(), String> {
+    let fits = match name {
+        "timestamp" => match t {
+            DataType::Timestamp(_, Some(_)) => true,
+            DataType::Timestamp(_, None) => {
+                return Err(format!(
+                    "column timestamp is {t}, a time without a zone: write it as a timestamp \
+                     with time zone (UTC), or as RFC 3339 text with an offset"
+                ));
+            }
+            other => is_text(other),
+        },
+        "value" => t.is_numeric(),
+        _ => is_text(t),
+    };
+    if fits {
+        Ok(())
+    } else {
+        let expected = match name {
+            "timestamp" => "a timestamp with time zone or RFC 3339 text",
+            "value" => "a number",
+            _ => "text",
+        };
+        Err(format!("column {name} is {t}, expected {expected}"))
+    }
+}
+
+fn column(batch: &RecordBatch, name: &str) -> Result<ArrayRef, String> {
+    batch
+        .column_by_name(name)
+        .cloned()
+        .ok_or_else(|| format!("missing column {name}"))
+}
+
+fn text_column(batch: &RecordBatch, name: &str) -> Result<StringArray, String> {
+    let c = cast(&column(batch, name)?, &DataType::Utf8).map_err(|e| format!("{name}: {e}"))?;
+    Ok(c.as_string::<i32>().clone())
+}
+
+fn table_block(file: u32, first_row: u64, batch: &RecordBatch) -> Result<TableBlock, String> {
+    let time = column(batch, "timestamp")?;
+    let timestamp = match time.data_type() {
+        DataType::Timestamp(_, Some(_)) => {
+            let micros = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+            let c = cast(&time, &micros).map_err(|e| format!("timestamp: {e}"))?;
+            TimeColumn::Micros(
+                c.as_primitive::<datafusion::arrow::datatypes::TimestampMicrosecondType>()
+                    .clone(),
+            )
+        }
+        _ => TimeColumn::Text(text_column(batch, "timestamp")?),
+    };
+    let value = cast(&column(batch, "value")?, &DataType::Float64)
+        .map_err(|e| format!("value: {e}"))?
+        .as_primitive::<datafusion::arrow::datatypes::Float64Type>()
+        .clone();
+    Ok(TableBlock {
+        file,
+        first_row,
+        station: text_column(batch, "stationId")?,
+        parameter: text_column(batch, "parameterId")?,
+        timestamp,
+        value,
+        quality: text_column(batch, "quality")?,
+    })
+}
