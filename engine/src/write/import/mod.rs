@@ -304,10 +304,13 @@ fn partition(
 ) -> Result<(Vec<SpillFile>, u64)> {
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Block>(plan.workers);
     let receiver = Mutex::new(receiver);
+    // Buffers of parsed blocks, back to the reader: at most as many as there are blocks.
+    let (give_back, take_back) = std::sync::mpsc::sync_channel::<Vec<u8>>(2 * plan.workers + 1);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..plan.workers)
             .map(|worker| {
                 let receiver = &receiver;
+                let give_back = give_back.clone();
                 scope.spawn(move || -> Result<(SpillFile, u64)> {
                     let mut partitioner =
                         Partitioner::new(index, spill_dir, worker, plan.buckets, plan.buffer_bytes)
@@ -341,14 +344,23 @@ fn partition(
                                 problems.add(path, line, reason);
                             }
                         }
+                        if let Block::Csv(csv) = block {
+                            let _ = give_back.try_send(csv.bytes);
+                        }
                     }
                     Ok((partitioner.finish().map_err(spill_error)?, rows))
                 })
             })
             .collect();
+        drop(give_back);
         {
             let mut send = |block: Block| sender.send(block).is_ok();
-            source::read_all(inputs, plan.block_bytes, progress, problems, &mut send);
+            let mut recycled = || take_back.try_recv().ok();
+            let mut channel = source::BlockChannel {
+                send: &mut send,
+                recycled: &mut recycled,
+            };
+            source::read_all(inputs, plan.block_bytes, progress, problems, &mut channel);
         }
         drop(sender);
         let mut spills = Vec::new();
@@ -405,7 +417,15 @@ impl WriteContext<'_> {
     }
 
     fn worker(&self, next: &AtomicUsize, repeated: &AtomicBool) -> Result<u64> {
-        let mut records = Vec::new();
+        // Room for the largest part from the start: growing a vector of hundreds of MB means a
+        // moment with two of them (seen as spikes of RSS at part changes), and the memory a
+        // smaller one leaves behind is not always back with the system in time.
+        let largest = (0..self.plan.buckets)
+            .map(|b| spill::bucket_bytes(self.spills, b))
+            .max()
+            .unwrap_or(0)
+            .min(self.plan.part_bytes);
+        let mut records: Vec<Rec> = Vec::with_capacity((largest / REC_BYTES as u64) as usize);
         let mut rows = 0;
         loop {
             let bucket = next.fetch_add(1, Ordering::Relaxed);
@@ -414,14 +434,21 @@ impl WriteContext<'_> {
             }
             let bytes = spill::bucket_bytes(self.spills, bucket);
             let parts = bytes.div_ceil(self.plan.part_bytes).max(1) as usize;
-            for part in 0..parts {
+            let part_of = |r: &Rec| {
+                let station = self.index.station_of[r.series as usize];
+                spill::part_of(spill::bucket_hash(station, month_index(r.ts)), parts)
+            };
+            // Room for exactly the records of each part: a vector that grows by doubling
+            // could take twice the budget.
+            let sizes = if parts == 1 {
+                vec![(bytes / REC_BYTES as u64) as usize]
+            } else {
+                spill::count_parts(self.spills, bucket, parts, &part_of).map_err(spill_error)?
+            };
+            for (part, size) in sizes.into_iter().enumerate() {
                 records.clear();
-                let keep = |r: &Rec| {
-                    let station = self.index.station_of[r.series as usize];
-                    parts == 1
-                        || spill::part_of(spill::bucket_hash(station, month_index(r.ts)), parts)
-                            == part
-                };
+                records.reserve_exact(size);
+                let keep = |r: &Rec| parts == 1 || part_of(r) == part;
                 spill::read_bucket(self.spills, bucket, &keep, &mut records).map_err(spill_error)?;
                 let found = station_months::sort_and_check(&mut records);
                 if !found.is_empty() {

@@ -241,19 +241,32 @@ impl Block {
     }
 }
 
-/// Reads every input in turn and hands its blocks to `send` (which blocks while the parsers
-/// are busy, and returns false when they stopped). A file that cannot be read is reported.
+/// How the reader gets its blocks to the parsers and their buffers back.
+pub(super) struct BlockChannel<'a> {
+    /// Hands a block over, waiting while the parsers are busy; false once they stopped.
+    pub(super) send: &'a mut dyn FnMut(Block) -> bool,
+    /// A buffer of a block the parsers are done with, if there is one: reusing them keeps
+    /// the reader from allocating a block for every few MB read, which the parsers then free
+    /// on their threads (memory the allocator holds on to for a while).
+    pub(super) recycled: &'a mut dyn FnMut() -> Option<Vec<u8>>,
+}
+
+/// Reads every input in turn and hands its blocks over. A file that cannot be read is
+/// reported.
 pub(super) fn read_all(
     inputs: &[ValueInput],
     block_bytes: usize,
     progress: &Arc<ImportProgress>,
     problems: &Mutex<Problems>,
-    send: &mut dyn FnMut(Block) -> bool,
+    channel: &mut BlockChannel<'_>,
 ) {
     for (i, input) in inputs.iter().enumerate() {
         let file = u32::try_from(i).unwrap_or(u32::MAX);
+        let send = &mut *channel.send;
         let outcome = match input.kind {
-            InputKind::Csv(c) => read_csv(file, input, c, block_bytes, progress, send),
+            InputKind::Csv(c) => {
+                read_csv(file, input, c, block_bytes, progress, &mut *channel.recycled, send)
+            }
             InputKind::Parquet => {
                 let rows = (block_bytes / 64).max(1024);
                 read_parquet(file, input, rows, progress, send)
@@ -278,6 +291,7 @@ fn read_csv(
     compression: Compression,
     block_bytes: usize,
     progress: &Arc<ImportProgress>,
+    recycled: &mut dyn FnMut() -> Option<Vec<u8>>,
     send: &mut dyn FnMut(Block) -> bool,
 ) -> Result<(), FileProblem> {
     let mut reader = text_reader(&input.path, compression, Arc::clone(progress))
@@ -286,7 +300,9 @@ fn read_csv(
     let mut line = 1u64;
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        let mut buf = Vec::with_capacity(block_bytes + carry.len());
+        let mut buf = recycled().unwrap_or_default();
+        buf.clear();
+        buf.reserve(block_bytes + carry.len());
         buf.append(&mut carry);
         let eof = fill(&mut reader, &mut buf, block_bytes).map_err(|e| {
             let at = line + bytecount(&buf);

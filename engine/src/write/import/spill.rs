@@ -88,6 +88,18 @@ pub(super) fn bucket_bytes(spills: &[SpillFile], bucket: usize) -> u64 {
         .sum()
 }
 
+/// How many records of `bucket` fall in each of `parts` parts (see [`part_of`]).
+pub(super) fn count_parts(
+    spills: &[SpillFile],
+    bucket: usize,
+    parts: usize,
+    part: &dyn Fn(&Rec) -> usize,
+) -> io::Result<Vec<usize>> {
+    let mut counts = vec![0usize; parts];
+    each_record(spills, bucket, &mut |rec| counts[part(&rec)] += 1)?;
+    Ok(counts)
+}
+
 /// Appends to `out` the records of `bucket` for which `keep` holds.
 pub(super) fn read_bucket(
     spills: &[SpillFile],
@@ -95,6 +107,14 @@ pub(super) fn read_bucket(
     keep: &dyn Fn(&Rec) -> bool,
     out: &mut Vec<Rec>,
 ) -> io::Result<()> {
+    each_record(spills, bucket, &mut |rec| {
+        if keep(&rec) {
+            out.push(rec);
+        }
+    })
+}
+
+fn each_record(spills: &[SpillFile], bucket: usize, f: &mut dyn FnMut(Rec)) -> io::Result<()> {
     let mut buf = Vec::new();
     for spill in spills {
         for block in spill.blocks.iter().filter(|b| b.bucket as usize == bucket) {
@@ -104,9 +124,7 @@ pub(super) fn read_bucket(
                 let rec = Rec::decode(chunk.try_into().map_err(|_| {
                     io::Error::new(io::ErrorKind::InvalidData, "spill block cut short")
                 })?);
-                if keep(&rec) {
-                    out.push(rec);
-                }
+                f(rec);
             }
         }
     }

@@ -1,0 +1,106 @@
+//! `hydro import` keeps within its memory budget over an input many times larger. Not timed:
+//! the kernel's high-water mark of the import's resident memory is compared with that of an
+//! import of a few hundred rows.
+//!
+//! Its own test binary, so that no other test's processes run beside it.
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn sample(name: &str) -> String {
+    format!("{}/data/sample/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `hydro import` and returns its peak resident memory (VmHWM, read from /proc until it
+/// exits) in bytes, after checking that it published.
+fn peak_rss_of_import(out: &Path, values: &Path, memory: &str) -> u64 {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .arg("import")
+        .arg("--out")
+        .arg(out)
+        .args(["--stations", &sample("stations.csv")])
+        .args(["--parameters", &sample("parameters.csv")])
+        .arg("--values")
+        .arg(values)
+        .args(["--memory", memory])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&status)
+            && let Some(kb) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            peak = peak.max(kb * 1024);
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(peak > 0, "no reading of the import's memory");
+    peak
+}
+
+#[test]
+fn an_import_many_times_its_memory_budget_stays_within_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1.6 M rows, ~85 MB of CSV, ~53 MB of spilled rows: the budget is 16 MiB. One series is
+    // written backwards and the two interleave, so the import must sort.
+    let values = dir.path().join("values.csv");
+    let mut w = BufWriter::new(std::fs::File::create(&values).unwrap());
+    writeln!(w, "stationId,parameterId,timestamp,value,quality").unwrap();
+    let start = 946_684_800i64; // 2000-01-01
+    let steps = 800_000i64;
+    for i in 0..steps {
+        let t = |k: i64| {
+            chrono::DateTime::from_timestamp(start + k * 900, 0)
+                .unwrap()
+                .format("%Y-%m-%dT%H:%M:%SZ")
+        };
+        writeln!(w, "koeln,water-level-15min,{},{}.5,good", t(i), 300 + i % 97).unwrap();
+        let back = steps - 1 - i;
+        writeln!(w, "koeln,discharge-15min,{},{}.25,suspect", t(back), 2000 + back % 89).unwrap();
+    }
+    w.into_inner().unwrap().sync_all().unwrap();
+    let input_bytes = std::fs::metadata(&values).unwrap().len();
+
+    let small = peak_rss_of_import(
+        &dir.path().join("small"),
+        Path::new(&sample("values.csv")),
+        "16MiB",
+    );
+    let large = peak_rss_of_import(&dir.path().join("large"), &values, "16MiB");
+    let mib = |b: u64| b as f64 / 1048576.0;
+    eprintln!(
+        "peak RSS: {:.1} MiB for 455 rows, {:.1} MiB for {} rows ({:.0} MiB of CSV)",
+        mib(small),
+        mib(large),
+        2 * steps,
+        mib(input_bytes)
+    );
+    assert!(input_bytes > 5 * 16 * 1048576, "input only {input_bytes} bytes");
+    assert!(
+        large < small + 2 * 16 * 1048576,
+        "peak RSS {:.1} MiB against {:.1} MiB for a tiny import",
+        mib(large),
+        mib(small)
+    );
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("large").join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["counts"]["values"], 2 * steps);
+}
