@@ -27,24 +27,34 @@ fn copy_dir(from: &Path, to: &Path) {
 async fn a_broken_file_affects_only_its_requests() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(dataset(), dir.path());
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
-    let files = manifest["files"].as_array().unwrap();
-    let corrupt = files.iter().find(|f| f["month"] == "2023-03").unwrap();
+    // (station, month, path) of every value file, from the layout's names.
+    let mut files = Vec::new();
+    for station in std::fs::read_dir(dir.path().join("values")).unwrap() {
+        let station = station.unwrap().path();
+        let id = station.file_name().unwrap().to_str().unwrap();
+        let id = id.strip_prefix("station=").unwrap().to_owned();
+        for month in std::fs::read_dir(&station).unwrap() {
+            let month = month.unwrap().path();
+            let name = month.file_name().unwrap().to_str().unwrap();
+            let name = name.strip_prefix("month=").unwrap().to_owned();
+            for part in std::fs::read_dir(&month).unwrap() {
+                let path = part.unwrap().path();
+                files.push((id.clone(), name.clone(), path));
+            }
+        }
+    }
+    files.sort();
+    let corrupt = files.iter().find(|f| f.1 == "2023-03").unwrap();
     let missing = files
         .iter()
-        .find(|f| f["month"] == "2023-05" && f["station"] != corrupt["station"])
+        .find(|f| f.1 == "2023-05" && f.0 != corrupt.0)
         .unwrap();
     let server = Server::start_with(dir.path(), &[]);
     let b = &server.base;
     assert_eq!(get(&format!("{b}/health")).await.json()["status"], "ok");
 
-    std::fs::write(
-        dir.path().join(corrupt["path"].as_str().unwrap()),
-        b"PAR1 this is not parquet",
-    )
-    .unwrap();
-    std::fs::remove_file(dir.path().join(missing["path"].as_str().unwrap())).unwrap();
+    std::fs::write(&corrupt.2, b"PAR1 this is not parquet").unwrap();
+    std::fs::remove_file(&missing.2).unwrap();
     // A damaged or missing file is a 500 (trying again will not help), in every format: the
     // fault is told by its cause, whatever path (direct month read or DataFusion stream) and
     // whatever encoder it went through.
@@ -53,7 +63,7 @@ async fn a_broken_file_affects_only_its_requests() {
             for extra in ["", "&sort=-value"] {
                 let url = format!(
                     "{b}/stations/{}/parameters/water-level-15min/values?from=2023-{month}-02T00:00:00Z&to=2023-{month}-03T00:00:00Z&format={format}{extra}",
-                    file["station"].as_str().unwrap()
+                    file.0
                 );
                 let r = get(&url).await;
                 assert_eq!(r.status, 500, "{format}{extra}: {}", r.text());
@@ -71,7 +81,7 @@ async fn a_broken_file_affects_only_its_requests() {
         }
     }
     // Everything else keeps working.
-    let sid = corrupt["station"].as_str().unwrap();
+    let sid = corrupt.0.as_str();
     let ok = get(&format!("{b}/stations/{sid}/parameters/water-level-15min/values?from=2023-04-02T00:00:00Z&to=2023-04-03T00:00:00Z")).await;
     assert_eq!(ok.status, 200);
     assert_eq!(ok.json()["data"].as_array().unwrap().len(), 97);

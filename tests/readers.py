@@ -14,7 +14,6 @@ usage: readers.py BASE_URL DATASET_DIR
 import io
 import json
 import os
-import re
 import struct
 import sys
 import tempfile
@@ -37,14 +36,31 @@ def fetch(path):
         return r.read(), r.headers
 
 
+def value_files(manifest):
+    """The value files the files table lists: one row per file and parameter, a file's rows
+    together; the path follows from station, month and generation."""
+    table = pq.read_table(os.path.join(ROOT, manifest["catalog"]["files"])).to_pylist()
+    files = []
+    for row in table:
+        key = (row["station"], row["month"], row["generation"])
+        if not files or files[-1]["key"] != key:
+            files.append({"key": key, "station": row["station"], "month": row["month"],
+                          "size": row["size"], "series": [],
+                          "path": f"values/station={row['station']}/month={row['month']}/part-{row['generation']}.parquet"})
+        files[-1]["series"].append({"parameter": row["parameter"], "rows": row["rows"]})
+    return files
+
+
 def check_layout():
     manifest = json.load(open(os.path.join(ROOT, "manifest.json")))
-    pattern = re.compile(r"^values/station=([A-Za-z0-9][A-Za-z0-9._-]*)/month=(\d{4}-\d{2})/part-(\d+)\.parquet$")
+    files = value_files(manifest)
+    assert len(files) == manifest["counts"]["files"]
+    on_disk = set()
+    for root, _, names in os.walk(os.path.join(ROOT, "values")):
+        on_disk.update(os.path.relpath(os.path.join(root, n), ROOT) for n in names)
+    assert on_disk == {f["path"] for f in files}, "the files table lists exactly the value files"
     total = 0
-    for f in manifest["files"]:
-        m = pattern.match(f["path"])
-        assert m, f["path"]
-        assert (m.group(1), m.group(2)) == (f["station"], f["month"]), f
+    for f in files:
         path = os.path.join(ROOT, f["path"])
         assert os.path.getsize(path) == f["size"], f
         pf = pq.ParquetFile(path)
@@ -77,8 +93,8 @@ def check_layout():
         [os.path.join(ROOT, "values/*/*/*.parquet")],
     ).fetchone()
     assert n == total, (n, total)
-    assert stations == len({f["station"] for f in manifest["files"]})
-    print(f"layout: {len(manifest['files'])} files, {total} rows checked")
+    assert stations == len({f["station"] for f in files})
+    print(f"layout: {len(files)} files, {total} rows checked")
 
 
 def check_binary(series, rows, row_groups=None):

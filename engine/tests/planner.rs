@@ -48,25 +48,14 @@ async fn fixture(stations: usize, years: u32) -> Fixture {
 
 /// How many value files (station-months) the station has.
 fn files_of(f: &Fixture, station: &StationId) -> usize {
-    f.dataset
-        .manifest
-        .files
-        .iter()
-        .filter(|x| x.station == station.as_str())
-        .count()
+    f.dataset.value_files(station).count()
 }
 
 /// Every row of one series, read file by file with the plain Parquet reader.
 fn brute_force(f: &Fixture, station: &StationId, parameter: &ParameterId) -> Vec<Row> {
     let mut rows = Vec::new();
-    for file in f
-        .dataset
-        .manifest
-        .files
-        .iter()
-        .filter(|x| x.station == station.as_str())
-    {
-        let bytes = bytes::Bytes::from(std::fs::read(f.root.join(&file.path)).unwrap());
+    for file in f.dataset.value_files(station) {
+        let bytes = bytes::Bytes::from(std::fs::read(f.root.join(file.path())).unwrap());
         let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
             .unwrap()
             .build()
@@ -476,13 +465,13 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
     }];
     let (bytes, stats) = hydro_engine::write::writer::encode_month(&mut chunk).unwrap();
     writer
-        .write_month(&station, "1970-01", bytes, stats)
+        .write_month(&station, "1970-01".parse().unwrap(), bytes, stats)
         .await
         .unwrap();
     drop(writer);
     let reopened = Dataset::open(f.root.to_str().unwrap()).await.unwrap();
     assert_eq!(reopened.manifest, before);
-    assert!(!reopened.manifest.files.iter().any(|x| x.month == "1970-01"));
+    assert!(reopened.value_files(&station).all(|f| f.month.to_string() != "1970-01"));
     // The next publish removes the orphan.
     generate(
         store,

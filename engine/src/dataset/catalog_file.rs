@@ -57,7 +57,7 @@ fn to_parquet(batch: RecordBatch) -> Result<Bytes> {
 /// allocates is freed between the catalog's own strings, and the allocator keeps pages such
 /// holes leave. A catalog of 100 000 stations decoded whole before conversion was tens of MB
 /// kept after loading; batches of 8 192 rows, 21 MB more than batches of 1 024.
-fn from_parquet(
+pub(super) fn from_parquet(
     bytes: Bytes,
     what: &str,
 ) -> Result<(usize, impl Iterator<Item = Result<RecordBatch>>)> {
@@ -77,7 +77,7 @@ fn from_parquet(
 
 /// An empty vector with room for the rows a footer declares; a footer declaring more than
 /// can be allocated is a broken file, not a reason to abort.
-fn room_for<T>(rows: usize, what: &str) -> Result<Vec<T>> {
+pub(super) fn room_for<T>(rows: usize, what: &str) -> Result<Vec<T>> {
     let mut out = Vec::new();
     out.try_reserve_exact(rows)
         .map_err(|_| EngineError::corrupt(format!("{what}: {rows} rows declared")))?;
@@ -85,7 +85,7 @@ fn room_for<T>(rows: usize, what: &str) -> Result<Vec<T>> {
 }
 
 /// Looks a column up by name with the expected type, so a foreign file fails with a message.
-fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, what: &str) -> Result<&'a T> {
+pub(super) fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, what: &str) -> Result<&'a T> {
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<T>())
@@ -113,7 +113,7 @@ impl Interner {
     }
 
     /// An id, sharing the text of an equal id read before.
-    fn id<T>(&mut self, s: &str, what: &str) -> Result<T>
+    pub(super) fn id<T>(&mut self, s: &str, what: &str) -> Result<T>
     where
         T: SharedId,
     {

@@ -5,6 +5,7 @@
 //! <root>/catalog/stations-<g>.parquet          stations
 //! <root>/catalog/parameters-<g>.parquet        parameters with availability
 //! <root>/catalog/characteristics-<g>.parquet   characteristic values
+//! <root>/catalog/files-<g>.parquet             value files: one row per file and parameter
 //! <root>/values/station=<id>/month=<YYYY-MM>/part-<g>.parquet
 //! ```
 //!
@@ -19,6 +20,7 @@
 //! (see [`value_file_properties`]).
 
 use crate::model::ids::StationId;
+use crate::model::month::Month;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::parquet::basic::{Compression, Encoding};
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -63,7 +65,7 @@ pub fn values_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
-pub fn values_path(station: &StationId, month: &str, generation: u64) -> String {
+pub fn values_path(station: &StationId, month: Month, generation: u64) -> String {
     format!("values/station={station}/month={month}/part-{generation}.parquet")
 }
 

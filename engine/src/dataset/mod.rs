@@ -1,12 +1,14 @@
 //! What is on the store, and the opened [`Dataset`].
 //!
 //! [`layout`] says where every file lives and how value files are written; [`manifest`] is the
-//! one object a reader opens first; [`catalog_file`] encodes the catalog tables; [`month_file`]
+//! one object a reader opens first; [`catalog_file`] encodes the catalog tables and
+//! [`files_table`] the list of value files; [`month_file`]
 //! is one station-month of values as the readers keep it. A [`Dataset`] holds the manifest,
 //! the catalog in memory, and what queries need to read value files: the store, the footer
 //! cache, DataFusion's session, and the month files indexed by station.
 
 pub mod catalog_file;
+pub mod files_table;
 pub mod layout;
 pub mod manifest;
 pub(crate) mod month_file;
@@ -129,25 +131,22 @@ impl Dataset {
             get(manifest.catalog.characteristics.clone()).await?,
             &mut texts,
         )?;
+        let mut files: HashMap<StationId, StationFiles> = HashMap::new();
+        for f in files_table::decode_files(get(manifest.catalog.files.clone()).await?, &mut texts)? {
+            files
+                .entry(f.station.clone())
+                .or_default()
+                .push(Arc::new(MonthFile::new(f)));
+        }
+        files.values_mut().for_each(|v| {
+            v.sort_by_key(|m| m.file.month);
+            v.shrink_to_fit();
+        });
         // Scratch from here on: freed before the catalog's indexes take their room.
         drop(texts);
         let catalog = Catalog::new(stations, parameters, characteristics);
         let catalog_bytes = catalog.memory_size();
 
-        let mut files: HashMap<StationId, StationFiles> = HashMap::new();
-        for f in &manifest.files {
-            let station: StationId = f
-                .station
-                .parse()
-                .map_err(|e| EngineError::corrupt(format!("manifest.json: {e}")))?;
-            files
-                .entry(station)
-                .or_default()
-                .push(Arc::new(MonthFile::new(f.clone())));
-        }
-        files
-            .values_mut()
-            .for_each(|v| v.sort_by(|a, b| a.file.month.cmp(&b.file.month)));
 
         let store_url = ObjectStoreUrl::parse("hydro://dataset")?;
         let runtime = RuntimeEnvBuilder::new()
@@ -183,6 +182,11 @@ impl Dataset {
     pub fn cache_values(&mut self, budget: u64) {
         let budget = usize::try_from(budget).unwrap_or(usize::MAX);
         self.values = (budget > 0).then(|| Arc::new(ValueCache::new(budget)));
+    }
+
+    /// A station's value files, ascending by month.
+    pub fn value_files(&self, station: &StationId) -> impl Iterator<Item = &manifest::ValueFile> {
+        self.files.get(station).into_iter().flatten().map(|m| &m.file)
     }
 
     /// Bytes of month files held in memory now.

@@ -16,7 +16,7 @@ use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use datafusion::parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What the readers derive from a month file's footer, kept together in the footer cache.
 pub(crate) struct MonthFooter {
@@ -44,35 +44,63 @@ impl MonthFooter {
 /// the footers of tens of thousands of station-months.
 pub type FooterCache = SlotCache<MonthFooter>;
 
-/// A value file and its location in the store, parsed once: `Path::from` percent-encodes each
-/// part of the path, and a 10-year download reads 120 files.
+/// A value file, with its location in the store (parsed once: `Path::from` percent-encodes
+/// each part of the path, and a 10-year download reads 120 files) and the slots the caches
+/// fill. An archive of 100 000 station-years has over a million of these, most never read
+/// while the server runs, so location and slots are made when first needed: made at open,
+/// they were about 200 bytes a file more.
 pub(crate) struct MonthFile {
     pub(crate) file: ValueFile,
-    pub(crate) location: Path,
+    location: OnceLock<Path>,
     /// The file's footer while the footer cache holds it.
-    pub(crate) footer: Arc<Slot<MonthFooter>>,
+    footer: OnceLock<Arc<Slot<MonthFooter>>>,
     /// The file's handle while it is open, in a local directory (see [`OpenHandle`]).
-    pub(crate) handle: Arc<OpenHandle>,
+    handle: OnceLock<Arc<OpenHandle>>,
     /// The file's bytes while the value cache holds them (see `storage::value_cache`).
-    pub(crate) cached: Arc<CachedRanges>,
+    cached: OnceLock<Arc<CachedRanges>>,
 }
 
 impl MonthFile {
     pub(crate) fn new(file: ValueFile) -> Self {
         Self {
-            location: Path::from(file.path.as_str()),
-            footer: Arc::default(),
-            handle: Arc::default(),
-            cached: Arc::default(),
+            location: OnceLock::new(),
+            footer: OnceLock::new(),
+            handle: OnceLock::new(),
+            cached: OnceLock::new(),
             file,
         }
+    }
+
+    /// A file at a location of its own (not where its station, month and generation say).
+    #[cfg(test)]
+    pub(crate) fn at(location: Path, file: ValueFile) -> Self {
+        let month = Self::new(file);
+        let _ = month.location.set(location);
+        month
+    }
+
+    pub(crate) fn location(&self) -> &Path {
+        self.location
+            .get_or_init(|| Path::from(self.file.path().as_str()))
+    }
+
+    fn footer_slot(&self) -> &Arc<Slot<MonthFooter>> {
+        self.footer.get_or_init(Arc::default)
+    }
+
+    fn handle(&self) -> &Arc<OpenHandle> {
+        self.handle.get_or_init(Arc::default)
+    }
+
+    pub(crate) fn cached(&self) -> &Arc<CachedRanges> {
+        self.cached.get_or_init(Arc::default)
     }
 
     /// The file as the object store knows it: its size is in the manifest, so reading the
     /// footer needs no HEAD request.
     pub(crate) fn object_meta(&self) -> ObjectMeta {
         ObjectMeta {
-            location: self.location.clone(),
+            location: self.location().clone(),
             last_modified: chrono::DateTime::UNIX_EPOCH,
             size: self.file.size,
             e_tag: None,
@@ -90,10 +118,10 @@ impl MonthFile {
         span: Range<u64>,
     ) -> Result<Bytes> {
         if let Some(dir) = local {
-            return Ok(dir.read_through_handle(&self.handle, &self.location, &span)?);
+            return Ok(dir.read_through_handle(self.handle(), self.location(), &span)?);
         }
         let read = store
-            .get_ranges(&self.location, std::slice::from_ref(&span))
+            .get_ranges(self.location(), std::slice::from_ref(&span))
             .await?;
         Ok(read.into_iter().next().unwrap_or_default())
     }
@@ -105,7 +133,7 @@ impl MonthFile {
         store: &dyn ObjectStore,
         cache: &FooterCache,
     ) -> Result<Arc<MonthFooter>> {
-        if let Some(footer) = cache.get(&self.footer) {
+        if let Some(footer) = cache.get(self.footer_slot()) {
             return Ok(footer);
         }
         let metadata = DFParquetMetadata::new(store, &self.object_meta())
@@ -123,7 +151,7 @@ impl MonthFile {
             reader,
             copy: None,
         });
-        cache.put(&self.footer, Arc::clone(&footer), footer.memory_size());
+        cache.put(self.footer_slot(), Arc::clone(&footer), footer.memory_size());
         Ok(footer)
     }
 
@@ -158,7 +186,7 @@ impl MonthFile {
             copy: Some(Arc::clone(&copy)),
         });
         cache.put(
-            &self.footer,
+            self.footer_slot(),
             Arc::clone(&with_copy),
             with_copy.memory_size(),
         );

@@ -4,6 +4,7 @@
 pub mod coords;
 pub mod duration;
 pub mod ids;
+pub mod month;
 
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use std::fmt;

@@ -153,7 +153,7 @@ async fn fetch(
     metadata: Arc<ParquetMetaData>,
     columns: Vec<usize>,
 ) -> Result<Fetched> {
-    let (location, row_group) = (&month.file.location, month.row_group);
+    let (location, row_group) = (month.file.location(), month.row_group);
     let group = metadata
         .row_groups()
         .get(row_group)
@@ -462,7 +462,7 @@ impl MonthRead {
 impl MonthRead {
     /// Bytes `span` of the month's file: held in memory, or read and then held.
     async fn read(&self, span: Range<u64>) -> Result<Bytes> {
-        let cached = &self.file.cached;
+        let cached = self.file.cached();
         if let Some(bytes) = self.values.as_ref().and_then(|v| v.get(cached, &span)) {
             return Ok(bytes);
         }
@@ -714,13 +714,16 @@ mod tests {
 
     /// The dataset's view of the file `meta` describes.
     fn month_of(meta: &ObjectMeta) -> MonthFile {
-        MonthFile::new(crate::dataset::manifest::ValueFile {
-            path: meta.location.to_string(),
-            station: String::new(),
-            month: "2020-01".into(),
-            size: meta.size,
-            series: Vec::new(),
-        })
+        MonthFile::at(
+            meta.location.clone(),
+            crate::dataset::manifest::ValueFile {
+                station: "s".parse().unwrap(),
+                month: "2020-01".parse().unwrap(),
+                generation: 1,
+                size: meta.size,
+                series: Box::new([]),
+            },
+        )
     }
 
     /// A month's footer is read once and then comes from the footer cache, with the Arrow

@@ -431,7 +431,7 @@ impl Dataset {
                     .file
                     .series
                     .iter()
-                    .find(|s| s.parameter == parameter.as_str())?;
+                    .find(|s| s.parameter == *parameter)?;
                 (stats.rows > 0).then_some(MonthPart {
                     month: f,
                     stats,

@@ -50,7 +50,7 @@ impl ScanSource {
             .with_parquet_file_reader_factory(self.reader_factory.clone());
         let group: FileGroup = files
             .iter()
-            .map(|f| PartitionedFile::new(f.path.clone(), f.size))
+            .map(|f| PartitionedFile::new(f.path(), f.size))
             .collect();
         self.build(source, group, columns, limit)
     }

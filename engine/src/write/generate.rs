@@ -15,7 +15,8 @@ use crate::model::{
     StationType, Text,
 };
 use crate::write::gauges::{GAUGES, NAME_PARTS, STATES};
-use crate::write::writer::{DatasetWriter, SeriesChunk, encode_month, month_of};
+use crate::model::month::Month;
+use crate::write::writer::{DatasetWriter, SeriesChunk, encode_month};
 use bytes::Bytes;
 use chrono::{Datelike, Months, NaiveDate, TimeZone, Timelike, Utc};
 use datafusion::object_store::ObjectStore;
@@ -357,7 +358,7 @@ struct YearStats {
 }
 
 struct StationOutput {
-    months: Vec<(String, Bytes, Vec<SeriesStats>)>,
+    months: Vec<(Month, Bytes, Vec<SeriesStats>)>,
     characteristics: Vec<Characteristic>,
 }
 
@@ -436,7 +437,7 @@ fn generate_station(
             }
             ts += step;
         }
-        let month = month_of(month_start.timestamp_micros());
+        let month = Month::of(month_start.timestamp_micros());
         if chunks.iter().any(|c| !c.timestamps.is_empty()) {
             let (bytes, stats) = encode_month(&mut chunks)?;
             months.push((month, bytes, stats));
@@ -721,7 +722,7 @@ pub async fn generate(
             source,
         })??;
         for (month, bytes, stats) in out.months {
-            writer.write_month(&station, &month, bytes, stats).await?;
+            writer.write_month(&station, month, bytes, stats).await?;
         }
         characteristics.extend(out.characteristics);
         progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);

@@ -1,5 +1,5 @@
-//! Writing a dataset: value files station-month by station-month, then the catalog, then
-//! the manifest. The manifest is written last with one atomic PUT (the local store writes a
+//! Writing a dataset: value files station-month by station-month (each listed in the files
+//! table as it is written), then the catalog, then the manifest. The manifest is written last with one atomic PUT (the local store writes a
 //! temporary file and renames it), so until then readers keep seeing the previous version;
 //! an import that crashes leaves only unreferenced files behind, which the next publish
 //! removes.
@@ -8,9 +8,11 @@ use crate::dataset::catalog_file;
 use crate::dataset::layout::{
     self, COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, MANIFEST, UTC,
 };
+use crate::dataset::files_table::FilesTableWriter;
 use crate::dataset::manifest::{CatalogFiles, Counts, FORMAT, Manifest, SeriesStats, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
+use crate::model::month::Month;
 use crate::model::{Characteristic, Micros, Parameter, Period, Station};
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
@@ -22,7 +24,7 @@ use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use datafusion::parquet::arrow::ArrowWriter;
 use futures::TryStreamExt;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// One parameter's values in one month, ascending by timestamp.
@@ -32,13 +34,6 @@ pub struct SeriesChunk {
     pub timestamps: Vec<Micros>,
     pub values: Vec<f64>,
     pub quality: Vec<&'static str>,
-}
-
-/// `YYYY-MM` of a UTC timestamp.
-pub fn month_of(ts: Micros) -> String {
-    chrono::DateTime::<Utc>::from_timestamp_micros(ts)
-        .map(|t| t.format("%Y-%m").to_string())
-        .unwrap_or_else(|| "0000-00".into())
 }
 
 /// Encodes one station-month (chunks sorted by parameter, one row group each) as Parquet.
@@ -91,7 +86,7 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<(Bytes, Vec<SeriesStat
         writer.write(&batch)?;
         writer.flush()?;
         stats.push(SeriesStats {
-            parameter: chunk.parameter.to_string(),
+            parameter: chunk.parameter.clone(),
             rows: n as u64,
             min: chunk.timestamps[0],
             max: chunk.timestamps[n - 1],
@@ -101,23 +96,39 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<(Bytes, Vec<SeriesStat
     Ok((Bytes::from(buf), stats))
 }
 
-/// Collects what an import or generator writes and publishes it as one new version.
+/// What a publish says about the files written: counts, and each series' time range (its
+/// availability). Grows with the series, not with the files.
+#[derive(Default)]
+struct Written {
+    files: u64,
+    values: u64,
+    ranges: HashMap<(StationId, ParameterId), Period>,
+}
+
+/// Writes the value files of a new version and publishes it.
 pub struct DatasetWriter {
     store: Arc<dyn ObjectStore>,
     generation: u64,
-    files: Mutex<Vec<ValueFile>>,
+    table: tokio::sync::Mutex<FilesTableWriter>,
+    written: Mutex<Written>,
 }
 
 impl DatasetWriter {
-    /// Starts the next generation after the one currently published (if any).
+    /// Starts the next generation after the one currently published (if any). Value files of
+    /// that generation already there were left by an attempt that crashed: they are deleted
+    /// first, so that the cleanup after publishing (which keeps this generation's files) does
+    /// not keep them too. One writer at a time per dataset.
     pub async fn begin(store: Arc<dyn ObjectStore>) -> Result<Self> {
         let previous = crate::dataset::read_manifest(store.as_ref()).await?;
         let generation = previous.map_or(1, |m| m.generation + 1);
-        Ok(Self {
+        let writer = Self {
+            table: tokio::sync::Mutex::new(FilesTableWriter::new(Arc::clone(&store), generation)?),
             store,
             generation,
-            files: Mutex::new(Vec::new()),
-        })
+            written: Mutex::new(Written::default()),
+        };
+        writer.abandon().await;
+        Ok(writer)
     }
 
     async fn put(&self, path: &str, bytes: Bytes) -> Result<()> {
@@ -131,37 +142,63 @@ impl DatasetWriter {
     pub async fn write_month(
         &self,
         station: &StationId,
-        month: &str,
+        month: Month,
         bytes: Bytes,
         series: Vec<SeriesStats>,
     ) -> Result<()> {
-        let path = layout::values_path(station, month, self.generation);
-        let size = bytes.len() as u64;
-        self.put(&path, bytes).await?;
         let file = ValueFile {
-            path,
-            station: station.to_string(),
-            month: month.to_owned(),
-            size,
-            series,
+            station: station.clone(),
+            month,
+            generation: self.generation,
+            size: bytes.len() as u64,
+            series: series.into_boxed_slice(),
         };
-        self.files
-            .lock()
-            .map_err(|_| EngineError::Internal("writer state poisoned".into()))?
-            .push(file);
-        Ok(())
+        self.put(&file.path(), bytes).await?;
+        {
+            let mut written = self
+                .written
+                .lock()
+                .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
+            written.files += 1;
+            for s in &file.series {
+                written.values += s.rows;
+                written
+                    .ranges
+                    .entry((station.clone(), s.parameter.clone()))
+                    .and_modify(|p| {
+                        p.start = p.start.min(s.min);
+                        p.end = p.end.max(s.max);
+                    })
+                    .or_insert(Period {
+                        start: s.min,
+                        end: s.max,
+                    });
+            }
+        }
+        self.table.lock().await.add(file).await
     }
 
-    /// Deletes the value files written so far: what an import that failed after it began
+    /// The name every value file of this generation ends with.
+    fn own_suffix(&self) -> String {
+        format!("/part-{}.parquet", self.generation)
+    }
+
+    /// Deletes the value files of this generation: what an import that failed after it began
     /// writing leaves behind. Best effort, like the cleanup after a publish.
     pub async fn abandon(&self) {
-        let files = match self.files.lock() {
-            Ok(mut f) => std::mem::take(&mut *f),
-            Err(_) => return,
+        let suffix = self.own_suffix();
+        let listed: Vec<_> = match self.store.list(Some(&Path::from("values"))).try_collect().await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!("cleanup: cannot list values: {e}");
+                return;
+            }
         };
-        for f in files {
-            if let Err(e) = self.store.delete(&Path::from(f.path.as_str())).await {
-                tracing::warn!("cleanup: cannot delete {}: {e}", f.path);
+        for meta in listed {
+            if meta.location.as_ref().ends_with(&suffix)
+                && let Err(e) = self.store.delete(&meta.location).await
+            {
+                tracing::warn!("cleanup: cannot delete {}: {e}", meta.location);
             }
         }
     }
@@ -174,29 +211,16 @@ impl DatasetWriter {
         mut parameters: Vec<Parameter>,
         characteristics: &[Characteristic],
     ) -> Result<Manifest> {
-        let mut files = self
-            .files
+        let suffix = self.own_suffix();
+        let written = self
+            .written
             .into_inner()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
-        files.sort_by(|a, b| (&a.station, &a.month).cmp(&(&b.station, &b.month)));
-        let mut ranges: BTreeMap<(String, String), Period> = BTreeMap::new();
-        for f in &files {
-            for s in &f.series {
-                ranges
-                    .entry((f.station.clone(), s.parameter.clone()))
-                    .and_modify(|p| {
-                        p.start = p.start.min(s.min);
-                        p.end = p.end.max(s.max);
-                    })
-                    .or_insert(Period {
-                        start: s.min,
-                        end: s.max,
-                    });
-            }
-        }
+        let files_table = self.table.into_inner().finish().await?;
         for p in &mut parameters {
-            p.availability = ranges
-                .get(&(p.station.to_string(), p.id.to_string()))
+            p.availability = written
+                .ranges
+                .get(&(p.station.clone(), p.id.clone()))
                 .map(|r| vec![*r])
                 .unwrap_or_default();
         }
@@ -205,6 +229,7 @@ impl DatasetWriter {
             stations: layout::catalog_path("stations", g),
             parameters: layout::catalog_path("parameters", g),
             characteristics: layout::catalog_path("characteristics", g),
+            files: files_table,
         };
         let store = Arc::clone(&self.store);
         let put = |path: String, bytes: Bytes| {
@@ -241,46 +266,48 @@ impl DatasetWriter {
                 stations: stations.len() as u64,
                 parameters: parameters.len() as u64,
                 characteristics: characteristics.len() as u64,
-                values: files.iter().flat_map(|f| &f.series).map(|s| s.rows).sum(),
-                files: files.len() as u64,
+                values: written.values,
+                files: written.files,
             },
             catalog,
-            files,
         };
         let json = serde_json::to_vec(&manifest)
             .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;
         put(MANIFEST.to_owned(), Bytes::from(json)).await?;
-        remove_unreferenced(store.as_ref(), &manifest).await;
+        remove_unreferenced(store.as_ref(), &manifest, &suffix).await;
         Ok(manifest)
     }
 }
 
-/// Best effort: deletes files of earlier or crashed imports. A failure here leaves garbage,
-/// never a broken dataset.
-async fn remove_unreferenced(store: &dyn ObjectStore, manifest: &Manifest) {
-    let keep: HashSet<&str> = manifest
-        .files
-        .iter()
-        .map(|f| f.path.as_str())
-        .chain([
-            manifest.catalog.stations.as_str(),
-            manifest.catalog.parameters.as_str(),
-            manifest.catalog.characteristics.as_str(),
-            MANIFEST,
-        ])
-        .collect();
+/// Best effort: deletes files of earlier or crashed imports: catalog files the manifest does
+/// not name, and value files of other generations (a publish writes every value file of its
+/// version). A failure here leaves garbage, never a broken dataset.
+async fn remove_unreferenced(store: &dyn ObjectStore, manifest: &Manifest, own_suffix: &str) {
+    let catalog: HashSet<&str> = [
+        manifest.catalog.stations.as_str(),
+        manifest.catalog.parameters.as_str(),
+        manifest.catalog.characteristics.as_str(),
+        manifest.catalog.files.as_str(),
+    ]
+    .into();
     for prefix in ["values", "catalog"] {
-        let listed: Vec<_> = match store.list(Some(&Path::from(prefix))).try_collect().await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!("cleanup: cannot list {prefix}: {e}");
-                continue;
-            }
-        };
-        for meta in listed {
-            if !keep.contains(meta.location.as_ref())
-                && let Err(e) = store.delete(&meta.location).await
-            {
+        let mut listed = store.list(Some(&Path::from(prefix)));
+        loop {
+            let meta = match listed.try_next().await {
+                Ok(Some(meta)) => meta,
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!("cleanup: cannot list {prefix}: {e}");
+                    break;
+                }
+            };
+            let path = meta.location.as_ref();
+            let keep = if prefix == "values" {
+                path.ends_with(own_suffix)
+            } else {
+                catalog.contains(path)
+            };
+            if !keep && let Err(e) = store.delete(&meta.location).await {
                 tracing::warn!("cleanup: cannot delete {}: {e}", meta.location);
             }
         }

@@ -36,7 +36,8 @@ use crate::dataset::manifest::Manifest;
 use crate::error::{EngineError, Result};
 use crate::write::writer::{DatasetWriter, encode_month};
 use datafusion::object_store::ObjectStore;
-use rows::{REC_BYTES, Rec, RowParser, SeriesIndex, month_index, month_name};
+use crate::model::month::Month;
+use rows::{REC_BYTES, Rec, RowParser, SeriesIndex};
 use source::{Block, ValueInput};
 use spill::{Partitioner, SpillFile};
 use std::path::{Path, PathBuf};
@@ -436,7 +437,7 @@ impl WriteContext<'_> {
             let parts = bytes.div_ceil(self.plan.part_bytes).max(1) as usize;
             let part_of = |r: &Rec| {
                 let station = self.index.station_of[r.series as usize];
-                spill::part_of(spill::bucket_hash(station, month_index(r.ts)), parts)
+                spill::part_of(spill::bucket_hash(station, Month::of(r.ts)), parts)
             };
             // Room for exactly the records of each part: a vector that grows by doubling
             // could take twice the budget.
@@ -464,7 +465,7 @@ impl WriteContext<'_> {
                     let n: u64 = stats.iter().map(|s| s.rows).sum();
                     self.runtime.block_on(self.writer.write_month(
                         month.station,
-                        &month_name(month.month),
+                        month.month,
                         bytes,
                         stats,
                     ))?;

@@ -6,15 +6,16 @@
 //! A bucket is read back by gathering its blocks from every worker's file. Spill files are
 //! unlinked as soon as they are created, so they vanish with the process however it ends.
 
-use super::rows::{REC_BYTES, Rec, SeriesIndex, month_index};
+use super::rows::{REC_BYTES, Rec, SeriesIndex};
+use crate::model::month::Month;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// The bucket of a station-month, and a second hash for splitting a bucket further.
-pub(super) fn bucket_hash(station: u32, month: i64) -> u64 {
-    let x = (u64::from(station) << 32) ^ (month as u64);
+pub(super) fn bucket_hash(station: u32, month: Month) -> u64 {
+    let x = (u64::from(station) << 32) ^ (month.to_index() as u64);
     // SplitMix64's finaliser: every input bit moves every output bit.
     let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -159,7 +160,7 @@ impl<'a> Partitioner<'a> {
     pub(super) fn push(&mut self, rec: &Rec) -> io::Result<()> {
         let station = self.index.station_of[rec.series as usize];
         let bucket = bucket_of(
-            bucket_hash(station, month_index(rec.ts)),
+            bucket_hash(station, Month::of(rec.ts)),
             self.buffers.len(),
         );
         let buffer = &mut self.buffers[bucket];

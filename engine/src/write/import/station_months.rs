@@ -2,7 +2,8 @@
 //! file holds. Timestamps repeated within a series are found here, once the rows are sorted.
 
 use super::QUALITY_FLAGS;
-use super::rows::{Rec, SeriesIndex, month_index};
+use super::rows::{Rec, SeriesIndex};
+use crate::model::month::Month;
 use crate::model::ids::StationId;
 use crate::write::writer::SeriesChunk;
 
@@ -32,7 +33,7 @@ pub(super) fn sort_and_check(records: &mut [Rec]) -> Vec<Repeated> {
 /// One station-month: the station, `YYYY-MM`, and one chunk per series with rows in it.
 pub(super) struct StationMonth<'a> {
     pub(super) station: &'a StationId,
-    pub(super) month: i64,
+    pub(super) month: Month,
     pub(super) chunks: Vec<SeriesChunk>,
 }
 
@@ -52,12 +53,12 @@ pub(super) fn each_station_month<E>(
                 .position(|r| index.station_of[r.series as usize] != station)
                 .unwrap_or(records.len() - start);
         // (month, series, rows) runs of this station, each series' rows cut at month ends.
-        let mut runs: Vec<(i64, u32, std::ops::Range<usize>)> = Vec::new();
+        let mut runs: Vec<(Month, u32, std::ops::Range<usize>)> = Vec::new();
         let mut i = start;
         while i < end {
-            let (series, month) = (records[i].series, month_index(records[i].ts));
+            let (series, month) = (records[i].series, Month::of(records[i].ts));
             let mut j = i + 1;
-            while j < end && records[j].series == series && month_index(records[j].ts) == month {
+            while j < end && records[j].series == series && Month::of(records[j].ts) == month {
                 j += 1;
             }
             runs.push((month, series, i..j));

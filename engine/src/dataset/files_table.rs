@@ -1,0 +1,184 @@
+//! The files table (`catalog/files-<g>.parquet`): every value file of a dataset version, one
+//! row per file and parameter, in the order the files were written:
+//!
+//! | column     | type                  | meaning                                       |
+//! |------------|-----------------------|-----------------------------------------------|
+//! | station    | utf8                  | station id                                    |
+//! | month      | utf8                  | `YYYY-MM` (UTC)                               |
+//! | generation | uint64                | the publish that wrote the file (in its name) |
+//! | size       | uint64                | bytes of the file                             |
+//! | parameter  | utf8                  | parameter id; rows in row group order         |
+//! | rows       | uint64                | the parameter's rows in the file              |
+//! | min, max   | timestamp(µs, UTC)    | its oldest and newest timestamp               |
+//!
+//! A file's path follows from station, month and generation (`layout::values_path`). The
+//! table is written while the value files are (a row group at a time, uploaded in parts), so
+//! writing an archive of any size keeps only a row group in memory; any Parquet reader can
+//! query it (`SELECT station, sum(rows) FROM 'catalog/files-1.parquet' GROUP BY 1`).
+
+use crate::dataset::catalog_file::{Interner, column, from_parquet, room_for};
+use crate::dataset::layout::{self, UTC, writer_properties};
+use crate::dataset::manifest::{SeriesStats, ValueFile};
+use crate::error::{EngineError, Result};
+use crate::model::month::Month;
+use bytes::Bytes;
+use datafusion::arrow::array::{
+    ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::object_store::ObjectStore;
+use datafusion::object_store::buffered::BufWriter;
+use datafusion::object_store::path::Path;
+use datafusion::parquet::arrow::AsyncArrowWriter;
+use std::sync::{Arc, LazyLock};
+
+const W: &str = "files table";
+
+/// Files buffered before they go to the Parquet writer as one batch.
+const BATCH_FILES: usize = 4096;
+/// Rows of a row group of the table.
+const ROW_GROUP_ROWS: usize = 64 * 1024;
+
+fn schema() -> SchemaRef {
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+        let ts = DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()));
+        Arc::new(Schema::new(vec![
+            Field::new("station", DataType::Utf8, false),
+            Field::new("month", DataType::Utf8, false),
+            Field::new("generation", DataType::UInt64, false),
+            Field::new("size", DataType::UInt64, false),
+            Field::new("parameter", DataType::Utf8, false),
+            Field::new("rows", DataType::UInt64, false),
+            Field::new("min", ts.clone(), false),
+            Field::new("max", ts, false),
+        ]))
+    });
+    Arc::clone(&SCHEMA)
+}
+
+/// A text column from an iterator that does not know its length (`from_iter_values` needs
+/// it to).
+fn texts<S: AsRef<str>>(values: impl Iterator<Item = S>) -> StringArray {
+    values.map(Some).collect()
+}
+
+/// Writes the files table of one publish while its value files are written.
+pub struct FilesTableWriter {
+    path: String,
+    writer: AsyncArrowWriter<BufWriter>,
+    pending: Vec<ValueFile>,
+}
+
+impl FilesTableWriter {
+    pub fn new(store: Arc<dyn ObjectStore>, generation: u64) -> Result<Self> {
+        let path = layout::catalog_path("files", generation);
+        let props = writer_properties()
+            .into_builder()
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .build();
+        let sink = BufWriter::new(store, Path::from(path.as_str()));
+        let writer = AsyncArrowWriter::try_new(sink, schema(), Some(props))?;
+        Ok(Self {
+            path,
+            writer,
+            pending: Vec::with_capacity(BATCH_FILES),
+        })
+    }
+
+    pub async fn add(&mut self, file: ValueFile) -> Result<()> {
+        self.pending.push(file);
+        if self.pending.len() >= BATCH_FILES {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let rows = || self.pending.iter().flat_map(|f| f.series.iter().map(move |s| (f, s)));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(texts(rows().map(|(f, _)| f.station.as_str()))),
+            Arc::new(texts(rows().map(|(f, _)| f.month.to_string()))),
+            Arc::new(UInt64Array::from_iter_values(rows().map(|(f, _)| f.generation))),
+            Arc::new(UInt64Array::from_iter_values(rows().map(|(f, _)| f.size))),
+            Arc::new(texts(rows().map(|(_, s)| s.parameter.as_str()))),
+            Arc::new(UInt64Array::from_iter_values(rows().map(|(_, s)| s.rows))),
+            Arc::new(
+                TimestampMicrosecondArray::from_iter_values(rows().map(|(_, s)| s.min))
+                    .with_timezone(UTC),
+            ),
+            Arc::new(
+                TimestampMicrosecondArray::from_iter_values(rows().map(|(_, s)| s.max))
+                    .with_timezone(UTC),
+            ),
+        ];
+        self.writer.write(&RecordBatch::try_new(schema(), columns)?).await?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Writes what is buffered and completes the upload; returns the table's path.
+    pub async fn finish(mut self) -> Result<String> {
+        self.flush().await?;
+        self.writer.close().await?;
+        Ok(self.path)
+    }
+}
+
+/// The value files a files table lists, with ids sharing the catalog's texts.
+pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>> {
+    let (rows, batches) = from_parquet(bytes, W)?;
+    // About two parameters a file; the exact count is not known before reading.
+    let mut files: Vec<ValueFile> = room_for(rows / 2 + 1, W)?;
+    let mut series: Vec<SeriesStats> = Vec::new();
+    let mut current: Option<ValueFile> = None;
+    for b in batches {
+        let b = b?;
+        let station = column::<StringArray>(&b, "station", W)?;
+        let month = column::<StringArray>(&b, "month", W)?;
+        let generation = column::<UInt64Array>(&b, "generation", W)?;
+        let size = column::<UInt64Array>(&b, "size", W)?;
+        let parameter = column::<StringArray>(&b, "parameter", W)?;
+        let count = column::<UInt64Array>(&b, "rows", W)?;
+        let min = column::<TimestampMicrosecondArray>(&b, "min", W)?;
+        let max = column::<TimestampMicrosecondArray>(&b, "max", W)?;
+        for i in 0..b.num_rows() {
+            let this_month: Month = month
+                .value(i)
+                .parse()
+                .map_err(|e: String| EngineError::corrupt(format!("{W}: {e}")))?;
+            let same_file = current.as_ref().is_some_and(|f| {
+                f.station.as_str() == station.value(i)
+                    && f.month == this_month
+                    && f.generation == generation.value(i)
+            });
+            if !same_file {
+                if let Some(mut done) = current.take() {
+                    done.series = std::mem::take(&mut series).into_boxed_slice();
+                    files.push(done);
+                }
+                current = Some(ValueFile {
+                    station: texts.id(station.value(i), W)?,
+                    month: this_month,
+                    generation: generation.value(i),
+                    size: size.value(i),
+                    series: Box::new([]),
+                });
+            }
+            series.push(SeriesStats {
+                parameter: texts.id(parameter.value(i), W)?,
+                rows: count.value(i),
+                min: min.value(i),
+                max: max.value(i),
+            });
+        }
+    }
+    if let Some(mut done) = current {
+        done.series = series.into_boxed_slice();
+        files.push(done);
+    }
+    files.shrink_to_fit();
+    Ok(files)
+}
