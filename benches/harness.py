@@ -51,14 +51,15 @@ def free_port():
 
 # Bumped when the storage layout changes (codec, encodings), so that cached archives are
 # regenerated rather than measured in an old layout.
-LAYOUT = "lz4-p2k-vd"
+LAYOUT = "lz4-p2k-vd-ft"
 
 
-def generate(name, stations, years, start="2014-01-01"):
+def generate(name, stations, years, start="2014-01-01", interval="PT15M"):
     out = os.path.join(CACHE, f"{name}-{LAYOUT}")
     if not os.path.exists(os.path.join(out, "manifest.json")):
         print(f"generating {name} ({stations} stations x {years} years)...", file=sys.stderr)
-        sh(HYDRO, "generate", "--out", out, "--stations", str(stations), "--years", str(years), "--seed", "1", "--start", start)
+        sh(HYDRO, "generate", "--out", out, "--stations", str(stations), "--years", str(years), "--seed", "1",
+           "--start", start, "--interval", interval)
     return out
 
 

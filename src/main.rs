@@ -227,14 +227,22 @@ fn progress_bar(what: &'static str) -> impl Fn(u64, u64) {
     }
 }
 
-/// The demo dataset: generated once, deterministically, on first start.
+/// The demo dataset: generated once, deterministically, on first start, and again when the
+/// copy there is of an older layout.
 async fn ensure_demo() -> anyhow::Result<String> {
     let store = store_for(DEMO_DIR)?;
-    if hydro_engine::dataset::read_manifest(store.as_ref())
-        .await?
-        .is_none()
-    {
-        eprintln!("generating the demo dataset in {DEMO_DIR} (once)…");
+    let generate_it = match hydro_engine::dataset::read_manifest(store.as_ref()).await {
+        Ok(Some(_)) => false,
+        Ok(None) => {
+            eprintln!("generating the demo dataset in {DEMO_DIR} (once)…");
+            true
+        }
+        Err(e) => {
+            eprintln!("the demo dataset in {DEMO_DIR} cannot be read ({e}); generating it again…");
+            true
+        }
+    };
+    if generate_it {
         let opts = GenerateOptions::default();
         generate(store, &opts, progress_bar("demo")).await?;
     }

@@ -85,6 +85,23 @@ pub struct Dataset {
     pub(crate) values: Option<Arc<ValueCache>>,
 }
 
+/// The generation of the version published in `store`, if any, in any layout version: what a
+/// writer needs to name the next one, including when it replaces a dataset of an older layout.
+pub async fn published_generation(store: &dyn ObjectStore) -> Result<Option<u64>> {
+    #[derive(serde::Deserialize)]
+    struct Generation {
+        generation: u64,
+    }
+    let bytes = match store.get(&Path::from(MANIFEST)).await {
+        Ok(r) => r.bytes().await?,
+        Err(datafusion::object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let g: Generation =
+        serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt_by("manifest.json", e))?;
+    Ok(Some(g.generation))
+}
+
 pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> {
     let bytes = match store.get(&Path::from(MANIFEST)).await {
         Ok(r) => r.bytes().await?,

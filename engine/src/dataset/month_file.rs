@@ -96,7 +96,7 @@ impl MonthFile {
         self.cached.get_or_init(Arc::default)
     }
 
-    /// The file as the object store knows it: its size is in the manifest, so reading the
+    /// The file as the object store knows it: its size is in the files table, so reading the
     /// footer needs no HEAD request.
     pub(crate) fn object_meta(&self) -> ObjectMeta {
         ObjectMeta {

@@ -16,7 +16,7 @@
 //!   query engine is for, and its per-file setup is small next to the sort.
 //!
 //! Either way totals, `offset` and `recent` are resolved by arithmetic over the per-month row
-//! counts in the manifest, so work stays proportional to the answer, not to the archive.
+//! counts in the files table, so work stays proportional to the answer, not to the archive.
 
 pub mod months;
 pub mod plan;

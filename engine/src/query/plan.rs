@@ -4,7 +4,7 @@
 //! How the work is kept proportional to the answer, not to the archive:
 //! - **Partitions.** Files come from the manifest (no LIST). DataFusion cannot know that a
 //!   file's month derives from its timestamps, so the planner picks the months itself from the
-//!   per-file time ranges in the manifest.
+//!   per-file time ranges in the files table.
 //! - **Whole months** (every row of the series-month inside the window, known from the
 //!   manifest) are decoded straight from the parameter's row group, page by page, with no
 //!   per-row predicate and no DataFusion scan (its per-file setup cost a tenth of a download
@@ -18,7 +18,7 @@
 //!   skipped, `pushdown_filters` row by row).
 //! - **Ascending time** reads a few months ahead in parallel tasks and emits them in order, so
 //!   file opening and decoding overlap with encoding on the other core.
-//! - **Counting and skipping.** Every file's row count per parameter is in the manifest, so
+//! - **Counting and skipping.** Every file's row count per parameter is in the files table, so
 //!   totals, `offset` and `recent` are resolved by arithmetic over whole months; only the (at
 //!   most two) months cut by the window boundaries are counted from their decoded timestamps.
 //!   A deep offset opens only the month it lands in, and `recent=N` reads only the newest

@@ -119,8 +119,8 @@ impl DatasetWriter {
     /// first, so that the cleanup after publishing (which keeps this generation's files) does
     /// not keep them too. One writer at a time per dataset.
     pub async fn begin(store: Arc<dyn ObjectStore>) -> Result<Self> {
-        let previous = crate::dataset::read_manifest(store.as_ref()).await?;
-        let generation = previous.map_or(1, |m| m.generation + 1);
+        let previous = crate::dataset::published_generation(store.as_ref()).await?;
+        let generation = previous.map_or(1, |g| g + 1);
         let writer = Self {
             table: tokio::sync::Mutex::new(FilesTableWriter::new(Arc::clone(&store), generation)?),
             store,

@@ -2,10 +2,11 @@
 //! value, what quality, and where it came from (for reports).
 //!
 //! Timestamps are read by a parser of the common RFC 3339 form
-//! (`YYYY-MM-DDTHH:MM:SS[.ffffff](Z|±HH:MM)`) and by chrono for everything else (other
-//! separators, more than 6 fractional digits, leap seconds): chrono's `parse_from_rfc3339` was
-//! a third of a row's parsing time (`perf` over a 10 M-row import), the short path takes a
-//! tenth of that. Both agree wherever the short path answers (tested below).
+//! (`YYYY-MM-DDTHH:MM:SS[.ffffff](Z|±HH:MM)`), and by chrono's `parse_from_rfc3339` for
+//! everything else (other separators, more than 6 fractional digits, leap seconds). Measured
+//! on 2 M timestamps (a scratch benchmark, three rounds on this busy 2-core machine): 23-39 ns
+//! a timestamp against chrono's 47-108 ns, about 3 s of CPU time on a 56 M-row import. Both
+//! agree wherever the short path answers (tested below), and chrono stays the path for the rest.
 
 use super::source::{Block, CsvBlock, TableBlock, TimeColumn};
 use super::{QUALITY_FLAGS, catalog::parse_time};

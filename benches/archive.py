@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""A large archive against a small one, side by side in one run: what grows with the archive
+and what must not.
+
+Generates (once, cached in benches/cache) an archive of 10 station-years (10 stations x 1 year,
+15-minute) and one of --stations x --years station-years (default 5 000 x 20 = 100 000,
+hourly), records how long `hydro generate` took and its peak RSS, then starts a server on each
+and reports
+  - seconds from start until /v1/health answers, and RSS then (the kernel's figures);
+  - medians of requests alternating between the two servers, each to a random station:
+    `recent=1`, a one-month window, and a station list page (limit=100 at a random offset),
+    with the ratio large/small of each pair's times.
+Usage:
+
+    python3 benches/archive.py [--no-build] [--stations 5000] [--years 20] [--runs 200]
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+import harness
+
+
+def generate_measured(name, stations, years, interval):
+    """harness.generate, with the generator's wall time and peak RSS when it had to run."""
+    out = os.path.join(harness.CACHE, f"{name}-{harness.LAYOUT}")
+    if os.path.exists(os.path.join(out, "manifest.json")):
+        return out, None
+    started = time.perf_counter()
+    proc = subprocess.Popen([harness.HYDRO, "generate", "--out", out, "--stations", str(stations),
+                             "--years", str(years), "--seed", "1", "--start", "2014-01-01",
+                             "--interval", interval], stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return out, (time.perf_counter() - started, usage.ru_maxrss / 1024)
+
+
+def start(data):
+    """A server on `data`; returns it with seconds until /v1/health answered and RSS (MiB)."""
+    t = time.perf_counter()
+    server = harness.Hydro(data)
+    while True:
+        try:
+            body = harness.sh("curl", "-sf", f"{server.base}/health")
+            assert json.loads(body)["status"] == "ok"
+            break
+        except subprocess.CalledProcessError:
+            time.sleep(0.02)
+    return server, time.perf_counter() - t, server.rss_mb()
+
+
+def series(base, count, rng):
+    """`count` random (station, parameter) pairs of the archive behind `base`."""
+    ids = [s["id"] for s in json.loads(harness.sh("curl", "-s", f"{base}/stations?fields=id&limit=100000"))["data"]]
+    out = []
+    for sid in rng.sample(ids, min(count, len(ids))):
+        params = json.loads(harness.sh("curl", "-s", f"{base}/stations/{sid}/parameters?fields=id"))["data"]
+        out.append((sid, params[0]["id"]))
+    return out, len(ids)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--stations", type=int, default=5000)
+    ap.add_argument("--years", type=int, default=20)
+    ap.add_argument("--runs", type=int, default=200)
+    args = ap.parse_args()
+    harness.build_release(args.no_build)
+    small, small_made = generate_measured("archive-small", 10, 1, "PT15M")
+    big, big_made = generate_measured(f"archive-{args.stations}x{args.years}", args.stations, args.years, "PT1H")
+    if big_made:
+        print(f"generate {args.stations} x {args.years}: {big_made[0]:.0f} s, peak RSS {big_made[1]:.0f} MiB")
+    manifest = json.load(open(os.path.join(big, "manifest.json")))
+    print(f"large archive: {manifest['counts']['stations']} stations, {manifest['counts']['files']} files, "
+          f"{manifest['counts']['values']} values")
+
+    rng = random.Random(1)
+    servers = {}
+    for name, data in (("small", small), ("large", big)):
+        server, seconds, rss = start(data)
+        servers[name] = server
+        print(f"{name}: /v1/health after {seconds:.2f} s, RSS {rss:.0f} MiB")
+    try:
+        picks = {name: series(s.base, args.runs, rng) for name, s in servers.items()}
+        requests = {
+            "recent=1": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?recent=1",
+            "one month": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?from=2014-06-01T00:00:00Z&to=2014-07-01T00:00:00Z",
+            "station page": lambda base, sid, pid: f"{base}/stations?limit=100&offset={rng.randrange(0, 10**9) % max(1, stations_of[base] - 100)}",
+        }
+        stations_of = {s.base: picks[name][1] for name, s in servers.items()}
+        print()
+        print("| request | small ms | large ms | large / small |")
+        print("|---|---:|---:|---:|")
+        for label, url in requests.items():
+            pairs = []
+            for i in range(args.runs):
+                times = []
+                for name in ("small", "large"):
+                    base = servers[name].base
+                    chosen = picks[name][0]
+                    sid, pid = chosen[i % len(chosen)]
+                    times.append(harness.curl(url(base, sid, pid), fresh=True)[0])
+                pairs.append(times)
+            med = statistics.median
+            ratio = med(l / s for s, l in pairs)
+            print(f"| {label} | {med(p[0] for p in pairs) * 1e3:.2f} | {med(p[1] for p in pairs) * 1e3:.2f} | {ratio:.2f} |")
+        for name, s in servers.items():
+            print(f"{name}: RSS after the requests {s.rss_mb():.0f} MiB")
+    finally:
+        for s in servers.values():
+            s.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
