@@ -20,7 +20,9 @@ use crate::dataset::catalog_file::{Interner, column, from_parquet, room_for};
 use crate::dataset::layout::{self, UTC, writer_properties};
 use crate::dataset::manifest::{SeriesStats, ValueFile};
 use crate::error::{EngineError, Result};
+use crate::model::ids::ParameterId;
 use crate::model::month::Month;
+use std::collections::HashMap;
 use bytes::Bytes;
 use datafusion::arrow::array::{
     ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
@@ -134,6 +136,8 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
     let mut files: Vec<ValueFile> = room_for(rows / 2 + 1, W)?;
     let mut series: Vec<SeriesStats> = Vec::new();
     let mut current: Option<ValueFile> = None;
+    // A few dozen parameter ids for a million rows: each checked and shared once.
+    let mut parameters: HashMap<String, ParameterId> = HashMap::new();
     for b in batches {
         let b = b?;
         let station = column::<StringArray>(&b, "station", W)?;
@@ -155,20 +159,33 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
                     && f.generation == generation.value(i)
             });
             if !same_file {
+                // A station's files mostly come together: its id is the last one's.
+                let station = match &current {
+                    Some(f) if f.station.as_str() == station.value(i) => f.station.clone(),
+                    _ => texts.id(station.value(i), W)?,
+                };
                 if let Some(mut done) = current.take() {
                     done.series = std::mem::take(&mut series).into_boxed_slice();
                     files.push(done);
                 }
                 current = Some(ValueFile {
-                    station: texts.id(station.value(i), W)?,
+                    station,
                     month: this_month,
                     generation: generation.value(i),
                     size: size.value(i),
                     series: Box::new([]),
                 });
             }
+            let parameter = match parameters.get(parameter.value(i)) {
+                Some(p) => p.clone(),
+                None => {
+                    let p: ParameterId = texts.id(parameter.value(i), W)?;
+                    parameters.insert(parameter.value(i).to_owned(), p.clone());
+                    p
+                }
+            };
             series.push(SeriesStats {
-                parameter: texts.id(parameter.value(i), W)?,
+                parameter,
                 rows: count.value(i),
                 min: min.value(i),
                 max: max.value(i),

@@ -15,13 +15,15 @@ pub const MAX_ID_LEN: usize = 64;
 pub struct InvalidId(String);
 
 fn validate(kind: &str, s: &str) -> Result<(), InvalidId> {
-    let shown: String = s.chars().take(24).filter(|c| !c.is_control()).collect();
+    // Made only for a message: ids are checked by the million when a files table is read.
+    let shown = || -> String { s.chars().take(24).filter(|c| !c.is_control()).collect() };
     if s.is_empty() {
         return Err(InvalidId(format!("{kind} id must not be empty")));
     }
     if s.len() > MAX_ID_LEN {
         return Err(InvalidId(format!(
-            "{kind} id '{shown}…' is longer than {MAX_ID_LEN} characters"
+            "{kind} id '{}…' is longer than {MAX_ID_LEN} characters",
+            shown()
         )));
     }
     let first_ok = s.as_bytes()[0].is_ascii_alphanumeric();
@@ -30,7 +32,8 @@ fn validate(kind: &str, s: &str) -> Result<(), InvalidId> {
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
     if !first_ok || !rest_ok || s.contains("..") {
         return Err(InvalidId(format!(
-            "{kind} id '{shown}' must match [A-Za-z0-9][A-Za-z0-9._-]{{0,63}} without '..'"
+            "{kind} id '{}' must match [A-Za-z0-9][A-Za-z0-9._-]{{0,63}} without '..'",
+            shown()
         )));
     }
     Ok(())
