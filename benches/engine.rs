@@ -87,11 +87,9 @@ fn series(c: &mut Criterion) {
         "a year of 15-minute values, less gaps"
     );
     let files: Vec<std::path::PathBuf> = ten
-        .manifest
-        .files
-        .iter()
-        .filter(|f| f.month.starts_with("2018"))
-        .map(|f| dir10.path().join(&f.path))
+        .value_files(&station)
+        .filter(|f| f.month.year() == 2018)
+        .map(|f| dir10.path().join(f.path()))
         .collect();
     let mut g = c.benchmark_group("series");
     g.sample_size(20);

@@ -155,7 +155,10 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
 /// Shows an import's progress on standard error while `progress` runs (nothing when standard
 /// error is not a terminal): bytes read and rows per second, then rows written.
 fn show_import_progress(progress: Arc<ImportProgress>) -> impl FnOnce() {
-    let Some(bar) = std::io::stderr().is_terminal().then(indicatif::ProgressBar::no_length) else {
+    let Some(bar) = std::io::stderr()
+        .is_terminal()
+        .then(indicatif::ProgressBar::no_length)
+    else {
         return Box::new(|| {}) as Box<dyn FnOnce()>;
     };
     let reading = indicatif::ProgressStyle::with_template(

@@ -12,20 +12,15 @@ use datafusion::parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use datafusion::parquet::file::properties::WriterProperties;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
-fn sample(name: &str) -> String {
-    format!("{}/data/sample/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+
+use common::{import_command, sample};
 
 fn import(out: &Path, values: &[&Path]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .arg("import")
-        .arg("--out")
-        .arg(out)
-        .args(["--stations", &sample("stations.csv")])
-        .args(["--parameters", &sample("parameters.csv")])
+    import_command(out)
         .arg("--values")
         .args(values)
         .output()
@@ -103,7 +98,9 @@ fn stored_rows(dir: &Path) -> Vec<(String, String, i64, f64, String)> {
                 )
                 .unwrap();
                 let s = c.as_any().downcast_ref::<StringArray>().unwrap().clone();
-                (0..s.len()).map(|i| s.value(i).to_owned()).collect::<Vec<_>>()
+                (0..s.len())
+                    .map(|i| s.value(i).to_owned())
+                    .collect::<Vec<_>>()
             };
             let (params, quality) = (text("parameter"), text("quality"));
             let ts = b.column_by_name("timestamp").unwrap();
@@ -173,14 +170,13 @@ fn write_parquet(path: &Path, rows: &[Row], spelling: Spelling) {
         )),
         _ => Arc::new(Float64Array::from_iter(rows.iter().map(|r| Some(r.value)))),
     };
-    let batch = RecordBatch::try_from_iter([
+    let columns = vec![
         ("quality", strings(|r| &r.quality)),
         ("stationId", strings(|r| &r.station)),
         ("timestamp", timestamps),
         ("parameterId", strings(|r| &r.parameter)),
         ("value", values),
-    ])
-    .unwrap();
+    ];
     let compression = match spelling {
         Spelling::Plain => Compression::ZSTD(ZstdLevel::default()),
         Spelling::Dictionary => Compression::SNAPPY,
@@ -191,14 +187,59 @@ fn write_parquet(path: &Path, rows: &[Row], spelling: Spelling) {
         .set_dictionary_enabled(matches!(spelling, Spelling::Dictionary))
         .set_max_row_group_row_count(Some(100))
         .build();
-    let mut w = ArrowWriter::try_new(
-        std::fs::File::create(path).unwrap(),
-        batch.schema(),
-        Some(props),
-    )
-    .unwrap();
+    write_columns(path, columns, Some(props));
+}
+
+/// A Parquet file of these columns, in this order.
+fn write_columns(path: &Path, columns: Vec<(&str, ArrayRef)>, props: Option<WriterProperties>) {
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = ArrowWriter::try_new(file, batch.schema(), props).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
+}
+
+/// `n` good rows of koeln's water levels, 15 minutes apart from 2040 on.
+fn good_columns(n: usize) -> Vec<(&'static str, ArrayRef)> {
+    let start = 2_208_988_800_000_000i64;
+    vec![
+        (
+            "stationId",
+            Arc::new(StringArray::from_iter_values(vec!["koeln"; n])),
+        ),
+        (
+            "parameterId",
+            Arc::new(StringArray::from_iter_values(vec!["water-level-15min"; n])),
+        ),
+        (
+            "timestamp",
+            Arc::new(
+                TimestampMicrosecondArray::from_iter_values(
+                    (0..n as i64).map(|i| start + i * 900_000_000),
+                )
+                .with_timezone("UTC"),
+            ),
+        ),
+        ("value", Arc::new(Float64Array::from(vec![1.0; n]))),
+        (
+            "quality",
+            Arc::new(StringArray::from_iter_values(vec!["good"; n])),
+        ),
+    ]
+}
+
+/// `columns` with column `name` replaced by `array`.
+fn with(
+    mut columns: Vec<(&'static str, ArrayRef)>,
+    name: &str,
+    array: ArrayRef,
+) -> Vec<(&'static str, ArrayRef)> {
+    for c in &mut columns {
+        if c.0 == name {
+            c.1 = Arc::clone(&array);
+        }
+    }
+    columns
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -284,105 +325,29 @@ fn bad_values_files_publish_nothing() {
     let gz = gzip(&text);
     std::fs::write(&truncated, &gz[..gz.len() - 40]).unwrap();
 
-    let mut as_text = rows.clone();
-    as_text.truncate(10);
+    // Good rows of the sample's first series, but for one column.
     let wrong_type = dir.path().join("wrong-type.parquet");
-    {
-        let batch = RecordBatch::try_from_iter([
-            (
-                "stationId",
-                Arc::new(StringArray::from_iter_values(
-                    as_text.iter().map(|r| &r.station),
-                )) as ArrayRef,
-            ),
-            (
-                "parameterId",
-                Arc::new(StringArray::from_iter_values(
-                    as_text.iter().map(|r| &r.parameter),
-                )),
-            ),
-            (
-                "timestamp",
-                Arc::new(
-                    TimestampMicrosecondArray::from_iter_values(as_text.iter().map(|r| r.micros))
-                        .with_timezone("UTC"),
-                ),
-            ),
-            (
-                "value",
-                Arc::new(StringArray::from_iter_values(
-                    as_text.iter().map(|r| r.value.to_string()),
-                )),
-            ),
-            (
-                "quality",
-                Arc::new(StringArray::from_iter_values(
-                    as_text.iter().map(|r| &r.quality),
-                )),
-            ),
-        ])
-        .unwrap();
-        let mut w =
-            ArrowWriter::try_new(std::fs::File::create(&wrong_type).unwrap(), batch.schema(), None)
-                .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-    }
+    let numbers_as_text = StringArray::from_iter_values((0..10).map(|i| format!("{i}.5")));
+    write_columns(
+        &wrong_type,
+        with(good_columns(10), "value", Arc::new(numbers_as_text)),
+        None,
+    );
     let naive = dir.path().join("naive-time.parquet");
-    {
-        let batch = RecordBatch::try_from_iter([
-            (
-                "stationId",
-                Arc::new(StringArray::from_iter_values(["koeln"])) as ArrayRef,
-            ),
-            (
-                "parameterId",
-                Arc::new(StringArray::from_iter_values(["water-level-15min"])),
-            ),
-            (
-                "timestamp",
-                Arc::new(datafusion::arrow::array::PrimitiveArray::<
-                    TimestampMicrosecondType,
-                >::from_iter_values([0])),
-            ),
-            ("value", Arc::new(Float64Array::from(vec![1.0]))),
-            ("quality", Arc::new(StringArray::from_iter_values(["good"]))),
-        ])
-        .unwrap();
-        let mut w =
-            ArrowWriter::try_new(std::fs::File::create(&naive).unwrap(), batch.schema(), None)
-                .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-    }
+    let naive_times =
+        datafusion::arrow::array::PrimitiveArray::<TimestampMicrosecondType>::from_iter_values([0]);
+    write_columns(
+        &naive,
+        with(good_columns(1), "timestamp", Arc::new(naive_times)),
+        None,
+    );
     let null_value = dir.path().join("null-value.parquet");
-    {
-        let batch = RecordBatch::try_from_iter([
-            (
-                "stationId",
-                Arc::new(StringArray::from_iter_values(["koeln", "koeln"])) as ArrayRef,
-            ),
-            (
-                "parameterId",
-                Arc::new(StringArray::from_iter_values(["water-level-15min"; 2])),
-            ),
-            (
-                "timestamp",
-                Arc::new(
-                    TimestampMicrosecondArray::from_iter_values([1 << 50, (1 << 50) + 900])
-                        .with_timezone("UTC"),
-                ),
-            ),
-            ("value", Arc::new(Float64Array::from(vec![Some(1.0), None]))),
-            ("quality", Arc::new(StringArray::from_iter_values(["good"; 2]))),
-        ])
-        .unwrap();
-        let mut w =
-            ArrowWriter::try_new(std::fs::File::create(&null_value).unwrap(), batch.schema(), None)
-                .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-    }
+    let with_null = Float64Array::from(vec![Some(1.0), None]);
+    write_columns(
+        &null_value,
+        with(good_columns(2), "value", Arc::new(with_null)),
+        None,
+    );
     let unknown = dir.path().join("unknown.csv");
     std::fs::write(
         &unknown,
@@ -426,7 +391,10 @@ fn bad_values_files_publish_nothing() {
         ),
         (
             vec![&naive],
-            vec!["naive-time.parquet:0: column timestamp".into(), "without a zone".into()],
+            vec![
+                "naive-time.parquet:0: column timestamp".into(),
+                "without a zone".into(),
+            ],
         ),
         (
             vec![&null_value],

@@ -4,23 +4,17 @@
 //!
 //! Its own test binary, so that no other test's processes run beside it.
 
+mod common;
+
+use common::{import_command, sample};
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-
-fn sample(name: &str) -> String {
-    format!("{}/data/sample/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+use std::process::Stdio;
 
 /// Runs `hydro import` and returns its peak resident memory (VmHWM, read from /proc until it
 /// exits) in bytes, after checking that it published.
 fn peak_rss_of_import(out: &Path, values: &Path, memory: &str) -> u64 {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .arg("import")
-        .arg("--out")
-        .arg(out)
-        .args(["--stations", &sample("stations.csv")])
-        .args(["--parameters", &sample("parameters.csv")])
+    let mut child = import_command(out)
         .arg("--values")
         .arg(values)
         .args(["--memory", memory])
@@ -70,9 +64,21 @@ fn an_import_many_times_its_memory_budget_stays_within_it() {
                 .unwrap()
                 .format("%Y-%m-%dT%H:%M:%SZ")
         };
-        writeln!(w, "koeln,water-level-15min,{},{}.5,good", t(i), 300 + i % 97).unwrap();
+        writeln!(
+            w,
+            "koeln,water-level-15min,{},{}.5,good",
+            t(i),
+            300 + i % 97
+        )
+        .unwrap();
         let back = steps - 1 - i;
-        writeln!(w, "koeln,discharge-15min,{},{}.25,suspect", t(back), 2000 + back % 89).unwrap();
+        writeln!(
+            w,
+            "koeln,discharge-15min,{},{}.25,suspect",
+            t(back),
+            2000 + back % 89
+        )
+        .unwrap();
     }
     w.into_inner().unwrap().sync_all().unwrap();
     let input_bytes = std::fs::metadata(&values).unwrap().len();
@@ -91,7 +97,10 @@ fn an_import_many_times_its_memory_budget_stays_within_it() {
         2 * steps,
         mib(input_bytes)
     );
-    assert!(input_bytes > 5 * 16 * 1048576, "input only {input_bytes} bytes");
+    assert!(
+        input_bytes > 5 * 16 * 1048576,
+        "input only {input_bytes} bytes"
+    );
     assert!(
         large < small + 2 * 16 * 1048576,
         "peak RSS {:.1} MiB against {:.1} MiB for a tiny import",

@@ -471,7 +471,11 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
     drop(writer);
     let reopened = Dataset::open(f.root.to_str().unwrap()).await.unwrap();
     assert_eq!(reopened.manifest, before);
-    assert!(reopened.value_files(&station).all(|f| f.month.to_string() != "1970-01"));
+    assert!(
+        reopened
+            .value_files(&station)
+            .all(|f| f.month.to_string() != "1970-01")
+    );
     // The next publish removes the orphan.
     generate(
         store,

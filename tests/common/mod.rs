@@ -23,6 +23,20 @@ pub fn generate(dir: &Path, args: &[&str]) {
     assert!(status.success(), "hydro generate {args:?}");
 }
 
+/// A file of `data/sample/`.
+pub fn sample(name: &str) -> String {
+    format!("{}/data/sample/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `hydro import --out OUT` with the sample stations and parameters; the caller adds values.
+pub fn import_command(out: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydro"));
+    cmd.arg("import").arg("--out").arg(out);
+    cmd.args(["--stations", &sample("stations.csv")]);
+    cmd.args(["--parameters", &sample("parameters.csv")]);
+    cmd
+}
+
 /// A dataset generated once per test binary (deterministic, small).
 pub fn dataset() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();

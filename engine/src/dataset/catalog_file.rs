@@ -85,7 +85,11 @@ pub(super) fn room_for<T>(rows: usize, what: &str) -> Result<Vec<T>> {
 }
 
 /// Looks a column up by name with the expected type, so a foreign file fails with a message.
-pub(super) fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, what: &str) -> Result<&'a T> {
+pub(super) fn column<'a, T: 'static>(
+    batch: &'a RecordBatch,
+    name: &str,
+    what: &str,
+) -> Result<&'a T> {
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<T>())

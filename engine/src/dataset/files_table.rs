@@ -22,7 +22,6 @@ use crate::dataset::manifest::{SeriesStats, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::ParameterId;
 use crate::model::month::Month;
-use std::collections::HashMap;
 use bytes::Bytes;
 use datafusion::arrow::array::{
     ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
@@ -32,6 +31,7 @@ use datafusion::object_store::ObjectStore;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
 use datafusion::parquet::arrow::AsyncArrowWriter;
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 const W: &str = "files table";
@@ -99,11 +99,17 @@ impl FilesTableWriter {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let rows = || self.pending.iter().flat_map(|f| f.series.iter().map(move |s| (f, s)));
+        let rows = || {
+            self.pending
+                .iter()
+                .flat_map(|f| f.series.iter().map(move |s| (f, s)))
+        };
         let columns: Vec<ArrayRef> = vec![
             Arc::new(texts(rows().map(|(f, _)| f.station.as_str()))),
             Arc::new(texts(rows().map(|(f, _)| f.month.to_string()))),
-            Arc::new(UInt64Array::from_iter_values(rows().map(|(f, _)| f.generation))),
+            Arc::new(UInt64Array::from_iter_values(
+                rows().map(|(f, _)| f.generation),
+            )),
             Arc::new(UInt64Array::from_iter_values(rows().map(|(f, _)| f.size))),
             Arc::new(texts(rows().map(|(_, s)| s.parameter.as_str()))),
             Arc::new(UInt64Array::from_iter_values(rows().map(|(_, s)| s.rows))),
@@ -116,7 +122,9 @@ impl FilesTableWriter {
                     .with_timezone(UTC),
             ),
         ];
-        self.writer.write(&RecordBatch::try_new(schema(), columns)?).await?;
+        self.writer
+            .write(&RecordBatch::try_new(schema(), columns)?)
+            .await?;
         self.pending.clear();
         Ok(())
     }

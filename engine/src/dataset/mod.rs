@@ -92,21 +92,26 @@ pub async fn published_generation(store: &dyn ObjectStore) -> Result<Option<u64>
     struct Generation {
         generation: u64,
     }
-    let bytes = match store.get(&Path::from(MANIFEST)).await {
-        Ok(r) => r.bytes().await?,
-        Err(datafusion::object_store::Error::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
+    let Some(bytes) = manifest_bytes(store).await? else {
+        return Ok(None);
     };
     let g: Generation =
         serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt_by("manifest.json", e))?;
     Ok(Some(g.generation))
 }
 
+/// `manifest.json`'s bytes, or None when there is none (no dataset yet).
+async fn manifest_bytes(store: &dyn ObjectStore) -> Result<Option<bytes::Bytes>> {
+    match store.get(&Path::from(MANIFEST)).await {
+        Ok(r) => Ok(Some(r.bytes().await?)),
+        Err(datafusion::object_store::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> {
-    let bytes = match store.get(&Path::from(MANIFEST)).await {
-        Ok(r) => r.bytes().await?,
-        Err(datafusion::object_store::Error::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
+    let Some(bytes) = manifest_bytes(store).await? else {
+        return Ok(None);
     };
     let manifest: Manifest =
         serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt_by("manifest.json", e))?;
@@ -149,7 +154,8 @@ impl Dataset {
             &mut texts,
         )?;
         let mut files: HashMap<StationId, StationFiles> = HashMap::new();
-        for f in files_table::decode_files(get(manifest.catalog.files.clone()).await?, &mut texts)? {
+        for f in files_table::decode_files(get(manifest.catalog.files.clone()).await?, &mut texts)?
+        {
             files
                 .entry(f.station.clone())
                 .or_default()
@@ -163,7 +169,6 @@ impl Dataset {
         drop(texts);
         let catalog = Catalog::new(stations, parameters, characteristics);
         let catalog_bytes = catalog.memory_size();
-
 
         let store_url = ObjectStoreUrl::parse("hydro://dataset")?;
         let runtime = RuntimeEnvBuilder::new()
@@ -203,7 +208,11 @@ impl Dataset {
 
     /// A station's value files, ascending by month.
     pub fn value_files(&self, station: &StationId) -> impl Iterator<Item = &manifest::ValueFile> {
-        self.files.get(station).into_iter().flatten().map(|m| &m.file)
+        self.files
+            .get(station)
+            .into_iter()
+            .flatten()
+            .map(|m| &m.file)
     }
 
     /// Bytes of month files held in memory now.

@@ -151,7 +151,11 @@ impl MonthFile {
             reader,
             copy: None,
         });
-        cache.put(self.footer_slot(), Arc::clone(&footer), footer.memory_size());
+        cache.put(
+            self.footer_slot(),
+            Arc::clone(&footer),
+            footer.memory_size(),
+        );
         Ok(footer)
     }
 

@@ -427,11 +427,7 @@ impl Dataset {
         files
             .iter()
             .filter_map(|f| {
-                let stats = f
-                    .file
-                    .series
-                    .iter()
-                    .find(|s| s.parameter == *parameter)?;
+                let stats = f.file.series.iter().find(|s| s.parameter == *parameter)?;
                 (stats.rows > 0).then_some(MonthPart {
                     month: f,
                     stats,

@@ -10,12 +10,12 @@
 use crate::dataset::manifest::{Manifest, SeriesStats};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
+use crate::model::month::Month;
 use crate::model::{
     Characteristic, CharacteristicType, Coordinates, GaugeZero, Micros, Parameter, Period, Station,
     StationType, Text,
 };
 use crate::write::gauges::{GAUGES, NAME_PARTS, STATES};
-use crate::model::month::Month;
 use crate::write::writer::{DatasetWriter, SeriesChunk, encode_month};
 use bytes::Bytes;
 use chrono::{Datelike, Months, NaiveDate, TimeZone, Timelike, Utc};

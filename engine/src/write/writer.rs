@@ -5,10 +5,10 @@
 //! removes.
 
 use crate::dataset::catalog_file;
+use crate::dataset::files_table::FilesTableWriter;
 use crate::dataset::layout::{
     self, COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, MANIFEST, UTC,
 };
-use crate::dataset::files_table::FilesTableWriter;
 use crate::dataset::manifest::{CatalogFiles, Counts, FORMAT, Manifest, SeriesStats, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
@@ -187,7 +187,12 @@ impl DatasetWriter {
     /// writing leaves behind. Best effort, like the cleanup after a publish.
     pub async fn abandon(&self) {
         let suffix = self.own_suffix();
-        let listed: Vec<_> = match self.store.list(Some(&Path::from("values"))).try_collect().await {
+        let listed: Vec<_> = match self
+            .store
+            .list(Some(&Path::from("values")))
+            .try_collect()
+            .await
+        {
             Ok(l) => l,
             Err(e) => {
                 tracing::warn!("cleanup: cannot list values: {e}");

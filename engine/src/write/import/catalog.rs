@@ -17,7 +17,9 @@ type Row = HashMap<String, String>;
 /// Reads a CSV file with a header row into (line number, row) pairs.
 fn read_rows(path: &Path, required: &[&str], problems: &mut Problems) -> Vec<(u64, Row)> {
     let mut reader = match open_input(path) {
-        Ok(r) => csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(r),
+        Ok(r) => csv::ReaderBuilder::new()
+            .trim(csv::Trim::All)
+            .from_reader(r),
         Err(e) => {
             problems.add(path, 0, format!("cannot read: {e}"));
             return Vec::new();
@@ -184,7 +186,6 @@ fn characteristic_from(row: &Row) -> Result<Characteristic, String> {
     })
 }
 
-
 /// What the catalog files of an import hold, checked.
 pub(super) struct CatalogInput {
     pub(super) stations: Vec<Station>,
@@ -203,24 +204,37 @@ pub(super) fn read_catalog(
     let mut station_ids = HashSet::new();
     for (line, row) in read_rows(stations_path, &["id", "name", "type", "state"], problems) {
         match station_from(&row) {
-            Ok(s) if !station_ids.insert(s.id.clone()) => {
-                problems.add(stations_path, line, format!("duplicate station id {}", s.id))
-            }
+            Ok(s) if !station_ids.insert(s.id.clone()) => problems.add(
+                stations_path,
+                line,
+                format!("duplicate station id {}", s.id),
+            ),
             Ok(s) => stations.push(s),
             Err(e) => problems.add(stations_path, line, e),
         }
     }
     let mut parameters = Vec::new();
     let mut parameter_ids: HashSet<(StationId, ParameterId)> = HashSet::new();
-    let required = ["stationId", "id", "name", "observedProperty", "unit", "interval"];
+    let required = [
+        "stationId",
+        "id",
+        "name",
+        "observedProperty",
+        "unit",
+        "interval",
+    ];
     for (line, row) in read_rows(parameters_path, &required, problems) {
         match parameter_from(&row) {
-            Ok(p) if !station_ids.contains(&p.station) => {
-                problems.add(parameters_path, line, format!("unknown station {}", p.station))
-            }
-            Ok(p) if !parameter_ids.insert((p.station.clone(), p.id.clone())) => {
-                problems.add(parameters_path, line, format!("duplicate parameter {}", p.id))
-            }
+            Ok(p) if !station_ids.contains(&p.station) => problems.add(
+                parameters_path,
+                line,
+                format!("unknown station {}", p.station),
+            ),
+            Ok(p) if !parameter_ids.insert((p.station.clone(), p.id.clone())) => problems.add(
+                parameters_path,
+                line,
+                format!("duplicate parameter {}", p.id),
+            ),
             Ok(p) => parameters.push(p),
             Err(e) => problems.add(parameters_path, line, e),
         }
@@ -228,7 +242,15 @@ pub(super) fn read_catalog(
     let mut characteristics = Vec::new();
     if let Some(path) = characteristics_path {
         let mut seen = HashSet::new();
-        let required = ["stationId", "id", "name", "type", "parameterId", "value", "unit"];
+        let required = [
+            "stationId",
+            "id",
+            "name",
+            "type",
+            "parameterId",
+            "value",
+            "unit",
+        ];
         for (line, row) in read_rows(path, &required, problems) {
             match characteristic_from(&row) {
                 Ok(c) if !parameter_ids.contains(&(c.station.clone(), c.parameter.clone())) => {
@@ -246,5 +268,9 @@ pub(super) fn read_catalog(
             }
         }
     }
-    CatalogInput { stations, parameters, characteristics }
+    CatalogInput {
+        stations,
+        parameters,
+        characteristics,
+    }
 }

@@ -34,9 +34,9 @@ pub(crate) use source::open_input;
 
 use crate::dataset::manifest::Manifest;
 use crate::error::{EngineError, Result};
+use crate::model::month::Month;
 use crate::write::writer::{DatasetWriter, encode_month};
 use datafusion::object_store::ObjectStore;
-use crate::model::month::Month;
 use rows::{REC_BYTES, Rec, RowParser, SeriesIndex};
 use source::{Block, ValueInput};
 use spill::{Partitioner, SpillFile};
@@ -108,7 +108,8 @@ impl Problems {
     pub(super) fn add(&mut self, file: &Path, line: u64, reason: impl std::fmt::Display) {
         self.total += 1;
         if self.shown.len() < SHOWN_PROBLEMS {
-            self.shown.push(format!("{}:{line}: {reason}", file.display()));
+            self.shown
+                .push(format!("{}:{line}: {reason}", file.display()));
         }
     }
 
@@ -193,7 +194,8 @@ pub async fn import(
         &mut problems,
     );
     if !problems.is_empty() {
-        let note = "(the values files were not read: their rows are checked against good catalog files)";
+        let note =
+            "(the values files were not read: their rows are checked against good catalog files)";
         return Err(problems.into_error(Some(note)));
     }
     let paths = source::expand_values(&input.values, &mut problems);
@@ -450,7 +452,8 @@ impl WriteContext<'_> {
                 records.clear();
                 records.reserve_exact(size);
                 let keep = |r: &Rec| parts == 1 || part_of(r) == part;
-                spill::read_bucket(self.spills, bucket, &keep, &mut records).map_err(spill_error)?;
+                spill::read_bucket(self.spills, bucket, &keep, &mut records)
+                    .map_err(spill_error)?;
                 let found = station_months::sort_and_check(&mut records);
                 if !found.is_empty() {
                     repeated.store(true, Ordering::Relaxed);

@@ -11,8 +11,8 @@
 use super::source::{Block, CsvBlock, TableBlock, TimeColumn};
 use super::{QUALITY_FLAGS, catalog::parse_time};
 use crate::model::Micros;
-use crate::model::month::days_from_civil;
 use crate::model::ids::{ParameterId, StationId};
+use crate::model::month::days_from_civil;
 use datafusion::arrow::array::Array;
 use std::collections::HashMap;
 
@@ -68,13 +68,16 @@ pub(super) struct SeriesIndex {
     pub(super) series: Vec<(StationId, ParameterId)>,
     /// Station number (in order) of each series.
     pub(super) station_of: Vec<u32>,
-    lookup: HashMap<Box<[u8]>, HashMap<Box<[u8]>, u32>>,
+    lookup: HashMap<Box<[u8]>, SeriesOfStation>,
 }
+
+/// A station's series numbers by parameter id.
+type SeriesOfStation = HashMap<Box<[u8]>, u32>;
 
 impl SeriesIndex {
     pub(super) fn new(mut series: Vec<(StationId, ParameterId)>) -> Self {
         series.sort();
-        let mut lookup: HashMap<Box<[u8]>, HashMap<Box<[u8]>, u32>> = HashMap::new();
+        let mut lookup: HashMap<Box<[u8]>, SeriesOfStation> = HashMap::new();
         let mut station_of = Vec::with_capacity(series.len());
         let mut station = 0u32;
         for (i, (s, p)) in series.iter().enumerate() {
@@ -326,8 +329,7 @@ fn rfc3339_common(b: &[u8]) -> Option<Micros> {
     }
     let (y, mo, d) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
     let (h, mi, s) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59
-    {
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59 {
         return None;
     }
     let mut i = 19;
@@ -412,7 +414,11 @@ mod tests {
                 },
                 match rng.random_range(0..3) {
                     0 => "Z".to_owned(),
-                    1 => format!("+{:02}:{:02}", rng.random_range(0..24), rng.random_range(0..60)),
+                    1 => format!(
+                        "+{:02}:{:02}",
+                        rng.random_range(0..24),
+                        rng.random_range(0..60)
+                    ),
                     _ => format!("-{:02}:30", rng.random_range(0..24)),
                 }
             )

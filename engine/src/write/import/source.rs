@@ -6,8 +6,8 @@
 //! column can: ids, timestamps, numbers and flags are one line each). Parquet is read through
 //! the parquet crate's Arrow reader, its columns cast to the types the parsers take.
 
-use super::Problems;
 use super::ImportProgress;
+use super::Problems;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
@@ -228,7 +228,7 @@ pub(super) struct CsvBlock {
 
 pub(super) enum Block {
     Csv(CsvBlock),
-    Table(TableBlock),
+    Table(Box<TableBlock>),
 }
 
 impl Block {
@@ -264,9 +264,15 @@ pub(super) fn read_all(
         let file = u32::try_from(i).unwrap_or(u32::MAX);
         let send = &mut *channel.send;
         let outcome = match input.kind {
-            InputKind::Csv(c) => {
-                read_csv(file, input, c, block_bytes, progress, &mut *channel.recycled, send)
-            }
+            InputKind::Csv(c) => read_csv(
+                file,
+                input,
+                c,
+                block_bytes,
+                progress,
+                &mut *channel.recycled,
+                send,
+            ),
             InputKind::Parquet => {
                 let rows = (block_bytes / 64).max(1024);
                 read_parquet(file, input, rows, progress, send)
@@ -453,7 +459,7 @@ fn read_parquet(
         progress
             .bytes_read
             .fetch_add(input.size * n / total_rows, Ordering::Relaxed);
-        if !send(Block::Table(block)) {
+        if !send(Block::Table(Box::new(block))) {
             return Ok(());
         }
         row += n;

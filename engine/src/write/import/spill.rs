@@ -159,10 +159,7 @@ impl<'a> Partitioner<'a> {
 
     pub(super) fn push(&mut self, rec: &Rec) -> io::Result<()> {
         let station = self.index.station_of[rec.series as usize];
-        let bucket = bucket_of(
-            bucket_hash(station, Month::of(rec.ts)),
-            self.buffers.len(),
-        );
+        let bucket = bucket_of(bucket_hash(station, Month::of(rec.ts)), self.buffers.len());
         let buffer = &mut self.buffers[bucket];
         if buffer.capacity() == 0 {
             buffer.reserve_exact(self.buffer_bytes);

@@ -3,8 +3,8 @@
 
 use super::QUALITY_FLAGS;
 use super::rows::{Rec, SeriesIndex};
-use crate::model::month::Month;
 use crate::model::ids::StationId;
+use crate::model::month::Month;
 use crate::write::writer::SeriesChunk;
 
 /// A timestamp that two rows of one series share.
