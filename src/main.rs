@@ -67,13 +67,13 @@ enum Command {
         /// Stations: id, name, type (surfaceWater|groundwater|weather), state (DE-XX or XX),
         /// lat/lon (WGS 84) or easting/northing/epsg (Gauss-Krüger 31466-31469), and optional
         /// operator, waterBodyId, waterBodyName, riverKm, gaugeZero, gaugeZeroDatum,
-        /// groundLevel, elevation.
-        #[arg(long)]
-        stations: PathBuf,
+        /// groundLevel, elevation. Optional with --append (new or updated stations).
+        #[arg(long, required_unless_present = "append")]
+        stations: Option<PathBuf>,
         /// Parameters: stationId, id (e.g. water-level-15min), name, observedProperty, unit,
-        /// interval (ISO 8601, e.g. PT15M).
-        #[arg(long)]
-        parameters: PathBuf,
+        /// interval (ISO 8601, e.g. PT15M). Optional with --append.
+        #[arg(long, required_unless_present = "append")]
+        parameters: Option<PathBuf>,
         /// Characteristic values: stationId, id, name, type (mainValue|statistic|derived|mark),
         /// parameterId, value, unit, and optional periodStart and periodEnd (RFC 3339, both or
         /// neither) and description.
@@ -84,6 +84,12 @@ enum Command {
         /// timestamp with time zone), value, quality (good|suspect|estimated|unchecked|missing).
         #[arg(long, num_args = 1.., required = true)]
         values: Vec<PathBuf>,
+        /// Add to the dataset published in --out instead of replacing it: only the
+        /// station-months the values touch are rewritten; a value at a timestamp already
+        /// stored for its series replaces it (a correction); catalog rows add stations,
+        /// parameters and characteristics, or update those with the same id.
+        #[arg(long)]
+        append: bool,
         /// Memory the import's buffers may use, e.g. 1GiB, 256MiB (the process needs some
         /// 30 MiB more).
         #[arg(long, env = "HYDRO_IMPORT_MEMORY", default_value = "1GiB", value_parser = parse_bytes)]
@@ -339,6 +345,7 @@ async fn run() -> anyhow::Result<()> {
             parameters,
             characteristics,
             values,
+            append,
             memory,
             spill_dir,
         } => {
@@ -347,6 +354,7 @@ async fn run() -> anyhow::Result<()> {
                 parameters,
                 characteristics,
                 values,
+                append,
             };
             let mut options = ImportOptions {
                 memory_bytes: memory,
@@ -360,15 +368,22 @@ async fn run() -> anyhow::Result<()> {
             let imported = import(store_for(&out)?, &input, &options, progress).await;
             stop_showing();
             match imported {
-                Ok((manifest, rows)) => {
+                Ok(done) => {
+                    let m = &done.manifest;
                     println!(
-                        "published {} version {}: {} stations, {} parameters, {} characteristics, {rows} values",
-                        out,
-                        manifest.version,
-                        manifest.counts.stations,
-                        manifest.counts.parameters,
-                        manifest.counts.characteristics
+                        "published {out} version {}: {} stations, {} parameters, {} characteristics, {} values",
+                        m.version,
+                        m.counts.stations,
+                        m.counts.parameters,
+                        m.counts.characteristics,
+                        m.counts.values
                     );
+                    if append {
+                        println!(
+                            "appended {} values ({} replaced stored ones) in {} station-months written",
+                            done.rows, done.replaced, done.months_written
+                        );
+                    }
                     Ok(())
                 }
                 Err(EngineError::Import(lines)) => {

@@ -171,3 +171,145 @@ fn serving_a_directory_without_a_dataset_suggests_import() {
         assert!(help.contains(flag), "{flag} in {help}");
     }
 }
+
+/// `import --append` adds values and corrects stored ones, with a new station in the same
+/// call; only the station-months it touches are written; bad appends publish nothing.
+#[tokio::test]
+async fn appends_add_and_correct_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = import(dir.path(), &[&sample("values.csv")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = |d: &Path| -> Vec<String> {
+        let mut all = Vec::new();
+        let mut stack = vec![d.join("values")];
+        while let Some(p) = stack.pop() {
+            for e in std::fs::read_dir(p).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    all.push(p.strip_prefix(d).unwrap().display().to_string());
+                }
+            }
+        }
+        all.sort();
+        all
+    };
+    let before = files(dir.path());
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let stations = write(
+        "st.csv",
+        "id,name,type,state,lat,lon\nbonn,Bonn,surfaceWater,NW,50.73,7.10\n",
+    );
+    let parameters = write(
+        "par.csv",
+        "stationId,id,name,observedProperty,unit,interval\n\
+         bonn,water-level-15min,Water level,waterLevel,cm,PT15M\n",
+    );
+    let values = write(
+        "new.csv",
+        "stationId,parameterId,timestamp,value,quality\n\
+         koeln,water-level-15min,2024-01-31T00:00:00Z,999.5,good\n\
+         koeln,water-level-15min,2024-03-01T00:00:00Z,310.0,unchecked\n\
+         bonn,water-level-15min,2024-03-01T00:00:00Z,250.0,unchecked\n",
+    );
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .arg("import")
+            .arg("--append")
+            .arg("--out")
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Bad: a row of an unknown series; nothing changes.
+    let bad = write(
+        "bad.csv",
+        "stationId,parameterId,timestamp,value,quality\nbonn,water-level-15min,2024-03-01T00:00:00Z,1,good\n",
+    );
+    let manifest = std::fs::read(dir.path().join("manifest.json")).unwrap();
+    let r = run(&["--values", &bad]);
+    assert!(!r.status.success());
+    assert!(
+        String::from_utf8_lossy(&r.stderr)
+            .contains("bad.csv:2: unknown station/parameter bonn/water-level-15min")
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("manifest.json")).unwrap(),
+        manifest
+    );
+
+    let r = run(&[
+        "--stations",
+        &stations,
+        "--parameters",
+        &parameters,
+        "--values",
+        &values,
+    ]);
+    let said = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        said.contains("appended 3 values (1 replaced stored ones) in 3 station-months written"),
+        "{said}"
+    );
+    // Untouched station-months keep their files; touched and new ones are written anew.
+    let after = files(dir.path());
+    let new: Vec<&String> = after.iter().filter(|f| !before.contains(f)).collect();
+    assert_eq!(
+        new,
+        [
+            "values/station=bonn/month=2024-03/part-2.parquet",
+            "values/station=koeln/month=2024-01/part-2.parquet",
+            "values/station=koeln/month=2024-03/part-2.parquet",
+        ]
+    );
+
+    let server = Server::start_with(dir.path(), &[]);
+    let b = &server.base;
+    let series = format!("{b}/stations/koeln/parameters/water-level-15min/values");
+    let first = get(&format!("{series}?limit=1")).await.json();
+    assert_eq!(first["data"][0]["value"], 999.5, "corrected");
+    let all = get(&format!("{series}?format=csv")).await.text();
+    assert_eq!(all.lines().count() - 1, 201, "200 stored + 1 new");
+    let latest = get(&format!("{series}?recent=1")).await.json();
+    assert_eq!(latest["data"][0]["timestamp"], "2024-03-01T00:00:00+00:00");
+    assert_eq!(latest["data"][0]["quality"], "unchecked");
+    let bonn = get(&format!(
+        "{b}/stations/bonn/parameters/water-level-15min/values"
+    ))
+    .await
+    .json();
+    assert_eq!(bonn["data"][0]["value"], 250.0);
+    let p = get(&format!("{b}/stations/koeln/parameters/water-level-15min"))
+        .await
+        .json();
+    assert_eq!(
+        p["data"]["availability"][0]["end"],
+        "2024-03-01T00:00:00+00:00"
+    );
+    let health = get(&format!("{b}/health")).await.json();
+    assert_eq!(health["checks"]["catalog"]["stations"], 4);
+}
+
+#[test]
+fn appending_needs_a_published_dataset() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["import", "--append", "--out"])
+        .arg(dir.path().join("empty"))
+        .args(["--values", &sample("values.csv")])
+        .output()
+        .unwrap();
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("nothing to append to"));
+}

@@ -124,6 +124,45 @@ pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> 
     Ok(Some(manifest))
 }
 
+/// The published version of a dataset, as its tables hold it (ids share their texts).
+pub struct Published {
+    pub manifest: Manifest,
+    pub stations: Vec<crate::model::Station>,
+    pub parameters: Vec<crate::model::Parameter>,
+    pub characteristics: Vec<crate::model::Characteristic>,
+    pub files: Vec<manifest::ValueFile>,
+}
+
+/// Reads the published version's manifest and tables, or None when nothing is published.
+pub async fn read_published(store: &dyn ObjectStore) -> Result<Option<Published>> {
+    let Some(manifest) = read_manifest(store).await? else {
+        return Ok(None);
+    };
+    let get = |path: String| async move {
+        Ok::<_, EngineError>(store.get(&Path::from(path)).await?.bytes().await?)
+    };
+    // Shared texts; the interner itself is scratch, freed before the caller builds indexes.
+    let mut texts = catalog_file::Interner::default();
+    let stations =
+        catalog_file::decode_stations(get(manifest.catalog.stations.clone()).await?, &mut texts)?;
+    let parameters = catalog_file::decode_parameters(
+        get(manifest.catalog.parameters.clone()).await?,
+        &mut texts,
+    )?;
+    let characteristics = catalog_file::decode_characteristics(
+        get(manifest.catalog.characteristics.clone()).await?,
+        &mut texts,
+    )?;
+    let files = files_table::decode_files(get(manifest.catalog.files.clone()).await?, &mut texts)?;
+    Ok(Some(Published {
+        manifest,
+        stations,
+        parameters,
+        characteristics,
+        files,
+    }))
+}
+
 impl Dataset {
     pub async fn open(location: &str) -> Result<Self> {
         let dir = storage::local_dir(&storage::local_path(location)?)?;
@@ -133,29 +172,17 @@ impl Dataset {
     }
 
     pub async fn open_store(store: Arc<dyn ObjectStore>) -> Result<Self> {
-        let manifest = read_manifest(store.as_ref())
+        let Published {
+            manifest,
+            stations,
+            parameters,
+            characteristics,
+            files: listed,
+        } = read_published(store.as_ref())
             .await?
             .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
-        let get = |path: String| {
-            let store = Arc::clone(&store);
-            async move { Ok::<_, EngineError>(store.get(&Path::from(path)).await?.bytes().await?) }
-        };
-        let mut texts = catalog_file::Interner::default();
-        let stations = catalog_file::decode_stations(
-            get(manifest.catalog.stations.clone()).await?,
-            &mut texts,
-        )?;
-        let parameters = catalog_file::decode_parameters(
-            get(manifest.catalog.parameters.clone()).await?,
-            &mut texts,
-        )?;
-        let characteristics = catalog_file::decode_characteristics(
-            get(manifest.catalog.characteristics.clone()).await?,
-            &mut texts,
-        )?;
         let mut files: HashMap<StationId, StationFiles> = HashMap::new();
-        for f in files_table::decode_files(get(manifest.catalog.files.clone()).await?, &mut texts)?
-        {
+        for f in listed {
             files
                 .entry(f.station.clone())
                 .or_default()
@@ -165,8 +192,6 @@ impl Dataset {
             v.sort_by_key(|m| m.file.month);
             v.shrink_to_fit();
         });
-        // Scratch from here on: freed before the catalog's indexes take their room.
-        drop(texts);
         let catalog = Catalog::new(stations, parameters, characteristics);
         let catalog_bytes = catalog.memory_size();
 

@@ -111,6 +111,9 @@ pub struct DatasetWriter {
     generation: u64,
     table: tokio::sync::Mutex<FilesTableWriter>,
     written: Mutex<Written>,
+    /// Whether the new version keeps files of earlier ones (an append): then the publish
+    /// deletes nothing.
+    appending: bool,
 }
 
 impl DatasetWriter {
@@ -126,6 +129,7 @@ impl DatasetWriter {
             store,
             generation,
             written: Mutex::new(Written::default()),
+            appending: false,
         };
         writer.abandon().await;
         Ok(writer)
@@ -135,6 +139,51 @@ impl DatasetWriter {
         self.store
             .put(&Path::from(path), PutPayload::from_bytes(bytes))
             .await?;
+        Ok(())
+    }
+
+    /// The new version is the published one changed: files of earlier versions it lists (see
+    /// [`DatasetWriter::carry`]) stay, and the publish deletes nothing.
+    pub fn appending(mut self) -> Self {
+        self.appending = true;
+        self
+    }
+
+    /// Value files written so far.
+    pub fn files_written(&self) -> Result<u64> {
+        Ok(self
+            .written
+            .lock()
+            .map_err(|_| EngineError::Internal("writer state poisoned".into()))?
+            .files)
+    }
+
+    /// Lists a file of an earlier version in the new one, as it is.
+    pub async fn carry(&self, file: ValueFile) -> Result<()> {
+        self.note(&file)?;
+        self.table.lock().await.add(file).await
+    }
+
+    fn note(&self, file: &ValueFile) -> Result<()> {
+        let mut written = self
+            .written
+            .lock()
+            .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
+        written.files += 1;
+        for s in &file.series {
+            written.values += s.rows;
+            written
+                .ranges
+                .entry((file.station.clone(), s.parameter.clone()))
+                .and_modify(|p| {
+                    p.start = p.start.min(s.min);
+                    p.end = p.end.max(s.max);
+                })
+                .or_insert(Period {
+                    start: s.min,
+                    end: s.max,
+                });
+        }
         Ok(())
     }
 
@@ -154,27 +203,7 @@ impl DatasetWriter {
             series: series.into_boxed_slice(),
         };
         self.put(&file.path(), bytes).await?;
-        {
-            let mut written = self
-                .written
-                .lock()
-                .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
-            written.files += 1;
-            for s in &file.series {
-                written.values += s.rows;
-                written
-                    .ranges
-                    .entry((station.clone(), s.parameter.clone()))
-                    .and_modify(|p| {
-                        p.start = p.start.min(s.min);
-                        p.end = p.end.max(s.max);
-                    })
-                    .or_insert(Period {
-                        start: s.min,
-                        end: s.max,
-                    });
-            }
-        }
+        self.note(&file)?;
         self.table.lock().await.add(file).await
     }
 
@@ -279,7 +308,9 @@ impl DatasetWriter {
         let json = serde_json::to_vec(&manifest)
             .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;
         put(MANIFEST.to_owned(), Bytes::from(json)).await?;
-        remove_unreferenced(store.as_ref(), &manifest, &suffix).await;
+        if !self.appending {
+            remove_unreferenced(store.as_ref(), &manifest, &suffix).await;
+        }
         Ok(manifest)
     }
 }

@@ -187,60 +187,104 @@ fn characteristic_from(row: &Row) -> Result<Characteristic, String> {
 }
 
 /// What the catalog files of an import hold, checked.
+#[derive(Default)]
 pub(super) struct CatalogInput {
     pub(super) stations: Vec<Station>,
     pub(super) parameters: Vec<Parameter>,
     pub(super) characteristics: Vec<Characteristic>,
 }
 
-/// Reads and checks the catalog files; bad rows go to `problems`.
+impl CatalogInput {
+    /// `self` with `newer`'s entries added; an entry with the id of one already there
+    /// replaces it (an append that brings a station again updates it).
+    pub(super) fn updated_by(self, newer: CatalogInput) -> CatalogInput {
+        fn merge<T, K: Eq + std::hash::Hash>(
+            old: Vec<T>,
+            new: Vec<T>,
+            key: impl Fn(&T) -> K,
+        ) -> Vec<T> {
+            let replaced: HashSet<K> = new.iter().map(&key).collect();
+            let mut out: Vec<T> = old
+                .into_iter()
+                .filter(|t| !replaced.contains(&key(t)))
+                .collect();
+            out.extend(new);
+            out
+        }
+        CatalogInput {
+            stations: merge(self.stations, newer.stations, |s| s.id.clone()),
+            parameters: merge(self.parameters, newer.parameters, |p| {
+                (p.station.clone(), p.id.clone())
+            }),
+            characteristics: merge(self.characteristics, newer.characteristics, |c| {
+                (c.station.clone(), c.id.clone())
+            }),
+        }
+    }
+}
+
+/// The catalog files of an import (any of them may be left out when appending).
+pub(super) struct CatalogPaths<'a> {
+    pub(super) stations: Option<&'a Path>,
+    pub(super) parameters: Option<&'a Path>,
+    pub(super) characteristics: Option<&'a Path>,
+}
+
+/// Reads and checks the catalog files; bad rows go to `problems`. Parameters may name
+/// stations of `existing` (what the dataset holds, when appending) as well as new ones, and
+/// characteristics their parameters.
 pub(super) fn read_catalog(
-    stations_path: &Path,
-    parameters_path: &Path,
-    characteristics_path: Option<&Path>,
+    paths: &CatalogPaths<'_>,
+    existing: &CatalogInput,
     problems: &mut Problems,
 ) -> CatalogInput {
     let mut stations = Vec::new();
     let mut station_ids = HashSet::new();
-    for (line, row) in read_rows(stations_path, &["id", "name", "type", "state"], problems) {
-        match station_from(&row) {
-            Ok(s) if !station_ids.insert(s.id.clone()) => problems.add(
-                stations_path,
-                line,
-                format!("duplicate station id {}", s.id),
-            ),
-            Ok(s) => stations.push(s),
-            Err(e) => problems.add(stations_path, line, e),
+    if let Some(path) = paths.stations {
+        for (line, row) in read_rows(path, &["id", "name", "type", "state"], problems) {
+            match station_from(&row) {
+                Ok(s) if !station_ids.insert(s.id.clone()) => {
+                    problems.add(path, line, format!("duplicate station id {}", s.id))
+                }
+                Ok(s) => stations.push(s),
+                Err(e) => problems.add(path, line, e),
+            }
         }
     }
+    station_ids.extend(existing.stations.iter().map(|s| s.id.clone()));
     let mut parameters = Vec::new();
-    let mut parameter_ids: HashSet<(StationId, ParameterId)> = HashSet::new();
-    let required = [
-        "stationId",
-        "id",
-        "name",
-        "observedProperty",
-        "unit",
-        "interval",
-    ];
-    for (line, row) in read_rows(parameters_path, &required, problems) {
-        match parameter_from(&row) {
-            Ok(p) if !station_ids.contains(&p.station) => problems.add(
-                parameters_path,
-                line,
-                format!("unknown station {}", p.station),
-            ),
-            Ok(p) if !parameter_ids.insert((p.station.clone(), p.id.clone())) => problems.add(
-                parameters_path,
-                line,
-                format!("duplicate parameter {}", p.id),
-            ),
-            Ok(p) => parameters.push(p),
-            Err(e) => problems.add(parameters_path, line, e),
+    let mut seen: HashSet<(StationId, ParameterId)> = HashSet::new();
+    if let Some(path) = paths.parameters {
+        let required = [
+            "stationId",
+            "id",
+            "name",
+            "observedProperty",
+            "unit",
+            "interval",
+        ];
+        for (line, row) in read_rows(path, &required, problems) {
+            match parameter_from(&row) {
+                Ok(p) if !station_ids.contains(&p.station) => {
+                    problems.add(path, line, format!("unknown station {}", p.station))
+                }
+                Ok(p) if !seen.insert((p.station.clone(), p.id.clone())) => {
+                    problems.add(path, line, format!("duplicate parameter {}", p.id))
+                }
+                Ok(p) => parameters.push(p),
+                Err(e) => problems.add(path, line, e),
+            }
         }
     }
+    let mut parameter_ids = seen;
+    parameter_ids.extend(
+        existing
+            .parameters
+            .iter()
+            .map(|p| (p.station.clone(), p.id.clone())),
+    );
     let mut characteristics = Vec::new();
-    if let Some(path) = characteristics_path {
+    if let Some(path) = paths.characteristics {
         let mut seen = HashSet::new();
         let required = [
             "stationId",

@@ -25,6 +25,7 @@
 //! number is the row's, from 1).
 
 mod catalog;
+mod merge;
 mod rows;
 mod source;
 mod spill;
@@ -32,14 +33,17 @@ mod station_months;
 
 pub(crate) use source::open_input;
 
-use crate::dataset::manifest::Manifest;
+use crate::dataset::manifest::{Manifest, ValueFile};
 use crate::error::{EngineError, Result};
+use crate::model::ids::StationId;
 use crate::model::month::Month;
 use crate::write::writer::{DatasetWriter, encode_month};
+use catalog::CatalogInput;
 use datafusion::object_store::ObjectStore;
 use rows::{REC_BYTES, Rec, RowParser, SeriesIndex};
 use source::{Block, ValueInput};
 use spill::{Partitioner, SpillFile};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -47,11 +51,29 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// The input files of one import.
 #[derive(Debug, Clone)]
 pub struct ImportInput {
-    pub stations: PathBuf,
-    pub parameters: PathBuf,
+    /// Required unless appending.
+    pub stations: Option<PathBuf>,
+    /// Required unless appending.
+    pub parameters: Option<PathBuf>,
     pub characteristics: Option<PathBuf>,
     /// Values files, or glob patterns naming them.
     pub values: Vec<PathBuf>,
+    /// Add to the published version instead of replacing it: catalog entries are added (an
+    /// id already there is updated), values of a station-month already stored are merged
+    /// with it, a new value at a stored timestamp replacing the stored one.
+    pub append: bool,
+}
+
+/// What an import did.
+#[derive(Debug)]
+pub struct Imported {
+    pub manifest: Manifest,
+    /// Value rows read (all written).
+    pub rows: u64,
+    /// Stored values an append replaced (corrections).
+    pub replaced: u64,
+    /// Station-months written (new or rewritten).
+    pub months_written: u64,
 }
 
 /// How an import may use the machine.
@@ -185,14 +207,45 @@ pub async fn import(
     input: &ImportInput,
     options: &ImportOptions,
     progress: Arc<ImportProgress>,
-) -> Result<(Manifest, u64)> {
+) -> Result<Imported> {
     let mut problems = Problems::default();
-    let catalog = catalog::read_catalog(
-        &input.stations,
-        &input.parameters,
-        input.characteristics.as_deref(),
-        &mut problems,
-    );
+    let (existing, previous) = if input.append {
+        let published = crate::dataset::read_published(store.as_ref())
+            .await?
+            .ok_or_else(|| {
+                EngineError::Import(vec![
+                    "nothing to append to: no dataset is published there (import without --append first)".into(),
+                ])
+            })?;
+        let existing = CatalogInput {
+            stations: published.stations,
+            parameters: published.parameters,
+            characteristics: published.characteristics,
+        };
+        let previous: HashMap<(StationId, Month), ValueFile> = published
+            .files
+            .into_iter()
+            .map(|f| ((f.station.clone(), f.month), f))
+            .collect();
+        (existing, previous)
+    } else {
+        for (name, path) in [
+            ("stations", &input.stations),
+            ("parameters", &input.parameters),
+        ] {
+            if path.is_none() {
+                problems.add(Path::new(name), 0, "a new dataset needs this file");
+            }
+        }
+        (CatalogInput::default(), HashMap::new())
+    };
+    let paths = catalog::CatalogPaths {
+        stations: input.stations.as_deref(),
+        parameters: input.parameters.as_deref(),
+        characteristics: input.characteristics.as_deref(),
+    };
+    let new_catalog = catalog::read_catalog(&paths, &existing, &mut problems);
+    let catalog = existing.updated_by(new_catalog);
     if !problems.is_empty() {
         let note =
             "(the values files were not read: their rows are checked against good catalog files)";
@@ -241,14 +294,31 @@ pub async fn import(
     }
 
     progress.writing.store(true, Ordering::Relaxed);
-    let writer = Arc::new(DatasetWriter::begin(store).await?);
+    let mut writer = DatasetWriter::begin(Arc::clone(&store)).await?;
+    if input.append {
+        writer = writer.appending();
+    }
+    let writer = Arc::new(writer);
+    let previous = Arc::new(previous);
+    let rewritten: Arc<Mutex<HashSet<(StationId, Month)>>> = Arc::default();
+    let replaced = Arc::new(AtomicU64::new(0));
     let written = {
         let (index, plan, inputs) = (Arc::clone(&index), Arc::clone(&plan), Arc::clone(&inputs));
         let (problems, progress) = (Arc::clone(&problems), Arc::clone(&progress));
         let writer = Arc::clone(&writer);
+        let (previous, rewritten, replaced) = (
+            Arc::clone(&previous),
+            Arc::clone(&rewritten),
+            Arc::clone(&replaced),
+        );
+        let store = Arc::clone(&store);
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             let context = WriteContext {
+                store: store.as_ref(),
+                previous: &previous,
+                rewritten: &rewritten,
+                replaced: &replaced,
                 spills: &spills,
                 index: &index,
                 plan: &plan,
@@ -281,6 +351,14 @@ pub async fn import(
     }
     let writer = Arc::into_inner(writer)
         .ok_or_else(|| EngineError::Internal("import writer still shared".into()))?;
+    let rewritten = std::mem::take(&mut *lock(&rewritten));
+    let months_written = writer.files_written()?;
+    let previous = Arc::into_inner(previous).unwrap_or_default();
+    for (key, file) in previous {
+        if !rewritten.contains(&key) {
+            writer.carry(file).await?;
+        }
+    }
     let manifest = writer
         .publish(
             &catalog.stations,
@@ -288,7 +366,12 @@ pub async fn import(
             &catalog.characteristics,
         )
         .await?;
-    Ok((manifest, rows_in))
+    Ok(Imported {
+        manifest,
+        rows: rows_in,
+        replaced: replaced.load(Ordering::Relaxed),
+        months_written,
+    })
 }
 
 fn take(problems: &Mutex<Problems>) -> Problems {
@@ -381,6 +464,13 @@ fn partition(
 
 /// What pass 2 works with.
 struct WriteContext<'a> {
+    store: &'a dyn ObjectStore,
+    /// The published version's files by station-month (empty unless appending).
+    previous: &'a HashMap<(StationId, Month), ValueFile>,
+    /// Station-months of `previous` written anew.
+    rewritten: &'a Mutex<HashSet<(StationId, Month)>>,
+    /// Stored values replaced by new ones.
+    replaced: &'a AtomicU64,
     spills: &'a [SpillFile],
     index: &'a SeriesIndex,
     plan: &'a Plan,
@@ -464,8 +554,18 @@ impl WriteContext<'_> {
                     continue;
                 }
                 station_months::each_station_month(&records, self.index, &mut |mut month| {
+                    let n: u64 = month.chunks.iter().map(|c| c.timestamps.len() as u64).sum();
+                    let key = (month.station.clone(), month.month);
+                    if let Some(stored) = self.previous.get(&key) {
+                        let old = self
+                            .runtime
+                            .block_on(merge::read_month(self.store, stored))?;
+                        let (merged, replaced) = merge::merge_chunks(old, month.chunks);
+                        month.chunks = merged;
+                        self.replaced.fetch_add(replaced, Ordering::Relaxed);
+                        lock(self.rewritten).insert(key);
+                    }
                     let (bytes, stats) = encode_month(&mut month.chunks)?;
-                    let n: u64 = stats.iter().map(|s| s.rows).sum();
                     self.runtime.block_on(self.writer.write_month(
                         month.station,
                         month.month,

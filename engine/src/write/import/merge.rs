@@ -1,0 +1,167 @@
+//! Appending to a published dataset: a station-month that already has a value file is read
+//! back and merged with the new rows, a new row replacing a stored one at the same timestamp
+//! (a correction).
+
+use super::QUALITY_FLAGS;
+use crate::dataset::manifest::ValueFile;
+use crate::error::{EngineError, Result};
+use crate::model::ids::ParameterId;
+use crate::write::writer::SeriesChunk;
+use datafusion::arrow::array::{
+    Array, AsArray, Float64Array, StringArray, TimestampMicrosecondArray,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::collections::BTreeMap;
+
+/// The rows of a stored station-month, one chunk per parameter.
+pub(super) async fn read_month(
+    store: &dyn ObjectStore,
+    file: &ValueFile,
+) -> Result<Vec<SeriesChunk>> {
+    let path = file.path();
+    let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
+    let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| corrupt(&e))?
+        .build()
+        .map_err(|e| corrupt(&e))?;
+    let mut chunks: Vec<SeriesChunk> = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| corrupt(&e))?;
+        let text = |name: &str| -> Result<StringArray> {
+            let c = batch
+                .column_by_name(name)
+                .ok_or_else(|| corrupt(&format!("no column {name}")))?;
+            Ok(cast(c, &DataType::Utf8)
+                .map_err(|e| corrupt(&e))?
+                .as_string::<i32>()
+                .clone())
+        };
+        let (parameters, quality) = (text("parameter")?, text("quality")?);
+        let times = batch
+            .column_by_name("timestamp")
+            .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
+            .ok_or_else(|| corrupt(&"timestamp column missing or mistyped"))?;
+        let values = batch
+            .column_by_name("value")
+            .and_then(|c| c.as_any().downcast_ref::<Float64Array>())
+            .ok_or_else(|| corrupt(&"value column missing or mistyped"))?;
+        for i in 0..batch.num_rows() {
+            let parameter = parameters.value(i);
+            if chunks
+                .last()
+                .is_none_or(|c| c.parameter.as_str() != parameter)
+            {
+                chunks.push(SeriesChunk {
+                    parameter: parameter.parse::<ParameterId>().map_err(|e| corrupt(&e))?,
+                    timestamps: Vec::new(),
+                    values: Vec::new(),
+                    quality: Vec::new(),
+                });
+            }
+            let flag = QUALITY_FLAGS
+                .iter()
+                .find(|f| **f == quality.value(i))
+                .ok_or_else(|| corrupt(&format!("quality '{}'", quality.value(i))))?;
+            if let Some(chunk) = chunks.last_mut() {
+                chunk.timestamps.push(times.value(i));
+                chunk.values.push(values.value(i));
+                chunk.quality.push(flag);
+            }
+        }
+    }
+    Ok(chunks)
+}
+
+/// Stored and new rows of one station-month, each chunk ascending in time, merged per
+/// parameter; at a timestamp both have, the new row wins. Returns the chunks and how many
+/// stored rows were replaced.
+pub(super) fn merge_chunks(
+    stored: Vec<SeriesChunk>,
+    new: Vec<SeriesChunk>,
+) -> (Vec<SeriesChunk>, u64) {
+    let mut by_parameter: BTreeMap<ParameterId, (Option<SeriesChunk>, Option<SeriesChunk>)> =
+        BTreeMap::new();
+    for c in stored {
+        let parameter = c.parameter.clone();
+        by_parameter.entry(parameter).or_default().0 = Some(c);
+    }
+    for c in new {
+        let parameter = c.parameter.clone();
+        by_parameter.entry(parameter).or_default().1 = Some(c);
+    }
+    let mut replaced = 0;
+    let merged = by_parameter
+        .into_iter()
+        .map(|(parameter, pair)| match pair {
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => SeriesChunk {
+                parameter,
+                timestamps: Vec::new(),
+                values: Vec::new(),
+                quality: Vec::new(),
+            },
+            (Some(old), Some(new)) => {
+                let mut out = SeriesChunk {
+                    parameter,
+                    timestamps: Vec::with_capacity(old.timestamps.len() + new.timestamps.len()),
+                    values: Vec::new(),
+                    quality: Vec::new(),
+                };
+                let (mut i, mut j) = (0, 0);
+                while i < old.timestamps.len() || j < new.timestamps.len() {
+                    let take_new = match (old.timestamps.get(i), new.timestamps.get(j)) {
+                        (Some(a), Some(b)) if a == b => {
+                            replaced += 1;
+                            i += 1;
+                            true
+                        }
+                        (Some(a), Some(b)) => b < a,
+                        (None, _) => true,
+                        (Some(_), None) => false,
+                    };
+                    let (from, k) = if take_new {
+                        (&new, &mut j)
+                    } else {
+                        (&old, &mut i)
+                    };
+                    out.timestamps.push(from.timestamps[*k]);
+                    out.values.push(from.values[*k]);
+                    out.quality.push(from.quality[*k]);
+                    *k += 1;
+                }
+                out
+            }
+        })
+        .collect();
+    (merged, replaced)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(rows: &[(i64, f64)]) -> SeriesChunk {
+        SeriesChunk {
+            parameter: "w".parse().unwrap(),
+            timestamps: rows.iter().map(|r| r.0).collect(),
+            values: rows.iter().map(|r| r.1).collect(),
+            quality: vec!["good"; rows.len()],
+        }
+    }
+
+    #[test]
+    fn new_rows_interleave_and_replace_stored_ones() {
+        let (merged, replaced) = merge_chunks(
+            vec![chunk(&[(1, 1.0), (3, 3.0), (5, 5.0)])],
+            vec![chunk(&[(0, 0.5), (3, 30.0), (6, 6.0)])],
+        );
+        assert_eq!(replaced, 1);
+        assert_eq!(merged[0].timestamps, vec![0, 1, 3, 5, 6]);
+        assert_eq!(merged[0].values, vec![0.5, 1.0, 30.0, 5.0, 6.0]);
+    }
+}
