@@ -313,3 +313,59 @@ fn appending_needs_a_published_dataset() {
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("nothing to append to"));
 }
+
+/// Of two writers one writes: while a dataset's write lock is held by a running process, an
+/// import stops before writing anything and says who holds it; a lock left by a process that
+/// no longer runs is taken over.
+#[test]
+fn a_second_writer_stops_while_the_first_holds_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        import(dir.path(), &[&sample("values.csv")])
+            .status
+            .success()
+    );
+    let manifest = std::fs::read(dir.path().join("manifest.json")).unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let lock = dir.path().join("writing.lock");
+    // This test's own process runs: the lock is live.
+    let live = format!(
+        r#"{{"pid":{},"host":"{}","since":"2026-01-01T00:00:00Z"}}"#,
+        std::process::id(),
+        host.trim()
+    );
+    std::fs::write(&lock, &live).unwrap();
+    let r = import(dir.path(), &[&sample("values.csv")]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success());
+    assert!(
+        err.contains(&format!("process {} on", std::process::id())),
+        "{err}"
+    );
+    assert!(err.contains("nothing was published"), "{err}");
+    assert_eq!(
+        std::fs::read(dir.path().join("manifest.json")).unwrap(),
+        manifest
+    );
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        live,
+        "the holder's lock stays"
+    );
+
+    // A process that has exited: its lock is stale.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    std::fs::write(
+        &lock,
+        format!(
+            r#"{{"pid":{pid},"host":"{}","since":"2026-01-01T00:00:00Z"}}"#,
+            host.trim()
+        ),
+    )
+    .unwrap();
+    let r = import(dir.path(), &[&sample("values.csv")]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(!lock.exists(), "released after publishing");
+}

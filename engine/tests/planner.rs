@@ -468,7 +468,10 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
         .write_month(&station, "1970-01".parse().unwrap(), bytes, stats)
         .await
         .unwrap();
+    // The crash: the writer is gone without publishing. Its lock stays; this process still
+    // runs, so the next writer would refuse it: delete it, as the message then says to.
     drop(writer);
+    std::fs::remove_file(f.root.join("writing.lock")).unwrap();
     let reopened = Dataset::open(f.root.to_str().unwrap()).await.unwrap();
     assert_eq!(reopened.manifest, before);
     assert!(

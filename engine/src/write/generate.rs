@@ -716,16 +716,24 @@ pub async fn generate(
             })
         })
         .buffer_unordered(workers);
-    while let Some(joined) = results.next().await {
-        let (station, out) = joined.map_err(|source| EngineError::Task {
-            what: "generator task",
-            source,
-        })??;
-        for (month, bytes, stats) in out.months {
-            writer.write_month(&station, month, bytes, stats).await?;
+    let written = async {
+        while let Some(joined) = results.next().await {
+            let (station, out) = joined.map_err(|source| EngineError::Task {
+                what: "generator task",
+                source,
+            })??;
+            for (month, bytes, stats) in out.months {
+                writer.write_month(&station, month, bytes, stats).await?;
+            }
+            characteristics.extend(out.characteristics);
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
         }
-        characteristics.extend(out.characteristics);
-        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+        Ok::<_, EngineError>(())
+    }
+    .await;
+    if let Err(e) = written {
+        writer.abandon().await;
+        return Err(e);
     }
     writer
         .publish(

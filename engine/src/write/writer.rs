@@ -122,7 +122,14 @@ impl DatasetWriter {
     /// first, so that the cleanup after publishing (which keeps this generation's files) does
     /// not keep them too. One writer at a time per dataset.
     pub async fn begin(store: Arc<dyn ObjectStore>) -> Result<Self> {
-        let previous = crate::dataset::published_generation(store.as_ref()).await?;
+        take_write_lock(store.as_ref()).await?;
+        let previous = match crate::dataset::published_generation(store.as_ref()).await {
+            Ok(g) => g,
+            Err(e) => {
+                release_write_lock(store.as_ref()).await;
+                return Err(e);
+            }
+        };
         let generation = previous.map_or(1, |g| g + 1);
         let writer = Self {
             table: tokio::sync::Mutex::new(FilesTableWriter::new(Arc::clone(&store), generation)?),
@@ -131,7 +138,7 @@ impl DatasetWriter {
             written: Mutex::new(Written::default()),
             appending: false,
         };
-        writer.abandon().await;
+        writer.delete_own_files().await;
         Ok(writer)
     }
 
@@ -212,9 +219,15 @@ impl DatasetWriter {
         format!("/part-{}.parquet", self.generation)
     }
 
+    /// Gives up: deletes the value files written so far and lets another writer begin.
+    pub async fn abandon(&self) {
+        self.delete_own_files().await;
+        release_write_lock(self.store.as_ref()).await;
+    }
+
     /// Deletes the value files of this generation: what an import that failed after it began
     /// writing leaves behind. Best effort, like the cleanup after a publish.
-    pub async fn abandon(&self) {
+    async fn delete_own_files(&self) {
         let suffix = self.own_suffix();
         let listed: Vec<_> = match self
             .store
@@ -240,6 +253,22 @@ impl DatasetWriter {
     /// Writes the catalog and the manifest. Parameters' availability is derived from the
     /// value files written, so it is always true to the data.
     pub async fn publish(
+        self,
+        stations: &[Station],
+        parameters: Vec<Parameter>,
+        characteristics: &[Characteristic],
+    ) -> Result<Manifest> {
+        let store = Arc::clone(&self.store);
+        let published = self
+            .write_version(stations, parameters, characteristics)
+            .await;
+        if published.is_err() {
+            release_write_lock(store.as_ref()).await;
+        }
+        published
+    }
+
+    async fn write_version(
         self,
         stations: &[Station],
         mut parameters: Vec<Parameter>,
@@ -308,10 +337,94 @@ impl DatasetWriter {
         let json = serde_json::to_vec(&manifest)
             .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;
         put(MANIFEST.to_owned(), Bytes::from(json)).await?;
+        release_write_lock(store.as_ref()).await;
         if !self.appending {
             remove_unreferenced(store.as_ref(), &manifest, &suffix).await;
         }
         Ok(manifest)
+    }
+}
+
+/// The object a writer holds while it writes: created only if absent (an atomic create on
+/// every store), so of two imports into one dataset one writes and the other stops before
+/// writing anything.
+const WRITE_LOCK: &str = "writing.lock";
+
+/// This machine's name, to tell a lock of a process here from one of another machine.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default()
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct LockHolder {
+    pid: u32,
+    host: String,
+    since: String,
+}
+
+impl LockHolder {
+    /// Whether the holder is a process of this machine that no longer runs (killed, crashed):
+    /// then its lock is stale and may be taken over.
+    fn is_gone(&self) -> bool {
+        !self.host.is_empty()
+            && self.host == host_name()
+            && !std::path::Path::new(&format!("/proc/{}", self.pid)).exists()
+    }
+}
+
+async fn take_write_lock(store: &dyn ObjectStore) -> Result<()> {
+    let me = LockHolder {
+        pid: std::process::id(),
+        host: host_name(),
+        since: Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+    };
+    let note = serde_json::to_vec(&me).map_err(|e| EngineError::Internal(e.to_string()))?;
+    for attempt in 0..2 {
+        let opts =
+            datafusion::object_store::PutOptions::from(datafusion::object_store::PutMode::Create);
+        let err = match store
+            .put_opts(
+                &Path::from(WRITE_LOCK),
+                PutPayload::from(note.clone()),
+                opts,
+            )
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) => e,
+        };
+        if !matches!(err, datafusion::object_store::Error::AlreadyExists { .. }) {
+            return Err(err.into());
+        }
+        let holder = match store.get(&Path::from(WRITE_LOCK)).await {
+            Ok(r) => r.bytes().await.ok(),
+            Err(_) => None,
+        };
+        let holder: Option<LockHolder> = holder.and_then(|b| serde_json::from_slice(&b).ok());
+        if attempt == 0 && holder.as_ref().is_some_and(LockHolder::is_gone) {
+            tracing::warn!("{WRITE_LOCK}: its writer no longer runs; taking it over");
+            store.delete(&Path::from(WRITE_LOCK)).await?;
+            continue;
+        }
+        let who = holder.map_or_else(
+            || "a writer".to_owned(),
+            |h| format!("process {} on {} since {}", h.pid, h.host, h.since),
+        );
+        return Err(EngineError::Import(vec![format!(
+            "{WRITE_LOCK}: {who} is writing to this dataset; nothing was written. If it is not \
+             running any more, delete {WRITE_LOCK} in the dataset and try again."
+        )]));
+    }
+    Err(EngineError::Internal(format!(
+        "{WRITE_LOCK}: could not be taken"
+    )))
+}
+
+async fn release_write_lock(store: &dyn ObjectStore) {
+    if let Err(e) = store.delete(&Path::from(WRITE_LOCK)).await {
+        tracing::warn!("cannot delete {WRITE_LOCK}: {e}");
     }
 }
 

@@ -354,10 +354,18 @@ pub async fn import(
     let rewritten = std::mem::take(&mut *lock(&rewritten));
     let months_written = writer.files_written()?;
     let previous = Arc::into_inner(previous).unwrap_or_default();
-    for (key, file) in previous {
-        if !rewritten.contains(&key) {
-            writer.carry(file).await?;
+    let carried = async {
+        for (key, file) in previous {
+            if !rewritten.contains(&key) {
+                writer.carry(file).await?;
+            }
         }
+        Ok::<_, EngineError>(())
+    }
+    .await;
+    if let Err(e) = carried {
+        writer.abandon().await;
+        return Err(e);
     }
     let manifest = writer
         .publish(
