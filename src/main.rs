@@ -317,7 +317,7 @@ async fn run() -> anyhow::Result<()> {
             let state = Arc::new(
                 AppState::new(dataset, config, &local.to_string()).map_err(anyhow::Error::msg)?,
             );
-            let memory = state.dataset.memory();
+            let memory = state.version().dataset.memory();
             let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
             tracing::info!(
                 "memory: footer cache budget {:.0} MiB, value cache budget {:.0} MiB, catalog {:.1} MiB",
@@ -327,8 +327,24 @@ async fn run() -> anyhow::Result<()> {
             );
             println!(
                 "Hydro API listening on http://{local}/v1/ (dataset {})",
-                state.dataset.manifest.version
+                state.version().dataset.manifest.version
             );
+            if state.config.follow_seconds > 0 {
+                let value_cache = state.config.value_cache_bytes;
+                let open = move || {
+                    let data = data.clone();
+                    async move {
+                        let mut dataset = Dataset::open(&data).await?;
+                        dataset.cache_values(value_cache);
+                        Ok(dataset)
+                    }
+                };
+                tokio::spawn(hydro_server::follow::follow(
+                    Arc::clone(&state),
+                    std::time::Duration::from_secs(state.config.follow_seconds),
+                    open,
+                ));
+            }
             // On a worker thread rather than `main`'s own: accepting there made every new
             // connection a wake-up of the main thread by the worker that saw it ready.
             tokio::spawn(hydro_server::listener::serve(

@@ -218,6 +218,9 @@ settings! {
     /// Bytes of value files kept in memory once read, so that answers made again from them do
     /// not read them again (0: none kept).
     value_cache_bytes: u64 = 64 << 20;
+    /// Seconds between checks for a newer published version of the dataset, which is then
+    /// served without a restart (0: never; the version served at start stays).
+    follow_seconds: u64 = 5;
 }
 
 impl Config {

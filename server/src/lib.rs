@@ -19,6 +19,7 @@
 pub mod api;
 pub mod cache;
 pub mod config;
+pub mod follow;
 pub mod http;
 pub mod listener;
 pub mod render;

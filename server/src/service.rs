@@ -11,7 +11,7 @@ use crate::http::conditional::{self, Condition};
 use crate::http::cors;
 use crate::http::error::ApiError;
 use crate::http::range;
-use crate::state::AppState;
+use crate::state::{AppState, Version};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
 use http_range_header::ParsedRanges;
 use percent_encoding::percent_decode_str;
@@ -136,10 +136,13 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
     })?;
     let query = RawQuery::parse(uri.query())?;
     let headers = req.headers();
-    let etag = etag(state, path, &query, headers);
-    let condition = conditional::evaluate(headers, etag.as_deref(), state.modified);
+    // The version this request answers from, to its end (see `state::Version`).
+    let current = state.version();
+    let version: &Version = &current;
+    let etag = etag(state, version, path, &query, headers);
+    let condition = conditional::evaluate(headers, etag.as_deref(), version.modified);
     if let (Some(tag), Condition::TagMatches) = (&etag, condition) {
-        return Ok(not_modified(state, tag));
+        return Ok(not_modified(state, version, tag));
     }
     let reuse = reuse_allowed(headers);
     // Ranges are cut from the store: none when it is off or the client asks for fresh bytes.
@@ -154,15 +157,16 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
     };
     if let (Some(tag), Some(hit)) = (&etag, hit) {
         if condition == Condition::NotModifiedIfFound {
-            return Ok(not_modified(state, tag));
+            return Ok(not_modified(state, version, tag));
         }
         return match &ranges {
-            Some(r) => partial(state, hit, tag, r),
-            None => Ok(stored(state, hit, tag, head)),
+            Some(r) => partial(state, version, hit, tag, r),
+            None => Ok(stored(state, version, hit, tag, head)),
         };
     }
     let ctx = api::Ctx {
         state,
+        version: &current,
         query: &query,
         headers,
         path,
@@ -170,7 +174,7 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
     let reply = api::route(&ctx, &segments).await?;
     let found = reply.status == StatusCode::OK && reply.cacheable;
     if let (Some(tag), true, Condition::NotModifiedIfFound) = (&etag, found, condition) {
-        return Ok(not_modified(state, tag));
+        return Ok(not_modified(state, version, tag));
     }
     // A range, or the length of a HEAD where ranges are offered, needs the whole answer: it is
     // made and stored first (clients that read Parquet by ranges ask HEAD for the length).
@@ -187,20 +191,21 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
             .await
         {
             return match &ranges {
-                Some(r) => partial(state, hit, tag, r),
-                None => Ok(stored(state, hit, tag, head)),
+                Some(r) => partial(state, version, hit, tag, r),
+                None => Ok(stored(state, version, hit, tag, head)),
             };
         }
         // Larger than the store, or failed while made: the whole answer, made again, and no
         // ranges offered for it.
         let reply = api::route(&ctx, &segments).await?;
-        let mut r = finish(state, reply, headers, etag.as_deref(), head, false);
+        let mut r = finish(state, version, reply, headers, etag.as_deref(), head, false);
         r.headers_mut().remove(header::ACCEPT_RANGES);
         return Ok(r);
     }
     let may_store = reuse && !head;
     Ok(finish(
         state,
+        version,
         reply,
         headers,
         etag.as_deref(),
@@ -210,10 +215,10 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
 }
 
 /// `304 Not Modified` with the headers the full answer would have had for caches.
-fn not_modified(state: &AppState, etag: &str) -> Response<Body> {
+fn not_modified(state: &AppState, version: &Version, etag: &str) -> Response<Body> {
     let mut r = Response::new(empty());
     *r.status_mut() = StatusCode::NOT_MODIFIED;
-    caching_headers(state, r.headers_mut(), etag);
+    caching_headers(state, version, r.headers_mut(), etag);
     r
 }
 
@@ -232,10 +237,16 @@ fn reuse_allowed(headers: &HeaderMap) -> bool {
 }
 
 /// A stored answer as a response: the headers it had, its length known.
-fn stored(state: &AppState, hit: cache::Hit, etag: &str, head: bool) -> Response<Body> {
+fn stored(
+    state: &AppState,
+    version: &Version,
+    hit: cache::Hit,
+    etag: &str,
+    head: bool,
+) -> Response<Body> {
     let (kept, len) = (Arc::clone(&hit.head), hit.len);
     let mut r = Response::new(if head { empty() } else { hit.body() });
-    answer_headers(state, r.headers_mut(), &kept, etag, len);
+    answer_headers(state, version, r.headers_mut(), &kept, etag, len);
     r
 }
 
@@ -243,20 +254,21 @@ fn stored(state: &AppState, hit: cache::Hit, etag: &str, head: bool) -> Response
 /// whole answer when they select several parts, or 416 when they start beyond its end.
 fn partial(
     state: &AppState,
+    version: &Version,
     hit: cache::Hit,
     etag: &str,
     ranges: &ParsedRanges,
 ) -> Result<Response<Body>, ApiError> {
     let part = match range::select(ranges, hit.len) {
         range::Part::Bytes(part) => part,
-        range::Part::Whole => return Ok(stored(state, hit, etag, false)),
+        range::Part::Whole => return Ok(stored(state, version, hit, etag, false)),
         range::Part::Unsatisfiable => return Err(ApiError::RangeNotSatisfiable { len: hit.len }),
     };
     let (kept, len) = (Arc::clone(&hit.head), hit.len);
     let mut r = Response::new(hit.part(part.clone()));
     *r.status_mut() = StatusCode::PARTIAL_CONTENT;
     let h = r.headers_mut();
-    answer_headers(state, h, &kept, etag, part.end - part.start);
+    answer_headers(state, version, h, &kept, etag, part.end - part.start);
     if let Ok(v) = HeaderValue::from_str(&range::content_range(&part, len)) {
         h.insert(header::CONTENT_RANGE, v);
     }
@@ -264,12 +276,19 @@ fn partial(
 }
 
 /// The headers of a whole answer sent again, or of a part of it (`len` bytes).
-fn answer_headers(state: &AppState, h: &mut HeaderMap, kept: &cache::Head, etag: &str, len: u64) {
+fn answer_headers(
+    state: &AppState,
+    version: &Version,
+    h: &mut HeaderMap,
+    kept: &cache::Head,
+    etag: &str,
+    len: u64,
+) {
     h.extend(kept.headers.clone());
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     content_headers(h, &kept.content_type, kept.coding);
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-    caching_headers(state, h, etag);
+    caching_headers(state, version, h, etag);
 }
 
 /// The content coding of a reply: the client's choice, for bodies that compress and are
@@ -318,7 +337,13 @@ fn content_headers(h: &mut HeaderMap, content_type: &str, coding: Option<compres
 /// Strong ETag: dataset version + settings that shape the bytes + path + query + the
 /// negotiation headers. Computed before the handler runs, so a matching `If-None-Match` costs
 /// no query at all.
-fn etag(state: &AppState, path: &str, query: &RawQuery, headers: &HeaderMap) -> Option<String> {
+fn etag(
+    state: &AppState,
+    version: &Version,
+    path: &str,
+    query: &RawQuery,
+    headers: &HeaderMap,
+) -> Option<String> {
     if path.ends_with("/health") {
         return None;
     }
@@ -326,7 +351,7 @@ fn etag(state: &AppState, path: &str, query: &RawQuery, headers: &HeaderMap) -> 
     pairs.sort();
     let mut h = Sha256::new();
     for part in [
-        state.dataset.manifest.version.as_str(),
+        version.dataset.manifest.version.as_str(),
         state.representation.as_str(),
         path,
     ] {
@@ -346,7 +371,7 @@ fn etag(state: &AppState, path: &str, query: &RawQuery, headers: &HeaderMap) -> 
     Some(format!("\"{}\"", hex::encode(&h.finalize()[..16])))
 }
 
-fn caching_headers(state: &AppState, h: &mut HeaderMap, etag: &str) {
+fn caching_headers(state: &AppState, version: &Version, h: &mut HeaderMap, etag: &str) {
     if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
@@ -358,7 +383,7 @@ fn caching_headers(state: &AppState, h: &mut HeaderMap, etag: &str) {
     if let Ok(v) = HeaderValue::from_str(cache_control) {
         h.insert(header::CACHE_CONTROL, v);
     }
-    if let Ok(v) = HeaderValue::from_str(&state.last_modified) {
+    if let Ok(v) = HeaderValue::from_str(&version.last_modified) {
         h.insert(header::LAST_MODIFIED, v);
     }
     h.insert(
@@ -371,6 +396,7 @@ fn caching_headers(state: &AppState, h: &mut HeaderMap, etag: &str) {
 /// with a tag, when `may_store`) kept in the answer store as it streams.
 fn finish(
     state: &AppState,
+    version: &Version,
     reply: Reply,
     req_headers: &HeaderMap,
     etag: Option<&str>,
@@ -395,7 +421,7 @@ fn finish(
         h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     }
     match etag {
-        Some(tag) if reply.cacheable => caching_headers(state, h, tag),
+        Some(tag) if reply.cacheable => caching_headers(state, version, h, tag),
         _ => {
             h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             h.insert(

@@ -9,8 +9,8 @@ use crate::render::envelope::Meta;
 use chrono::FixedOffset;
 use hydro_engine::Dataset;
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 use tokio::sync::Semaphore;
 
@@ -24,8 +24,38 @@ pub struct Metrics {
     pub rows_streamed: AtomicU64,
 }
 
-pub struct AppState {
+/// The published version being served: the dataset and the `Last-Modified` of its answers.
+/// A request takes the current one when it begins and keeps it to its end, so a download that
+/// began before a switch ends with the old version's bytes.
+pub struct Version {
     pub dataset: Arc<Dataset>,
+    /// `Last-Modified` of every data response: when the dataset was published.
+    pub last_modified: String,
+    /// The same instant, for `If-Modified-Since`.
+    pub modified: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Version {
+    pub fn of(dataset: Dataset) -> Self {
+        let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc));
+        Self {
+            last_modified: modified.map(format_http_date).unwrap_or_default(),
+            modified,
+            dataset: Arc::new(dataset),
+        }
+    }
+}
+
+/// Why the last attempt to switch to a newer published version failed, and when.
+pub type SwitchFault = (Instant, String);
+
+pub struct AppState {
+    /// The version served now; see [`AppState::version`].
+    current: RwLock<Arc<Version>>,
+    /// The last failure to switch to a newer version, while it is not resolved.
+    pub switch_fault: Mutex<Option<SwitchFault>>,
     pub config: Config,
     /// Public base address including `/v1`, no trailing slash.
     pub base_url: String,
@@ -34,10 +64,6 @@ pub struct AppState {
     pub heavy: Arc<Semaphore>,
     pub started: Instant,
     pub metrics: Metrics,
-    /// `Last-Modified` of every data response: when the dataset was published.
-    pub last_modified: String,
-    /// The same instant, for `If-Modified-Since`.
-    pub modified: Option<chrono::DateTime<chrono::Utc>>,
     pub gate: Gate,
     pub rate: Option<RateLimiter>,
     /// The last failure to read data (when, what), for `/v1/health`.
@@ -59,10 +85,6 @@ impl AppState {
             .unwrap_or_else(|| format!("http://{bind}/v1"))
             .trim_end_matches('/')
             .to_owned();
-        let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
-            .ok()
-            .map(|t| t.with_timezone(&chrono::Utc));
-        let last_modified = modified.map(format_http_date).unwrap_or_default();
         let gate = Gate::new(&config)?;
         let rate = RateLimiter::new(config.rate_limit_per_second, config.rate_burst);
         let responses = ResponseStore::new(
@@ -77,16 +99,42 @@ impl AppState {
             gate,
             rate,
             last_fault: std::sync::Mutex::new(None),
-            dataset: Arc::new(dataset),
+            current: RwLock::new(Arc::new(Version::of(dataset))),
+            switch_fault: Mutex::new(None),
             heavy: Arc::new(Semaphore::new(config.max_heavy_queries.max(1))),
             config,
             base_url,
             offset,
             started: Instant::now(),
             metrics: Metrics::default(),
-            last_modified,
-            modified,
         })
+    }
+
+    /// The version served now.
+    pub fn version(&self) -> Arc<Version> {
+        Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Serves `dataset` from now on; requests under way keep the version they began with.
+    pub fn switch_to(&self, dataset: Dataset) {
+        let next = Arc::new(Version::of(dataset));
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = next;
+        self.clear_switch_fault();
+    }
+
+    pub fn clear_switch_fault(&self) {
+        *self
+            .switch_fault
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Remembers why a newer version could not be served; health says so until a switch.
+    pub fn record_switch_fault(&self, what: String) {
+        *self
+            .switch_fault
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some((Instant::now(), what));
     }
 
     /// Remembers a failed read; the log gets the cause, health reports `degraded` for a while.

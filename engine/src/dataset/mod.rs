@@ -260,6 +260,12 @@ impl Dataset {
         self.ctx.task_ctx()
     }
 
+    /// The version published in the store now (it may be newer than this one's); an error
+    /// when the manifest cannot be read or is damaged.
+    pub async fn published_version(&self) -> Result<Option<String>> {
+        Ok(read_manifest(self.store.as_ref()).await?.map(|m| m.version))
+    }
+
     /// Whether the store still answers: a HEAD of the manifest.
     pub async fn check_storage(&self) -> Result<()> {
         self.store.head(&Path::from(MANIFEST)).await?;

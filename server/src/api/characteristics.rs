@@ -23,7 +23,7 @@ pub fn characteristics(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
     } = CharacteristicsRequest::parse(&ctx.typed_query())?;
     let mut tf = ctx.time();
     let items = ctx
-        .state
+        .version
         .dataset
         .catalog
         .characteristics(&s.id)
@@ -66,7 +66,7 @@ pub fn characteristic(ctx: &Ctx<'_>, id: &str, cid: &str) -> Result<Reply, ApiEr
     };
     let cid: CharacteristicId = cid.parse().map_err(|_| not_found())?;
     let c = ctx
-        .state
+        .version
         .dataset
         .catalog
         .characteristic(&s.id, &cid)

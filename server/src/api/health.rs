@@ -10,12 +10,10 @@ use std::sync::atomic::Ordering;
 pub async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let NoParameters = ctx.request()?;
     let state = ctx.state;
+    let dataset = &ctx.version.dataset;
     let started = std::time::Instant::now();
-    let probe = tokio::time::timeout(
-        std::time::Duration::from_secs(2),
-        state.dataset.check_storage(),
-    )
-    .await;
+    let probe =
+        tokio::time::timeout(std::time::Duration::from_secs(2), dataset.check_storage()).await;
     let (storage_status, storage_detail) = match probe {
         Ok(Ok(_)) => ("ok", None),
         Ok(Err(e)) => {
@@ -31,9 +29,10 @@ pub async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .ok()
         .and_then(|f| f.clone())
         .filter(|(at, _)| at.elapsed() < std::time::Duration::from_secs(300));
-    let status = match (storage_status, &recent_fault) {
-        ("ok", None) => "ok",
-        ("ok", Some(_)) => "degraded",
+    let switch_fault = state.switch_fault.lock().ok().and_then(|f| f.clone());
+    let status = match (storage_status, &recent_fault, &switch_fault) {
+        ("ok", None, None) => "ok",
+        ("ok", _, _) => "degraded",
         _ => "down",
     };
     let mut storage =
@@ -41,13 +40,13 @@ pub async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(d) = storage_detail {
         storage["detail"] = json!(d);
     }
-    let catalog = &state.dataset.catalog;
+    let catalog = &dataset.catalog;
     let body = json!({
         "status": status,
         "version": state.config.version,
         "uptimeSeconds": state.started.elapsed().as_secs(),
         "checks": {
-            "catalog": {"status": "ok", "stations": catalog.stations().len(), "datasetVersion": state.dataset.manifest.version},
+            "catalog": {"status": "ok", "stations": catalog.stations().len(), "datasetVersion": dataset.manifest.version},
             "storage": storage,
         }
     });
@@ -56,6 +55,13 @@ pub async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         body["checks"]["data"] = json!({
             "status": "degraded",
             "detail": "a data file could not be read (see the log)",
+            "secondsAgo": at.elapsed().as_secs(),
+        });
+    }
+    if let Some((at, why)) = switch_fault {
+        body["checks"]["version"] = json!({
+            "status": "degraded",
+            "detail": format!("a newer published version cannot be served ({why}); serving {}", dataset.manifest.version),
             "secondsAgo": at.elapsed().as_secs(),
         });
     }
@@ -71,7 +77,7 @@ pub fn metrics(state: &AppState) -> String {
     let m = &state.metrics;
     let available = state.heavy.available_permits();
     let stored = state.responses.size();
-    let memory = state.dataset.memory();
+    let memory = state.version().dataset.memory();
     format!(
         "# HELP hydro_requests_total HTTP requests by status class.\n# TYPE hydro_requests_total counter\n\
 hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} {}\nhydro_requests_total{{class=\"4xx\"}} {}\nhydro_requests_total{{class=\"5xx\"}} {}\n\

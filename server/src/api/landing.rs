@@ -29,10 +29,10 @@ pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         );
     }
     // One real station, the first of the list, to follow without filling in a template.
-    if let Some(first) = ctx.state.dataset.catalog.stations().first() {
+    if let Some(first) = ctx.version.dataset.catalog.stations().first() {
         links.push(("example", ctx.url(&format!("/stations/{}", first.id))));
     }
-    let ds = &ctx.state.dataset.manifest;
+    let ds = &ctx.version.dataset.manifest;
     let mut body = json!({"meta": ctx.state.meta.value("landing", None)});
     if let Some(l) = ctx.links(links, None) {
         body["links"] = l;

@@ -26,7 +26,7 @@ use crate::render::encode::catalog::{Data, Document, encode};
 use crate::render::envelope::{Page, PagingUrl, link};
 use crate::render::resources::{project, sort_items};
 use crate::render::timefmt::TimeFormatter;
-use crate::state::AppState;
+use crate::state::{AppState, Version};
 use http::{HeaderMap, HeaderName, HeaderValue, header};
 use hydro_engine::model::Station;
 use hydro_engine::model::ids::{ParameterId, StationId};
@@ -36,6 +36,8 @@ use tokio::sync::OwnedSemaphorePermit;
 
 pub struct Ctx<'a> {
     pub state: &'a Arc<AppState>,
+    /// The version this request answers from (taken once, when it began).
+    pub version: &'a Arc<Version>,
     pub query: &'a RawQuery,
     pub headers: &'a HeaderMap,
     /// The request path (for links).
@@ -118,7 +120,7 @@ impl Ctx<'_> {
     fn station(&self, id: &str) -> Result<&Station, ApiError> {
         let not_found = || ApiError::NotFound(format!("no station '{}'", shorten(id)));
         let id: StationId = id.parse().map_err(|_| not_found())?;
-        self.state
+        self.version
             .dataset
             .catalog
             .station(&id)
@@ -134,7 +136,7 @@ impl Ctx<'_> {
             ))
         };
         let pid: ParameterId = id.parse().map_err(|_| not_found())?;
-        self.state
+        self.version
             .dataset
             .catalog
             .parameter(&station.id, &pid)

@@ -18,7 +18,7 @@ pub fn parameters(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
     } = ParametersRequest::parse(&ctx.typed_query())?;
     let mut tf = ctx.time();
     let items = ctx
-        .state
+        .version
         .dataset
         .catalog
         .parameters(&s.id)
@@ -54,7 +54,7 @@ pub fn parameter(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> 
     let pid = ctx.parameter_id(s, pid)?;
     let ParameterRequest { fields, format } = ParameterRequest::parse(&ctx.typed_query())?;
     let p = ctx
-        .state
+        .version
         .dataset
         .catalog
         .parameter(&s.id, &pid)

@@ -20,6 +20,8 @@ use crate::render::timefmt::TimeFormatter;
 use crate::state::AppState;
 use bytes::Bytes;
 use futures::StreamExt;
+use hydro_engine::Dataset;
+use hydro_engine::catalog::Catalog;
 use hydro_engine::catalog::StationHit;
 use hydro_engine::model::Station;
 use serde_json::Value;
@@ -44,6 +46,8 @@ pub struct Chosen {
 /// How one station becomes an item of the answer.
 pub struct Items {
     pub state: Arc<AppState>,
+    /// The dataset of the version the request answers from.
+    pub dataset: Arc<Dataset>,
     /// `include=parameters`, `include=characteristics`.
     pub include: Includes,
     pub fields: Option<Vec<String>>,
@@ -51,13 +55,19 @@ pub struct Items {
 
 impl Items {
     fn station(&self, chosen: Chosen) -> &Station {
-        &self.state.dataset.catalog.stations()[chosen.index]
+        &self.dataset.catalog.stations()[chosen.index]
     }
 
     /// The station's item, included lists added and `fields` applied.
     pub fn item(&self, chosen: Chosen) -> Value {
         let station = self.station(chosen);
-        let item = station_item(&self.state, station, chosen.distance_km, self.include);
+        let item = station_item(
+            &self.state,
+            &self.dataset.catalog,
+            station,
+            chosen.distance_km,
+            self.include,
+        );
         match &self.fields {
             Some(f) => project(&item, f),
             None => item,
@@ -68,25 +78,25 @@ impl Items {
 /// A station as the API shows it, with the lists `include` asked for.
 pub fn station_item(
     state: &AppState,
+    catalog: &Catalog,
     s: &Station,
     distance: Option<f64>,
     include: Includes,
 ) -> Value {
     let mut tf = TimeFormatter::new(state.offset);
-    let doc = with_lists(state, s, distance, include, &mut tf);
+    let doc = with_lists(catalog, s, distance, include, &mut tf);
     // Plain fields and finite or null numbers: serializing them cannot fail.
     serde_json::to_value(doc).unwrap_or_default()
 }
 
 /// The document of a station with the lists `include` asked for.
 fn with_lists<'a>(
-    state: &'a AppState,
+    catalog: &'a Catalog,
     s: &'a Station,
     distance: Option<f64>,
     include: Includes,
     tf: &mut TimeFormatter,
 ) -> StationWithLists<'a> {
-    let catalog = &state.dataset.catalog;
     StationWithLists {
         station: StationDoc::new(s, distance),
         parameters: include.parameters.then(|| {
@@ -219,7 +229,13 @@ fn frame(
                 list.json_item_with(first, &mut out, |out| doc.write_json(out));
             }
             Format::Json | Format::NdJson if items.fields.is_none() => {
-                let doc = with_lists(&items.state, station, c.distance_km, items.include, &mut tf);
+                let doc = with_lists(
+                    &items.dataset.catalog,
+                    station,
+                    c.distance_km,
+                    items.include,
+                    &mut tf,
+                );
                 list.json_item(&doc, first, &mut out);
             }
             Format::Csv if whole => {

@@ -48,7 +48,11 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     } else {
         (0..usize::MAX, page_range)
     };
-    let (total, hits) = ctx.state.dataset.catalog.find_stations(&filter, find_keep);
+    let (total, hits) = ctx
+        .version
+        .dataset
+        .catalog
+        .find_stations(&filter, find_keep);
     let page = Page::new(total as u64, limit, offset);
     // Streaming a long list, or sorting one, costs as much as a value download.
     let heavy = total > station_list::PER_FRAME
@@ -57,6 +61,7 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let chosen = station_list::order(&hits, &sort, order_keep);
     let items = station_list::Items {
         state: Arc::clone(ctx.state),
+        dataset: Arc::clone(&ctx.version.dataset),
         include,
         fields,
     };
@@ -114,7 +119,8 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         fields,
         format,
     } = StationRequest::parse(&ctx.typed_query())?;
-    let mut item = station_list::station_item(ctx.state, s, None, include);
+    let mut item =
+        station_list::station_item(ctx.state, &ctx.version.dataset.catalog, s, None, include);
     if let Some(f) = &fields {
         item = project(&item, f);
     }

@@ -66,7 +66,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         need_total: paging,
     };
     let permit = ctx.heavy_permit()?;
-    let dataset = &ctx.state.dataset;
+    let dataset = &ctx.version.dataset;
     let (total, schema, parts) = if format == Format::Parquet {
         // Parquet answers copy stored row groups as they are (see hydro_engine::query).
         let plan = dataset

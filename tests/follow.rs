@@ -1,0 +1,151 @@
+//! `hydro serve` follows the published version: an append from outside is served without a
+//! restart, a download under way ends with the old version's bytes, and a damaged manifest
+//! leaves the server on the version it has.
+
+mod common;
+
+use bytes::Bytes;
+use common::{Server, get, request};
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+async fn serving(base: &str) -> (String, String) {
+    let h = get(&format!("{base}/health")).await.json();
+    (
+        h["checks"]["catalog"]["datasetVersion"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+        h["status"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Waits (up to a minute: a deadline, not a measurement) until `done` holds for what health says.
+async fn wait_for(base: &str, done: impl Fn(&(String, String)) -> bool) -> (String, String) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let now = serving(base).await;
+        if done(&now) {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "health still says {now:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
+    let dir = tempfile::tempdir().unwrap();
+    common::generate(
+        dir.path(),
+        &["--stations", "1", "--years", "10", "--seed", "3"],
+    );
+    let server = Server::start_with(dir.path(), &[("HYDRO_FOLLOW_SECONDS", "1")]);
+    let b = server.base.clone();
+    let sid = get(&format!("{b}/stations?fields=id&limit=1")).await.json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let url = format!("{b}/stations/{sid}/parameters/water-level-15min/values?format=csv");
+    let fresh = [("Cache-Control", "no-cache")];
+    let old = request("GET", &url, &fresh).await;
+    assert_eq!(old.status, 200);
+    // Far more than socket buffers hold, so the answer is still being made after the switch.
+    assert!(
+        old.body.len() > 8_000_000,
+        "long enough to be read slowly: {}",
+        old.body.len()
+    );
+    let (first_version, _) = serving(&b).await;
+
+    // A slow reader: the first frame now, the rest after the append is served.
+    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    let req = http::Request::get(&url)
+        .header("Cache-Control", "no-cache")
+        .body(Empty::new())
+        .unwrap();
+    let mut slow = client.request(req).await.unwrap().into_body();
+    let mut got = Vec::new();
+    while got.is_empty() {
+        let frame = slow.frame().await.unwrap().unwrap();
+        if let Ok(data) = frame.into_data() {
+            got.extend_from_slice(&data);
+        }
+    }
+
+    // A correction of the series' first value, and a value after its end.
+    let text = old.text();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let first: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let first_time = first[at("timestamp")].to_owned();
+    let values = dir.path().join("append.csv");
+    std::fs::write(
+        &values,
+        format!(
+            "stationId,parameterId,timestamp,value,quality\n\
+             {sid},water-level-15min,{first_time},12345.5,good\n\
+             {sid},water-level-15min,2040-01-01T00:00:00Z,1.5,unchecked\n"
+        ),
+    )
+    .unwrap();
+    let appended = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["import", "--append", "--out"])
+        .arg(dir.path())
+        .arg("--values")
+        .arg(&values)
+        .output()
+        .unwrap();
+    assert!(
+        appended.status.success(),
+        "{}",
+        String::from_utf8_lossy(&appended.stderr)
+    );
+    let (second_version, status) = wait_for(&b, |(v, _)| *v != first_version).await;
+    assert_eq!(status, "ok");
+
+    // The slow download ends with the old version's bytes.
+    let rest = slow.collect().await.unwrap().to_bytes();
+    got.extend_from_slice(&rest);
+    assert!(
+        got == old.body,
+        "the download that began before the switch changed"
+    );
+
+    // New requests see the new version: the correction, the appended value, new validators.
+    let new = request("GET", &url, &fresh).await;
+    assert_ne!(new.header("etag"), old.header("etag"));
+    let row = get(&format!(
+        "{b}/stations/{sid}/parameters/water-level-15min/values?limit=1"
+    ))
+    .await
+    .json();
+    assert_eq!(row["data"][0]["value"], 12345.5);
+    let latest = get(&format!(
+        "{b}/stations/{sid}/parameters/water-level-15min/values?recent=1"
+    ))
+    .await
+    .json();
+    assert_eq!(latest["data"][0]["timestamp"], "2040-01-01T00:00:00+00:00");
+    let landing = get(&format!("{b}/")).await.json();
+    assert!(landing.to_string().contains(&second_version), "{landing}");
+
+    // A damaged manifest: the server stays on its version and says so; put right, it is ok.
+    let manifest = dir.path().join("manifest.json");
+    let good = std::fs::read(&manifest).unwrap();
+    std::fs::write(&manifest, b"{ not a manifest").unwrap();
+    let (version, _) = wait_for(&b, |(_, s)| s == "degraded").await;
+    assert_eq!(version, second_version);
+    let again = get(&format!(
+        "{b}/stations/{sid}/parameters/water-level-15min/values?limit=1"
+    ))
+    .await
+    .json();
+    assert_eq!(again["data"][0]["value"], 12345.5, "still served");
+    std::fs::write(&manifest, good).unwrap();
+    wait_for(&b, |(v, s)| s == "ok" && *v == second_version).await;
+}
