@@ -98,6 +98,18 @@ enum Command {
         #[arg(long, env = "HYDRO_SPILL_DIR")]
         spill_dir: Option<PathBuf>,
     },
+    /// Remove what no version within the grace period references: files of versions
+    /// superseded longer ago than --older-than, and of imports that crashed. Publishing deletes
+    /// nothing (downloads and servers on the previous version keep reading it); run this
+    /// now and then. Never removes what the current version references.
+    Vacuum {
+        /// Dataset directory.
+        #[arg(long)]
+        out: String,
+        /// Grace period, an ISO 8601 duration: versions superseded less long ago are kept.
+        #[arg(long, default_value = "PT1H")]
+        older_than: String,
+    },
     /// Make a new random API key and print it with the hash for `api_key_hashes`.
     HashKey,
     /// Print the argon2 hash of a password (read from stdin) for `basic_users = ["name:<hash>"]`.
@@ -408,6 +420,34 @@ async fn run() -> anyhow::Result<()> {
                     }
                     bail!("the input has errors (above); nothing was published")
                 }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Command::Vacuum { out, older_than } => {
+            // No grace at all (PT0S): only the current version is kept.
+            let grace = if matches!(older_than.as_str(), "PT0S" | "P0D" | "0") {
+                chrono::Duration::zero()
+            } else {
+                let d: hydro_engine::model::duration::IsoDuration = older_than
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--older-than: {e}"))?;
+                if d.months != 0 {
+                    bail!("--older-than: give days or less, e.g. P7D, PT1H");
+                }
+                chrono::Duration::microseconds(d.micros)
+            };
+            let store = store_for(&out)?;
+            match hydro_engine::write::vacuum::vacuum(store.as_ref(), grace).await {
+                Ok(v) => {
+                    println!(
+                        "vacuumed {out}: kept versions {:?}; deleted {} files ({:.1} MB)",
+                        v.kept_versions,
+                        v.deleted_files,
+                        v.deleted_bytes as f64 / 1e6
+                    );
+                    Ok(())
+                }
+                Err(EngineError::Import(lines)) => bail!("{}", lines.join("\n")),
                 Err(e) => Err(e.into()),
             }
         }

@@ -1,6 +1,7 @@
 //! `hydro serve` follows the published version: an append from outside is served without a
-//! restart, a download under way ends with the old version's bytes, and a damaged manifest
-//! leaves the server on the version it has.
+//! restart, a download under way ends with the old version's bytes (vacuum within the grace
+//! period does not take them away), and a damaged manifest leaves the server on the version it
+//! has.
 
 mod common;
 
@@ -11,6 +12,23 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
 
 async fn serving(base: &str) -> (String, String) {
     let h = get(&format!("{base}/health")).await.json();
@@ -108,6 +126,26 @@ async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
     let (second_version, status) = wait_for(&b, |(v, _)| *v != first_version).await;
     assert_eq!(status, "ok");
 
+    // Vacuum within the grace period (the default hour) keeps the old version's files.
+    let vacuum = |grace: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .args(["vacuum", "--older-than", grace, "--out"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = vacuum("PT1H");
+    assert!(
+        said.contains("kept versions [1, 2]; deleted 0 files"),
+        "{said}"
+    );
+
     // The slow download ends with the old version's bytes.
     let rest = slow.collect().await.unwrap().to_bytes();
     got.extend_from_slice(&rest);
@@ -133,6 +171,19 @@ async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
     assert_eq!(latest["data"][0]["timestamp"], "2040-01-01T00:00:00+00:00");
     let landing = get(&format!("{b}/")).await.json();
     assert!(landing.to_string().contains(&second_version), "{landing}");
+
+    // Past the grace period the old version's own files go (the month rewritten by the
+    // correction, its catalog tables, its record); the current version still answers whole.
+    let whole = request("GET", &url, &fresh).await;
+    let files = || walk(dir.path()).len();
+    let before = files();
+    let said = vacuum("PT0S");
+    assert!(
+        said.contains("kept versions [2]; deleted 6 files"),
+        "{said}"
+    );
+    assert_eq!(files(), before - 6);
+    assert_eq!(request("GET", &url, &fresh).await.body, whole.body);
 
     // A damaged manifest: the server stays on its version and says so; put right, it is ok.
     let manifest = dir.path().join("manifest.json");

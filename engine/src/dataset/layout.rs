@@ -7,6 +7,7 @@
 //! <root>/catalog/characteristics-<g>.parquet   characteristic values
 //! <root>/catalog/files-<g>.parquet             value files: one row per file and parameter
 //! <root>/values/station=<id>/month=<YYYY-MM>/part-<g>.parquet
+//! <root>/versions/<g>.json                     each published version's manifest
 //! ```
 //!
 //! `<g>` is the generation of the import that wrote the file. Readers open only what the
@@ -67,6 +68,12 @@ pub fn values_schema() -> SchemaRef {
 
 pub fn values_path(station: &StationId, month: Month, generation: u64) -> String {
     format!("values/station={station}/month={month}/part-{generation}.parquet")
+}
+
+/// The record of a published version: a copy of its manifest, kept until vacuum removes the
+/// version.
+pub fn version_path(generation: u64) -> String {
+    format!("versions/{generation}.json")
 }
 
 pub fn catalog_path(table: &str, generation: u64) -> String {

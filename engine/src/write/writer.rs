@@ -1,8 +1,9 @@
 //! Writing a dataset: value files station-month by station-month (each listed in the files
-//! table as it is written), then the catalog, then the manifest. The manifest is written last with one atomic PUT (the local store writes a
-//! temporary file and renames it), so until then readers keep seeing the previous version;
-//! an import that crashes leaves only unreferenced files behind, which the next publish
-//! removes.
+//! table as it is written), then the catalog, the version's record, and the manifest. The
+//! manifest is written last with one atomic PUT (the local store writes a temporary file and
+//! renames it), so until then readers keep seeing the previous version. A publish deletes
+//! nothing; an import that crashes leaves only unreferenced files behind, which `vacuum`
+//! removes (see `write::vacuum`).
 
 use crate::dataset::catalog_file;
 use crate::dataset::files_table::FilesTableWriter;
@@ -24,7 +25,7 @@ use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use datafusion::parquet::arrow::ArrowWriter;
 use futures::TryStreamExt;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// One parameter's values in one month, ascending by timestamp.
@@ -274,7 +275,6 @@ impl DatasetWriter {
         mut parameters: Vec<Parameter>,
         characteristics: &[Characteristic],
     ) -> Result<Manifest> {
-        let suffix = self.own_suffix();
         let written = self
             .written
             .into_inner()
@@ -336,11 +336,11 @@ impl DatasetWriter {
         };
         let json = serde_json::to_vec(&manifest)
             .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;
+        // The version's record first, so that every manifest published has one (vacuum
+        // reads them to know which files earlier versions still need).
+        put(layout::version_path(g), Bytes::from(json.clone())).await?;
         put(MANIFEST.to_owned(), Bytes::from(json)).await?;
         release_write_lock(store.as_ref()).await;
-        if !self.appending {
-            remove_unreferenced(store.as_ref(), &manifest, &suffix).await;
-        }
         Ok(manifest)
     }
 }
@@ -348,7 +348,7 @@ impl DatasetWriter {
 /// The object a writer holds while it writes: created only if absent (an atomic create on
 /// every store), so of two imports into one dataset one writes and the other stops before
 /// writing anything.
-const WRITE_LOCK: &str = "writing.lock";
+pub(crate) const WRITE_LOCK: &str = "writing.lock";
 
 /// This machine's name, to tell a lock of a process here from one of another machine.
 fn host_name() -> String {
@@ -374,7 +374,7 @@ impl LockHolder {
     }
 }
 
-async fn take_write_lock(store: &dyn ObjectStore) -> Result<()> {
+pub(crate) async fn take_write_lock(store: &dyn ObjectStore) -> Result<()> {
     let me = LockHolder {
         pid: std::process::id(),
         host: host_name(),
@@ -422,44 +422,9 @@ async fn take_write_lock(store: &dyn ObjectStore) -> Result<()> {
     )))
 }
 
-async fn release_write_lock(store: &dyn ObjectStore) {
+pub(crate) async fn release_write_lock(store: &dyn ObjectStore) {
     if let Err(e) = store.delete(&Path::from(WRITE_LOCK)).await {
         tracing::warn!("cannot delete {WRITE_LOCK}: {e}");
-    }
-}
-
-/// Best effort: deletes files of earlier or crashed imports: catalog files the manifest does
-/// not name, and value files of other generations (a publish writes every value file of its
-/// version). A failure here leaves garbage, never a broken dataset.
-async fn remove_unreferenced(store: &dyn ObjectStore, manifest: &Manifest, own_suffix: &str) {
-    let catalog: HashSet<&str> = [
-        manifest.catalog.stations.as_str(),
-        manifest.catalog.parameters.as_str(),
-        manifest.catalog.characteristics.as_str(),
-        manifest.catalog.files.as_str(),
-    ]
-    .into();
-    for prefix in ["values", "catalog"] {
-        let mut listed = store.list(Some(&Path::from(prefix)));
-        loop {
-            let meta = match listed.try_next().await {
-                Ok(Some(meta)) => meta,
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::warn!("cleanup: cannot list {prefix}: {e}");
-                    break;
-                }
-            };
-            let path = meta.location.as_ref();
-            let keep = if prefix == "values" {
-                path.ends_with(own_suffix)
-            } else {
-                catalog.contains(path)
-            };
-            if !keep && let Err(e) = store.delete(&meta.location).await {
-                tracing::warn!("cleanup: cannot delete {}: {e}", meta.location);
-            }
-        }
     }
 }
 
