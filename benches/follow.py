@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Latest values while the archive is appended to, with the server left running.
+
+On a hard-linked copy of the 300-station x 20-year archive of `append.py`, a server with
+`follow_seconds = 1` answers `recent=1` for 100 random series (each asked twice: first, then
+again); then one day is appended for every series from outside, and once health names the new
+version the same requests run again: they must return the appended day's last value. Reports
+medians (curl's times, ms) before and after, and how long after the append's exit the server
+served the new version. Usage:
+
+    python3 benches/follow.py [--no-build]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import pyarrow.parquet as pq
+
+import append
+import harness
+
+
+def version(base):
+    return json.loads(harness.sh("curl", "-s", f"{base}/health"))["checks"]["catalog"]["datasetVersion"]
+
+
+def rounds(base, picks):
+    first, again, latest = [], [], []
+    for sid, pid in picks:
+        url = f"{base}/stations/{sid}/parameters/{pid}/values?recent=1"
+        first.append(harness.curl(url, fresh=True)[0])
+        again.append(harness.curl(url, fresh=True)[0])
+        latest.append(json.loads(harness.sh("curl", "-s", url))["data"][0]["timestamp"])
+    return statistics.median(first) * 1e3, statistics.median(again) * 1e3, latest
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-build", action="store_true")
+    args = ap.parse_args()
+    harness.build_release(args.no_build)
+    base_dir = harness.generate("append-300x20", 300, 20, start="2004-01-01")
+    manifest = json.load(open(os.path.join(base_dir, "manifest.json")))
+    table = pq.read_table(os.path.join(base_dir, manifest["catalog"]["parameters"]),
+                          columns=["station_id", "id", "interval"]).to_pylist()
+    parameters = [(r["station_id"], r["id"], r["interval"]) for r in table]
+    work = tempfile.mkdtemp(dir="/var/tmp")
+    os.environ["HYDRO_FOLLOW_SECONDS"] = "1"
+    try:
+        ds = os.path.join(work, "dataset")
+        subprocess.run(["cp", "-al", base_dir, ds], check=True)
+        server = harness.Hydro(ds)
+        try:
+            picks = [(s, p) for s, p, _ in random.Random(1).sample(parameters, 100)]
+            before = rounds(server.base, picks)
+            old = version(server.base)
+            values = os.path.join(work, "day.csv")
+            append.day_csv(values, parameters, datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc), 0)
+            subprocess.run([harness.HYDRO, "import", "--append", "--out", ds, "--values", values],
+                           check=True, capture_output=True)
+            appended = time.perf_counter()
+            while version(server.base) == old:
+                time.sleep(0.05)
+            switched = time.perf_counter() - appended
+            after = rounds(server.base, picks)
+            new_days = sum(t.startswith("2024-01-01") for t in after[2])
+            print(f"served the new version {switched:.2f} s after the append exited; "
+                  f"{new_days}/{len(picks)} latest values from the appended day")
+            print()
+            print("| recent=1 | first ms | again ms |")
+            print("|---|---:|---:|")
+            print(f"| before the append | {before[0]:.2f} | {before[1]:.2f} |")
+            print(f"| after the switch | {after[0]:.2f} | {after[1]:.2f} |")
+            print(f"server RSS {server.rss_mb():.0f} MiB, peak {server.peak_rss_mb():.0f} MiB")
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
