@@ -64,16 +64,21 @@ def day_csv(path, parameters, day, salt):
     return rows
 
 
+def series_of(base):
+    """(station, parameter, interval) of every series of the archive at `base`."""
+    manifest = json.load(open(os.path.join(base, "manifest.json")))
+    table = pq.read_table(os.path.join(base, manifest["catalog"]["parameters"]),
+                          columns=["station_id", "id", "interval"]).to_pylist()
+    return manifest, [(r["station_id"], r["id"], r["interval"]) for r in table]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
     harness.build_release(args.no_build)
     base = harness.generate("append-300x20", 300, 20, start="2004-01-01")
-    manifest = json.load(open(os.path.join(base, "manifest.json")))
-    table = pq.read_table(os.path.join(base, manifest["catalog"]["parameters"]),
-                          columns=["station_id", "id", "interval"]).to_pylist()
-    parameters = [(r["station_id"], r["id"], r["interval"]) for r in table]
+    manifest, parameters = series_of(base)
     work = tempfile.mkdtemp(dir="/var/tmp")
     try:
         ds = os.path.join(work, "dataset")

@@ -23,8 +23,6 @@ import sys
 import tempfile
 import time
 
-import pyarrow.parquet as pq
-
 import append
 import harness
 
@@ -49,10 +47,7 @@ def main():
     args = ap.parse_args()
     harness.build_release(args.no_build)
     base_dir = harness.generate("append-300x20", 300, 20, start="2004-01-01")
-    manifest = json.load(open(os.path.join(base_dir, "manifest.json")))
-    table = pq.read_table(os.path.join(base_dir, manifest["catalog"]["parameters"]),
-                          columns=["station_id", "id", "interval"]).to_pylist()
-    parameters = [(r["station_id"], r["id"], r["interval"]) for r in table]
+    _, parameters = append.series_of(base_dir)
     work = tempfile.mkdtemp(dir="/var/tmp")
     os.environ["HYDRO_FOLLOW_SECONDS"] = "1"
     try:

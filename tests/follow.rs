@@ -13,23 +13,6 @@ use hyper_util::rt::TokioExecutor;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Every file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
 async fn serving(base: &str) -> (String, String) {
     let h = get(&format!("{base}/health")).await.json();
     (
@@ -175,7 +158,7 @@ async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
     // Past the grace period the old version's own files go (the month rewritten by the
     // correction, its catalog tables, its record); the current version still answers whole.
     let whole = request("GET", &url, &fresh).await;
-    let files = || walk(dir.path()).len();
+    let files = || common::files_under(dir.path()).len();
     let before = files();
     let said = vacuum("PT0S");
     assert!(

@@ -184,20 +184,10 @@ async fn appends_add_and_correct_values() {
         String::from_utf8_lossy(&out.stderr)
     );
     let files = |d: &Path| -> Vec<String> {
-        let mut all = Vec::new();
-        let mut stack = vec![d.join("values")];
-        while let Some(p) = stack.pop() {
-            for e in std::fs::read_dir(p).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    all.push(p.strip_prefix(d).unwrap().display().to_string());
-                }
-            }
-        }
-        all.sort();
-        all
+        common::files_under(&d.join("values"))
+            .iter()
+            .map(|p| p.strip_prefix(d).unwrap().display().to_string())
+            .collect()
     };
     let before = files(dir.path());
     let write = |name: &str, text: &str| {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 mod common;
 
-use common::{import_command, sample};
+use common::{files_under, import_command, sample};
 
 fn import(out: &Path, values: &[&Path]) -> Output {
     import_command(out)
@@ -67,19 +67,7 @@ fn sample_rows() -> Vec<Row> {
 /// Every value the dataset in `dir` holds, in (station, parameter, time) order.
 fn stored_rows(dir: &Path) -> Vec<(String, String, i64, f64, String)> {
     let mut rows = Vec::new();
-    let mut files = Vec::new();
-    let mut stack = vec![dir.join("values")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    for f in files {
+    for f in files_under(&dir.join("values")) {
         let station = f
             .components()
             .find_map(|c| c.as_os_str().to_str()?.strip_prefix("station="))
@@ -290,24 +278,6 @@ fn every_kind_of_values_file_gives_the_same_dataset() {
         ok(import(&out, &inputs));
         assert_eq!(stored_rows(&out), expected, "{name}");
     }
-}
-
-/// Value files (and the manifest) under `dir`.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 #[test]

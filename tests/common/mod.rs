@@ -23,6 +23,24 @@ pub fn generate(dir: &Path, args: &[&str]) {
     assert!(status.success(), "hydro generate {args:?}");
 }
 
+/// Every file under `dir`, in name order.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// A file of `data/sample/`.
 pub fn sample(name: &str) -> String {
     format!("{}/data/sample/{name}", env!("CARGO_MANIFEST_DIR"))
