@@ -312,7 +312,17 @@ async fn run() -> anyhow::Result<()> {
         Command::Serve { data, bind, config } => {
             let config = Config::load(config.as_deref()).map_err(anyhow::Error::msg)?;
             let data = match data {
-                Some(d) => d,
+                Some(d) => {
+                    let demo = config.demo_metadata();
+                    if !demo.is_empty() {
+                        tracing::warn!(
+                            "meta: {} still hold the demo's values; set them for your data \
+                             (--config file or HYDRO_* variables, see `hydro serve --help`)",
+                            demo.join(", ")
+                        );
+                    }
+                    d
+                }
                 None => ensure_demo().await?,
             };
             let mut dataset = Dataset::open(&data).await.with_context(|| {

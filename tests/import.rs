@@ -359,3 +359,36 @@ fn a_second_writer_stops_while_the_first_holds_the_lock() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(!lock.exists(), "released after publishing");
 }
+
+/// Serving one's own data with the demo's publisher and licence warns at start, naming the
+/// settings; with them set, it does not.
+#[tokio::test]
+async fn own_data_with_the_demos_metadata_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        import(dir.path(), &[&sample("values.csv")])
+            .status
+            .success()
+    );
+    let stderr_of = |env: &[(&str, &str)]| {
+        let mut server = Server::start_with(dir.path(), env);
+        let mut err = server.child().stderr.take().unwrap();
+        server.child().kill().unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut err, &mut text).unwrap();
+        text
+    };
+    let warned = stderr_of(&[]);
+    assert!(
+        warned.contains("publisher_name, publisher_email, license_name, license_url still hold the demo's values"),
+        "{warned}"
+    );
+    let own = [
+        ("HYDRO_PUBLISHER_NAME", "Landesamt"),
+        ("HYDRO_PUBLISHER_EMAIL", "daten@example.org"),
+        ("HYDRO_LICENSE_NAME", "DL-DE/BY-2.0"),
+        ("HYDRO_LICENSE_URL", "https://www.govdata.de/dl-de/by-2-0"),
+    ];
+    let quiet = stderr_of(&own);
+    assert!(!quiet.contains("demo's values"), "{quiet}");
+}

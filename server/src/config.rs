@@ -255,6 +255,24 @@ impl Config {
         Ok(config)
     }
 
+    /// The `meta` settings that still hold the demo's values (publisher, licence): what a
+    /// service of one's own data must not claim by accident.
+    pub fn demo_metadata(&self) -> Vec<&'static str> {
+        let demo = Config::default();
+        [
+            ("publisher_name", self.publisher_name == demo.publisher_name),
+            (
+                "publisher_email",
+                self.publisher_email == demo.publisher_email,
+            ),
+            ("license_name", self.license_name == demo.license_name),
+            ("license_url", self.license_url == demo.license_url),
+        ]
+        .into_iter()
+        .filter_map(|(name, same)| same.then_some(name))
+        .collect()
+    }
+
     pub fn offset(&self) -> Result<FixedOffset, String> {
         let s = self.output_offset.as_str();
         if s.eq_ignore_ascii_case("utc") || s == "Z" {
