@@ -392,3 +392,33 @@ async fn own_data_with_the_demos_metadata_warns() {
     let quiet = stderr_of(&own);
     assert!(!quiet.contains("demo's values"), "{quiet}");
 }
+
+/// Bad values of the import's and vacuum's own flags are refused with what was wrong.
+#[test]
+fn bad_flags_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} accepted");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let out = dir.path().to_str().unwrap();
+    let values = sample("values.csv");
+    for (memory, said) in [
+        ("lots", "is not a size"),
+        ("12XB", "unknown unit"),
+        ("99999999999GiB", "too large"),
+    ] {
+        let err = run(&[
+            "import", "--append", "--out", out, "--values", &values, "--memory", memory,
+        ]);
+        assert!(err.contains(said), "{memory}: {err}");
+    }
+    let err = run(&["vacuum", "--out", out, "--older-than", "an hour"]);
+    assert!(err.contains("--older-than"), "{err}");
+    let err = run(&["vacuum", "--out", out]);
+    assert!(err.contains("no dataset is published there"), "{err}");
+}

@@ -25,8 +25,11 @@ where
     ticks.tick().await;
     loop {
         ticks.tick().await;
-        let serving = state.version().dataset.manifest.version.clone();
-        let published = match state.version().dataset.published_version().await {
+        let current = state.version();
+        let serving = current.dataset.manifest.version.clone();
+        let checked = current.dataset.published_version().await;
+        drop(current);
+        let published = match checked {
             Ok(Some(v)) if v != serving => v,
             Ok(_) => {
                 // What was wrong (a damaged manifest, say) was put right.

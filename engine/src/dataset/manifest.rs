@@ -5,8 +5,8 @@
 //! skip whole months without opening them.
 //!
 //! The manifest stays a few hundred bytes however large the archive: the list of value files
-//! (a million rows at 100 000 station-years) is a Parquet table, written while the files are
-//! and read at open in a fraction of the time JSON took.
+//! (1.2 M files at 100 000 station-years, where a JSON list was ~430 MB) is a Parquet table of
+//! 7.7 MB, written while the files are, so no writer holds the list.
 
 use crate::dataset::layout;
 use crate::model::Micros;

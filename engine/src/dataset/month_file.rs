@@ -47,8 +47,8 @@ pub type FooterCache = SlotCache<MonthFooter>;
 /// A value file, with its location in the store (parsed once: `Path::from` percent-encodes
 /// each part of the path, and a 10-year download reads 120 files) and the slots the caches
 /// fill. An archive of 100 000 station-years has over a million of these, most never read
-/// while the server runs, so location and slots are made when first needed: made at open,
-/// they were about 200 bytes a file more.
+/// while the server runs, so location and slots are made when first needed rather than at
+/// open (a path string and three shared slots: some 200 bytes a file, by their sizes).
 pub(crate) struct MonthFile {
     pub(crate) file: ValueFile,
     location: OnceLock<Path>,

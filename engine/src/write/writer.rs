@@ -112,32 +112,34 @@ pub struct DatasetWriter {
     generation: u64,
     table: tokio::sync::Mutex<FilesTableWriter>,
     written: Mutex<Written>,
-    /// Whether the new version keeps files of earlier ones (an append): then the publish
-    /// deletes nothing.
-    appending: bool,
 }
 
 impl DatasetWriter {
-    /// Starts the next generation after the one currently published (if any). Value files of
-    /// that generation already there were left by an attempt that crashed: they are deleted
-    /// first, so that the cleanup after publishing (which keeps this generation's files) does
-    /// not keep them too. One writer at a time per dataset.
+    /// Starts the next generation after the one currently published (if any), holding the
+    /// dataset's write lock (one writer at a time). Value files of that generation already
+    /// there were left by an attempt that crashed: they are deleted first, so that none of
+    /// them is taken for a file of this version.
     pub async fn begin(store: Arc<dyn ObjectStore>) -> Result<Self> {
         take_write_lock(store.as_ref()).await?;
-        let previous = match crate::dataset::published_generation(store.as_ref()).await {
-            Ok(g) => g,
+        let started = async {
+            let previous = crate::dataset::published_generation(store.as_ref()).await?;
+            let generation = previous.map_or(1, |g| g + 1);
+            let table = FilesTableWriter::new(Arc::clone(&store), generation)?;
+            Ok::<_, EngineError>((generation, table))
+        }
+        .await;
+        let (generation, table) = match started {
+            Ok(s) => s,
             Err(e) => {
                 release_write_lock(store.as_ref()).await;
                 return Err(e);
             }
         };
-        let generation = previous.map_or(1, |g| g + 1);
         let writer = Self {
-            table: tokio::sync::Mutex::new(FilesTableWriter::new(Arc::clone(&store), generation)?),
+            table: tokio::sync::Mutex::new(table),
             store,
             generation,
             written: Mutex::new(Written::default()),
-            appending: false,
         };
         writer.delete_own_files().await;
         Ok(writer)
@@ -148,13 +150,6 @@ impl DatasetWriter {
             .put(&Path::from(path), PutPayload::from_bytes(bytes))
             .await?;
         Ok(())
-    }
-
-    /// The new version is the published one changed: files of earlier versions it lists (see
-    /// [`DatasetWriter::carry`]) stay, and the publish deletes nothing.
-    pub fn appending(mut self) -> Self {
-        self.appending = true;
-        self
     }
 
     /// Value files written so far.

@@ -19,6 +19,11 @@
 //! one read of the spill (33 bytes a row) and no merge, and the buckets are independent work
 //! for both cores. Sorted runs need a k-way merge on one core at the end.
 //!
+//! An append (`ImportInput::append`) starts from the published version: catalog rows add or
+//! replace entries, a station-month that already has a file is read back and merged with the
+//! new rows ([`merge`]; a new row at a stored timestamp is a correction), and every file it
+//! does not touch is listed in the new version as it is.
+//!
 //! Nothing is published unless every row is good: rows are checked in pass 1 (before anything
 //! is written) and repeated timestamps in pass 2; a problem there deletes the value files the
 //! import already wrote. Every bad row is reported as `file:line: reason` (for Parquet the
@@ -294,11 +299,7 @@ pub async fn import(
     }
 
     progress.writing.store(true, Ordering::Relaxed);
-    let mut writer = DatasetWriter::begin(Arc::clone(&store)).await?;
-    if input.append {
-        writer = writer.appending();
-    }
-    let writer = Arc::new(writer);
+    let writer = Arc::new(DatasetWriter::begin(Arc::clone(&store)).await?);
     let previous = Arc::new(previous);
     let rewritten: Arc<Mutex<HashSet<(StationId, Month)>>> = Arc::default();
     let replaced = Arc::new(AtomicU64::new(0));
