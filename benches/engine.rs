@@ -37,9 +37,7 @@ fn dataset(rt: &tokio::runtime::Runtime, years: u32) -> (tempfile::TempDir, Data
     };
     rt.block_on(generate(local_store(dir.path()).unwrap(), &opts, |_, _| {}))
         .unwrap();
-    let ds = rt
-        .block_on(Dataset::open(dir.path().to_str().unwrap()))
-        .unwrap();
+    let ds = rt.block_on(Dataset::open_dir(dir.path())).unwrap();
     (dir, ds)
 }
 

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use hydro_engine::storage::store_for;
+use hydro_engine::storage::{Location, S3Settings, Store, local_store, store_for};
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, ImportProgress, import};
 use hydro_engine::{Dataset, EngineError};
@@ -41,7 +41,7 @@ enum Command {
     /// variables, which win over the file.
     #[command(after_long_help = hydro_server::config::help())]
     Serve {
-        /// Dataset directory (or file:// URL).
+        /// Dataset directory (or file:// URL), or s3://BUCKET/PREFIX (see the s3_* settings).
         #[arg(long, env = "HYDRO_DATA")]
         data: Option<String>,
         /// Address to listen on.
@@ -61,9 +61,13 @@ enum Command {
     /// described in data/README.md, with samples in data/sample/. Memory stays within
     /// --memory whatever the size of the values; rows wait in spill files meanwhile.
     Import {
-        /// Dataset directory to write (created if missing).
+        /// Dataset to write: a directory (created if missing) or s3://BUCKET/PREFIX.
         #[arg(long)]
         out: String,
+        /// TOML file of settings; only the s3_* and store_* ones (see `hydro serve --help`)
+        /// apply here.
+        #[arg(long, env = "HYDRO_CONFIG")]
+        config: Option<PathBuf>,
         /// Stations: id, name, type (surfaceWater|groundwater|weather), state (DE-XX or XX),
         /// lat/lon (WGS 84) or easting/northing/epsg (Gauss-Krüger 31466-31469), and optional
         /// operator, waterBodyId, waterBodyName, riverKm, gaugeZero, gaugeZeroDatum,
@@ -103,9 +107,13 @@ enum Command {
     /// nothing (downloads and servers on the previous version keep reading it); run this
     /// now and then. Never removes what the current version references.
     Vacuum {
-        /// Dataset directory.
+        /// Dataset: a directory or s3://BUCKET/PREFIX.
         #[arg(long)]
         out: String,
+        /// TOML file of settings; only the s3_* and store_* ones (see `hydro serve --help`)
+        /// apply here.
+        #[arg(long, env = "HYDRO_CONFIG")]
+        config: Option<PathBuf>,
         /// Grace period, an ISO 8601 duration: versions superseded less long ago are kept.
         #[arg(long, default_value = "PT1H")]
         older_than: String,
@@ -116,8 +124,13 @@ enum Command {
     HashPassword,
     /// Write a synthetic, realistic dataset, deterministic by seed.
     Generate {
+        /// Dataset to write: a directory (created if missing) or s3://BUCKET/PREFIX.
         #[arg(long)]
         out: String,
+        /// TOML file of settings; only the s3_* and store_* ones (see `hydro serve --help`)
+        /// apply here.
+        #[arg(long, env = "HYDRO_CONFIG")]
+        config: Option<PathBuf>,
         #[arg(long, default_value_t = 40)]
         stations: usize,
         /// Years of values (0: catalog only).
@@ -248,10 +261,15 @@ fn progress_bar(what: &'static str) -> impl Fn(u64, u64) {
     }
 }
 
+/// How to reach a bucket: the s3_* and store_* settings of `config` and HYDRO_* variables.
+fn s3_settings(config: Option<&std::path::Path>) -> anyhow::Result<S3Settings> {
+    Ok(Config::load(config).map_err(anyhow::Error::msg)?.s3())
+}
+
 /// The demo dataset: generated once, deterministically, on first start, and again when the
 /// copy there is of an older layout.
 async fn ensure_demo() -> anyhow::Result<String> {
-    let store = store_for(DEMO_DIR)?;
+    let store = local_store(std::path::Path::new(DEMO_DIR))?;
     let generate_it = match hydro_engine::dataset::read_manifest(store.as_ref()).await {
         Ok(Some(_)) => false,
         Ok(None) => {
@@ -325,9 +343,10 @@ async fn run() -> anyhow::Result<()> {
                 }
                 None => ensure_demo().await?,
             };
-            let mut dataset = Dataset::open(&data).await.with_context(|| {
+            let store = Store::open(&Location::parse(&data)?, &config.s3())?;
+            let mut dataset = Dataset::open(&store).await.with_context(|| {
                 format!(
-                    "opening dataset {data} (a directory that `hydro import --out {data} ...` or \
+                    "opening dataset {data} (what `hydro import --out {data} ...` or \
                      `hydro generate --out {data}` wrote)"
                 )
             })?;
@@ -354,9 +373,9 @@ async fn run() -> anyhow::Result<()> {
             if state.config.follow_seconds > 0 {
                 let value_cache = state.config.value_cache_bytes;
                 let open = move || {
-                    let data = data.clone();
+                    let store = store.clone();
                     async move {
-                        let mut dataset = Dataset::open(&data).await?;
+                        let mut dataset = Dataset::open(&store).await?;
                         dataset.cache_values(value_cache);
                         Ok(dataset)
                     }
@@ -386,6 +405,7 @@ async fn run() -> anyhow::Result<()> {
             append,
             memory,
             spill_dir,
+            config,
         } => {
             let input = ImportInput {
                 stations,
@@ -403,7 +423,13 @@ async fn run() -> anyhow::Result<()> {
             }
             let progress = Arc::new(ImportProgress::default());
             let stop_showing = show_import_progress(Arc::clone(&progress));
-            let imported = import(store_for(&out)?, &input, &options, progress).await;
+            let imported = import(
+                store_for(&out, &s3_settings(config.as_deref())?)?,
+                &input,
+                &options,
+                progress,
+            )
+            .await;
             stop_showing();
             match imported {
                 Ok(done) => {
@@ -433,7 +459,11 @@ async fn run() -> anyhow::Result<()> {
                 Err(e) => Err(e.into()),
             }
         }
-        Command::Vacuum { out, older_than } => {
+        Command::Vacuum {
+            out,
+            older_than,
+            config,
+        } => {
             // No grace at all (PT0S): only the current version is kept.
             let grace = if matches!(older_than.as_str(), "PT0S" | "P0D" | "0") {
                 chrono::Duration::zero()
@@ -446,7 +476,7 @@ async fn run() -> anyhow::Result<()> {
                 }
                 chrono::Duration::microseconds(d.micros)
             };
-            let store = store_for(&out)?;
+            let store = store_for(&out, &s3_settings(config.as_deref())?)?;
             match hydro_engine::write::vacuum::vacuum(store.as_ref(), grace).await {
                 Ok(v) => {
                     println!(
@@ -489,6 +519,7 @@ async fn run() -> anyhow::Result<()> {
             interval,
             seed,
             start,
+            config,
         } => {
             let opts = GenerateOptions {
                 stations,
@@ -500,7 +531,12 @@ async fn run() -> anyhow::Result<()> {
                     .with_context(|| format!("--start {start}: expected YYYY-MM-DD"))?,
             };
             let started = std::time::Instant::now();
-            let m = generate(store_for(&out)?, &opts, progress_bar("generating")).await?;
+            let m = generate(
+                store_for(&out, &s3_settings(config.as_deref())?)?,
+                &opts,
+                progress_bar("generating"),
+            )
+            .await?;
             println!(
                 "published {out} version {}: {} stations, {} values in {} files ({:.1}s)",
                 m.version,

@@ -38,7 +38,7 @@ async fn fixture(stations: usize, years: u32) -> Fixture {
     generate(local_store(&root).unwrap(), &opts, |_, _| {})
         .await
         .unwrap();
-    let dataset = Dataset::open(root.to_str().unwrap()).await.unwrap();
+    let dataset = Dataset::open_dir(&root).await.unwrap();
     Fixture {
         _dir: dir,
         root,
@@ -472,7 +472,7 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
     // runs, so the next writer would refuse it: delete it, as the message then says to.
     drop(writer);
     std::fs::remove_file(f.root.join("writing.lock")).unwrap();
-    let reopened = Dataset::open(f.root.to_str().unwrap()).await.unwrap();
+    let reopened = Dataset::open_dir(&f.root).await.unwrap();
     assert_eq!(reopened.manifest, before);
     assert!(
         reopened

@@ -9,7 +9,9 @@
 //! or commas (`basic_users` by whitespace only: argon2 hashes contain commas).
 
 use chrono::FixedOffset;
+use hydro_engine::storage::S3Settings;
 use serde::Deserialize;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,6 +39,8 @@ pub enum Kind {
     },
     /// One of a few words.
     Choice(&'static [&'static str]),
+    /// `true` or `false`.
+    Boolean,
 }
 
 /// A setting as `hydro serve --help` and the environment see it.
@@ -65,6 +69,13 @@ impl SettingType for Option<String> {
     fn shown(&self) -> String {
         self.as_ref()
             .map_or_else(|| "unset".into(), |s| format!("{s:?}"))
+    }
+}
+
+impl SettingType for Option<bool> {
+    const KIND: Kind = Kind::Boolean;
+    fn shown(&self) -> String {
+        self.map_or_else(|| "unset".into(), |b| b.to_string())
     }
 }
 
@@ -221,6 +232,26 @@ settings! {
     /// Seconds between checks for a newer published version of the dataset, which is then
     /// served without a restart (0: never; the version served at start stays).
     follow_seconds: u64 = 5;
+    /// S3 endpoint of an S3-compatible store, for `--data s3://BUCKET/PREFIX` (unset:
+    /// `AWS_ENDPOINT_URL`, else AWS itself). Every `AWS_*` variable object_store knows applies;
+    /// these settings win over them.
+    s3_endpoint: Option<String> = None;
+    /// S3 region (unset: `AWS_REGION`, else us-east-1).
+    s3_region: Option<String> = None;
+    /// S3 access key id (unset: `AWS_ACCESS_KEY_ID`). Without keys (and without
+    /// `AWS_SKIP_SIGNATURE=true`) a bucket is not opened: the instance-metadata endpoint is
+    /// never asked.
+    s3_access_key_id: Option<String> = None;
+    /// S3 secret access key (unset: `AWS_SECRET_ACCESS_KEY`).
+    s3_secret_access_key: Option<String> = None;
+    /// Whether an `http://` endpoint may be used (unset: `AWS_ALLOW_HTTP`, else no).
+    s3_allow_http: Option<bool> = None;
+    /// Seconds a request to the store may take, retries included; then the answer is 503.
+    store_timeout_secs: u64 = 30;
+    /// Seconds to connect to the store.
+    store_connect_timeout_secs: u64 = 5;
+    /// Retries of a failed store request (server errors, timeouts, lost connections).
+    store_retries: usize = 3;
 }
 
 impl Config {
@@ -273,6 +304,20 @@ impl Config {
         .collect()
     }
 
+    /// How to reach a bucket, from the `s3_*` and `store_*` settings.
+    pub fn s3(&self) -> S3Settings {
+        S3Settings {
+            endpoint: self.s3_endpoint.clone(),
+            region: self.s3_region.clone(),
+            access_key_id: self.s3_access_key_id.clone(),
+            secret_access_key: self.s3_secret_access_key.clone(),
+            allow_http: self.s3_allow_http,
+            request_timeout: Duration::from_secs(self.store_timeout_secs),
+            connect_timeout: Duration::from_secs(self.store_connect_timeout_secs),
+            retries: self.store_retries,
+        }
+    }
+
     pub fn offset(&self) -> Result<FixedOffset, String> {
         let s = self.output_offset.as_str();
         if s.eq_ignore_ascii_case("utc") || s == "Z" {
@@ -308,6 +353,11 @@ fn env_value(what: &str, kind: Kind, value: String) -> Result<toml::Value, Strin
                 .filter(|f| f.is_finite())
                 .ok_or_else(|| format!("{what}: '{value}' is not a number"))?,
         ),
+        Kind::Boolean => match value.trim().to_ascii_lowercase().as_str() {
+            "true" => toml::Value::Boolean(true),
+            "false" => toml::Value::Boolean(false),
+            _ => return Err(format!("{what}: '{value}' is not true or false")),
+        },
         Kind::List { commas } => toml::Value::Array(
             value
                 .split(|c: char| c.is_whitespace() || (commas && c == ','))
@@ -330,6 +380,7 @@ pub fn help() -> String {
             Kind::List { commas: true } => "list, separated by spaces or commas".to_owned(),
             Kind::List { commas: false } => "list, separated by spaces".to_owned(),
             Kind::Choice(words) => words.join(" | "),
+            Kind::Boolean => "true | false".to_owned(),
         };
         out.push_str(&format!(
             "\n  {} / HYDRO_{} ({kind}; default {default})\n      {}\n",

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
+pub mod proxy;
+pub mod s3;
+
 /// Runs `hydro generate --out DIR` with `args` and expects it to succeed.
 pub fn generate(dir: &Path, args: &[&str]) {
     let status = Command::new(env!("CARGO_BIN_EXE_hydro"))
@@ -93,7 +96,7 @@ impl Drop for Server {
 
 impl Server {
     /// Starts `hydro serve` on 127.0.0.1:0 with extra environment.
-    pub fn start_with(data: &Path, env: &[(&str, &str)]) -> Server {
+    pub fn start_with(data: impl AsRef<std::ffi::OsStr>, env: &[(&str, &str)]) -> Server {
         let answers = tempfile::tempdir().expect("answer store directory");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydro"));
         cmd.args(["serve", "--bind", "127.0.0.1:0", "--data"])

@@ -16,7 +16,8 @@ pub(crate) mod month_file;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
-use crate::storage;
+use crate::storage::Store;
+use crate::storage::counted::RequestCounts;
 use crate::storage::local::LocalDir;
 use crate::storage::value_cache::ValueCache;
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
@@ -24,7 +25,7 @@ use datafusion::execution::TaskContext;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::object_store::path::Path;
-use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::object_store::{ObjectStore, ObjectStoreExt, UpdateVersion};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use layout::MANIFEST;
 use manifest::{FORMAT, Manifest};
@@ -81,6 +82,8 @@ pub struct Dataset {
     /// The store again when it is a local directory: month files are then read through the
     /// handles they keep (see `local::OpenHandle`).
     pub(crate) local: Option<Arc<LocalDir>>,
+    /// Requests made to a remote store, by kind (shared with the store's other versions).
+    requests: Option<Arc<RequestCounts>>,
     /// Month files' bytes kept in memory, when a budget was given ([`Dataset::cache_values`]).
     pub(crate) values: Option<Arc<ValueCache>>,
 }
@@ -88,16 +91,31 @@ pub struct Dataset {
 /// The generation of the version published in `store`, if any, in any layout version: what a
 /// writer needs to name the next one, including when it replaces a dataset of an older layout.
 pub async fn published_generation(store: &dyn ObjectStore) -> Result<Option<u64>> {
+    Ok(published_pointer(store).await?.map(|(g, _)| g))
+}
+
+/// The published generation with the store's version of `manifest.json` (its ETag), which a
+/// publisher replaces only while it is still that one (a conditional put).
+pub(crate) async fn published_pointer(
+    store: &dyn ObjectStore,
+) -> Result<Option<(u64, UpdateVersion)>> {
     #[derive(serde::Deserialize)]
     struct Generation {
         generation: u64,
     }
-    let Some(bytes) = manifest_bytes(store).await? else {
-        return Ok(None);
+    let got = match store.get(&Path::from(MANIFEST)).await {
+        Ok(got) => got,
+        Err(datafusion::object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
     };
+    let version = UpdateVersion {
+        e_tag: got.meta.e_tag.clone(),
+        version: got.meta.version.clone(),
+    };
+    let bytes = got.bytes().await?;
     let g: Generation =
         serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt_by("manifest.json", e))?;
-    Ok(Some(g.generation))
+    Ok(Some((g.generation, version)))
 }
 
 /// `manifest.json`'s bytes, or None when there is none (no dataset yet).
@@ -164,23 +182,28 @@ pub async fn read_published(store: &dyn ObjectStore) -> Result<Option<Published>
 }
 
 impl Dataset {
-    pub async fn open(location: &str) -> Result<Self> {
-        let dir = storage::local_dir(&storage::local_path(location)?)?;
-        let mut dataset = Self::open_store(Arc::clone(&dir) as Arc<dyn ObjectStore>).await?;
-        dataset.local = Some(dir);
-        Ok(dataset)
+    /// The version published in the local directory `dir`.
+    pub async fn open_dir(dir: &std::path::Path) -> Result<Self> {
+        Self::open(&Store::dir(dir)?).await
     }
 
-    pub async fn open_store(store: Arc<dyn ObjectStore>) -> Result<Self> {
+    /// The version published in `store` now.
+    pub async fn open(store: &Store) -> Result<Self> {
         let Published {
             manifest,
             stations,
             parameters,
             characteristics,
             files: listed,
-        } = read_published(store.as_ref())
+        } = read_published(store.object.as_ref())
             .await?
             .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
+        let Store {
+            object,
+            local,
+            requests,
+        } = store.clone();
+        let store = object;
         let mut files: HashMap<StationId, StationFiles> = HashMap::new();
         for f in listed {
             files
@@ -218,7 +241,8 @@ impl Dataset {
             catalog_bytes,
             scan_source,
             files,
-            local: None,
+            local,
+            requests,
             values: None,
         })
     }
@@ -238,6 +262,11 @@ impl Dataset {
             .into_iter()
             .flatten()
             .map(|m| &m.file)
+    }
+
+    /// Requests made so far to the store, by kind, when it is remote (a bucket).
+    pub fn store_requests(&self) -> Option<&RequestCounts> {
+        self.requests.as_deref()
     }
 
     /// Bytes of month files held in memory now.

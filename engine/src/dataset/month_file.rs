@@ -4,19 +4,40 @@
 
 use crate::dataset::layout::values_schema;
 use crate::dataset::manifest::ValueFile;
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::parquet::assembly::FileFooter;
 use crate::storage::local::{LocalDir, OpenHandle};
 use crate::storage::slot_cache::{Slot, SlotCache};
 use crate::storage::value_cache::CachedRanges;
 use bytes::Bytes;
-use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+use datafusion::object_store::ObjectStore;
 use datafusion::object_store::path::Path;
-use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use datafusion::parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+use datafusion::parquet::errors::ParquetError;
+use datafusion::parquet::file::metadata::{
+    PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader,
+};
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
+
+/// Bytes read from a month file's end to find its footer: more than most month files hold
+/// (an hourly month is ~10 KB, a 15-minute month ~30 KB), so that one read gets all of it.
+pub(crate) const TAIL_BYTES: u64 = 64 << 10;
+
+/// The end of a month file, from `start`, as read for its footer.
+pub(crate) struct Tail {
+    pub(crate) start: u64,
+    pub(crate) bytes: Bytes,
+}
+
+impl Tail {
+    /// Bytes `span` of the file, if the tail holds them.
+    pub(crate) fn slice(&self, span: &Range<u64>) -> Option<Bytes> {
+        let from = usize::try_from(span.start.checked_sub(self.start)?).ok()?;
+        let to = usize::try_from(span.end.checked_sub(self.start)?).ok()?;
+        (from <= to && to <= self.bytes.len()).then(|| self.bytes.slice(from..to))
+    }
+}
 
 /// What the readers derive from a month file's footer, kept together in the footer cache.
 pub(crate) struct MonthFooter {
@@ -96,18 +117,6 @@ impl MonthFile {
         self.cached.get_or_init(Arc::default)
     }
 
-    /// The file as the object store knows it: its size is in the files table, so reading the
-    /// footer needs no HEAD request.
-    pub(crate) fn object_meta(&self) -> ObjectMeta {
-        ObjectMeta {
-            location: self.location().clone(),
-            last_modified: chrono::DateTime::UNIX_EPOCH,
-            size: self.file.size,
-            e_tag: None,
-            version: None,
-        }
-    }
-
     /// Bytes `span` of the file: through the handle it keeps when the store is a local
     /// directory (`local`), else in a ranged read of the store (`get_ranges`, which a local
     /// store serves in place, see `storage::local`).
@@ -127,21 +136,51 @@ impl MonthFile {
     }
 
     /// The file's footer, page index and the Arrow reader's view of them: from the footer
-    /// cache, else read (one ranged read of the file's end) and kept there.
+    /// cache, else read and kept there (see [`MonthFile::footer_with_tail`]).
+    #[cfg(test)]
     pub(crate) async fn footer(
         &self,
         store: &dyn ObjectStore,
         cache: &FooterCache,
     ) -> Result<Arc<MonthFooter>> {
+        Ok(self.footer_with_tail(store, None, cache).await?.0)
+    }
+
+    /// [`MonthFile::footer`], with the bytes read for it when it was not cached: one read of
+    /// the file's last [`TAIL_BYTES`] (again, larger, only if footer and page index do not fit
+    /// in them). A month file is mostly smaller than that, so the read is the whole file and
+    /// its pages need no second request: on object storage, where each request costs a round
+    /// trip, a month read cold is one GET instead of four (the parquet crate's own reader
+    /// reads the footer's length, the footer and the page index one after the other).
+    pub(crate) async fn footer_with_tail(
+        &self,
+        store: &dyn ObjectStore,
+        local: Option<&LocalDir>,
+        cache: &FooterCache,
+    ) -> Result<(Arc<MonthFooter>, Option<Tail>)> {
         if let Some(footer) = cache.get(self.footer_slot()) {
-            return Ok(footer);
+            return Ok((footer, None));
         }
-        let metadata = DFParquetMetadata::new(store, &self.object_meta())
-            .with_page_index_policy(Some(PageIndexPolicy::Optional))
-            .fetch_metadata()
-            .await?;
+        let size = self.file.size;
+        let mut want = TAIL_BYTES.min(size);
+        let (metadata, tail) = loop {
+            let start = size - want;
+            let bytes = self.read(store, local, start..size).await?;
+            let mut reader =
+                ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Optional);
+            match reader.try_parse_sized(&bytes, size) {
+                Ok(()) => break (reader.finish()?, Tail { start, bytes }),
+                Err(ParquetError::NeedMoreData(needed)) if (needed as u64) > want => {
+                    want = (needed as u64).min(size);
+                }
+                Err(e) => {
+                    return Err(EngineError::corrupt_by(self.location().as_ref(), e));
+                }
+            }
+        };
         // The schema as the planner knows it (dictionaries, the UTC zone), rather than parsing
         // the copy embedded in every file.
+        let metadata = Arc::new(metadata);
         let options = ArrowReaderOptions::new()
             .with_skip_arrow_metadata(true)
             .with_schema(values_schema());
@@ -156,22 +195,23 @@ impl MonthFile {
             Arc::clone(&footer),
             footer.memory_size(),
         );
-        Ok(footer)
+        Ok((footer, Some(tail)))
     }
 
-    /// The file's footer split for copying: from the footer cache, else made from one read of
-    /// what follows the file's last page (the page index and the footer) and kept there.
+    /// The file's footer split for copying: from the footer cache, else made from what
+    /// follows the file's last page (the page index and the footer) and kept there; with the
+    /// tail read for the footer, if it was read now.
     pub(crate) async fn copy_footer(
         &self,
         store: &dyn ObjectStore,
         local: Option<&LocalDir>,
         cache: &FooterCache,
-    ) -> Result<Arc<FileFooter>> {
-        let footer = self.footer(store, cache).await?;
+    ) -> Result<(Arc<FileFooter>, Option<Tail>)> {
+        let (footer, tail) = self.footer_with_tail(store, local, cache).await?;
         if let Some(copy) = &footer.copy {
-            return Ok(Arc::clone(copy));
+            return Ok((Arc::clone(copy), tail));
         }
-        let tail = footer
+        let end = footer
             .metadata
             .row_groups()
             .iter()
@@ -182,8 +222,12 @@ impl MonthFile {
             })
             .max()
             .unwrap_or(0);
-        let bytes = self.read(store, local, tail..self.file.size).await?;
-        let copy = Arc::new(FileFooter::parse(&bytes, tail)?);
+        let span = end..self.file.size;
+        let bytes = match tail.as_ref().and_then(|t| t.slice(&span)) {
+            Some(b) => b,
+            None => self.read(store, local, span).await?,
+        };
+        let copy = Arc::new(FileFooter::parse(&bytes, end)?);
         let with_copy = Arc::new(MonthFooter {
             metadata: Arc::clone(&footer.metadata),
             reader: footer.reader.clone(),
@@ -194,6 +238,6 @@ impl MonthFile {
             Arc::clone(&with_copy),
             with_copy.memory_size(),
         );
-        Ok(copy)
+        Ok((copy, tail))
     }
 }

@@ -13,7 +13,7 @@
 //!   one value in the month (its statistics say so) is made rather than read.
 
 use crate::dataset::layout::{COL_TIMESTAMP, values_schema};
-use crate::dataset::month_file::{FooterCache, MonthFooter};
+use crate::dataset::month_file::{FooterCache, MonthFooter, Tail};
 use crate::dataset::{Dataset, MonthFile};
 use crate::error::{EngineError, Result};
 use crate::parquet::assembly::{Assembly, FileFooter};
@@ -40,7 +40,7 @@ use datafusion::parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use datafusion::parquet::file::reader::{ChunkReader, Length};
 use datafusion::parquet::file::statistics::Statistics;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A part of the answer, in order.
 pub enum AnswerPart {
@@ -437,6 +437,9 @@ pub(crate) struct MonthRead {
     row_group: usize,
     /// Positions in the file schema.
     columns: Arc<[usize]>,
+    /// The file's end as read for its footer, when it was not cached: mostly the whole file,
+    /// so the pages are taken from it rather than read again.
+    tail: OnceLock<Tail>,
 }
 
 impl MonthRead {
@@ -455,15 +458,20 @@ impl MonthRead {
             file: Arc::clone(file),
             row_group,
             columns,
+            tail: OnceLock::new(),
         }
     }
 }
 
 impl MonthRead {
-    /// Bytes `span` of the month's file: held in memory, or read and then held.
+    /// Bytes `span` of the month's file: held in memory, or in the tail read for the footer,
+    /// or read and then held.
     async fn read(&self, span: Range<u64>) -> Result<Bytes> {
         let cached = self.file.cached();
         if let Some(bytes) = self.values.as_ref().and_then(|v| v.get(cached, &span)) {
+            return Ok(bytes);
+        }
+        if let Some(bytes) = self.tail.get().and_then(|t| t.slice(&span)) {
             return Ok(bytes);
         }
         let local = self.local.as_deref();
@@ -475,12 +483,23 @@ impl MonthRead {
         Ok(bytes)
     }
 
+    /// Keeps the tail read for the footer (if it was read now) for the reads that follow, and
+    /// in the value cache.
+    fn keep_tail(&self, tail: Option<Tail>) {
+        let Some(tail) = tail else { return };
+        if let Some(values) = &self.values {
+            values.put(self.file.cached(), tail.start, tail.bytes.clone());
+        }
+        let _ = self.tail.set(tail);
+    }
+
     /// The stored row group, to be copied into a Parquet answer as it is: its chunks in one
     /// ranged read.
     pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
         let store = self.store.as_ref();
         let local = self.local.as_deref();
-        let footer = self.file.copy_footer(store, local, &self.footers).await?;
+        let (footer, tail) = self.file.copy_footer(store, local, &self.footers).await?;
+        self.keep_tail(tail);
         let ranges = self
             .columns
             .iter()
@@ -519,7 +538,12 @@ impl MonthRead {
     /// with the file's footer.
     async fn fetched(&self) -> Result<(Fetched, Vec<Constant>, Arc<MonthFooter>)> {
         let store = self.store.as_ref();
-        let footer = self.file.footer(store, &self.footers).await?;
+        let local = self.local.as_deref();
+        let (footer, tail) = self
+            .file
+            .footer_with_tail(store, local, &self.footers)
+            .await?;
+        self.keep_tail(tail);
         let metadata = Arc::clone(&footer.metadata);
         let (constants, read) = constants(&metadata, self.row_group, self.columns.to_vec());
         let fetched = fetch(self, metadata, read).await?;
@@ -619,6 +643,7 @@ impl MonthRead {
 mod tests {
     use super::*;
     use crate::dataset::layout::{COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE};
+    use crate::dataset::month_file::TAIL_BYTES;
     use crate::write::writer::{SeriesChunk, encode_month};
     use datafusion::object_store::ObjectMeta;
     use datafusion::object_store::memory::InMemory;
@@ -627,7 +652,12 @@ mod tests {
 
     /// A month file of `rows` 15-minute values in an in-memory store, the last `suspect` of
     /// them of quality `suspect`, the others `good`.
-    async fn month_file(store: &InMemory, name: &str, rows: usize, suspect: usize) -> ObjectMeta {
+    async fn month_file(
+        store: &impl ObjectStore,
+        name: &str,
+        rows: usize,
+        suspect: usize,
+    ) -> ObjectMeta {
         let mut chunk = [SeriesChunk {
             parameter: "discharge-15min".parse().unwrap(),
             timestamps: (0..rows as i64).map(|i| i * 900_000_000).collect(),
@@ -726,6 +756,31 @@ mod tests {
         )
     }
 
+    /// A month file's footer is read in one request with the file's end; a small file is read
+    /// whole, a large one only at its end.
+    #[tokio::test]
+    async fn footers_are_read_in_one_request_with_the_tail() {
+        use crate::storage::counted::{Counted, RequestCounts, RequestKind};
+        let counts = Arc::new(RequestCounts::default());
+        let store = Counted::new(Arc::new(InMemory::new()), Arc::clone(&counts));
+        for rows in [2_000, 400_000] {
+            let meta = month_file(&store, &format!("m{rows}.parquet"), rows, 0).await;
+            let before = counts.get(RequestKind::Get);
+            let cache = FooterCache::new(1 << 24);
+            let (footer, tail) = month_of(&meta)
+                .footer_with_tail(&store, None, &cache)
+                .await
+                .unwrap();
+            assert_eq!(counts.get(RequestKind::Get), before + 1);
+            assert_eq!(footer.metadata.file_metadata().num_rows(), rows as i64);
+            assert!(footer.metadata.offset_index().is_some(), "page index read");
+            let tail = tail.unwrap();
+            let whole = meta.size <= TAIL_BYTES;
+            assert_eq!(tail.start == 0, whole, "{} bytes", meta.size);
+            assert_eq!(tail.start + tail.bytes.len() as u64, meta.size);
+        }
+    }
+
     /// A month's footer is read once and then comes from the footer cache, with the Arrow
     /// reader's view of it and, once a Parquet answer asked for it, the footer split for
     /// copying; once the budget lets it go, it is read again.
@@ -744,10 +799,11 @@ mod tests {
 
         // The footer split for copying joins it, counted in the budget.
         let before = cache.bytes();
-        let copy = month.copy_footer(&store, None, &cache).await.unwrap();
+        let (copy, tail) = month.copy_footer(&store, None, &cache).await.unwrap();
+        assert!(tail.is_none(), "the footer was cached");
         assert_eq!(copy.rows(0).unwrap(), 2_000);
         assert!(cache.bytes() > before);
-        let kept = month.copy_footer(&store, None, &cache).await.unwrap();
+        let (kept, _) = month.copy_footer(&store, None, &cache).await.unwrap();
         assert!(Arc::ptr_eq(&copy, &kept));
         assert_eq!(copy.chunk_range(0, 2).unwrap(), {
             let (start, len) = first.metadata.row_group(0).column(2).byte_range();
@@ -802,6 +858,7 @@ mod tests {
                 file: Arc::new(month_of(&file)),
                 row_group: 0,
                 columns: Arc::from([1, 2, 3]),
+                tail: OnceLock::new(),
             };
             let fetched = fetch(&month, metadata, read).await.unwrap();
             let ours = fetched.decode_pages(&answer, &made, 0..usize::MAX).unwrap();

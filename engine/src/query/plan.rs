@@ -209,7 +209,7 @@ enum PendingRead {
 
 impl PendingRead {
     /// Starts the read. Called as the read-ahead pulls the month, so at most
-    /// `PREFETCH_MONTHS` run (or wait, done) at once.
+    /// `PREFETCH_MONTHS` (`PREFETCH_MONTHS_REMOTE`) run (or wait, done) at once.
     fn start(self, cx: &MonthContext) -> MonthFuture {
         match self {
             Self::Task(months) => {
@@ -269,9 +269,14 @@ impl Group {
     }
 }
 
-/// Months (or groups of months) read ahead of the one being sent. A month of one series
-/// is a few thousand rows, so this bounds memory while keeping both cores busy.
+/// Months (or groups of months) read ahead of the one being sent from a local directory. A
+/// month of one series is a few thousand rows, so this bounds memory while keeping both cores
+/// busy.
 const PREFETCH_MONTHS: usize = 4;
+
+/// The same from object storage, where a read waits a round trip: enough reads in flight to
+/// hide it (a 10-year download is 120 of them) and still a bounded amount of memory.
+const PREFETCH_MONTHS_REMOTE: usize = 16;
 
 /// `columns` (positions in the value files' schema) and the timestamp, to cut a month by.
 fn with_time(columns: &[usize]) -> Result<Vec<usize>> {
@@ -725,7 +730,7 @@ impl Dataset {
         // Shared by the months' reads, rather than a copy each.
         let file_columns: Arc<[usize]> = column_indices(q.columns)?.into();
         let schema = output_schema(q.columns)?;
-        // Up to PREFETCH_MONTHS months (or groups of months) read ahead in parallel and
+        // Up to PREFETCH_MONTHS (or _REMOTE) months (or groups of months) read ahead in parallel and
         // emitted in time order: file opening and decoding overlap instead of queueing, and
         // decoding runs on another core than the encoder (see `PendingRead`).
         let mut months: Vec<PendingRead> = Vec::new();
@@ -773,9 +778,14 @@ impl Dataset {
             schema: Arc::clone(&schema),
             window: (lo, hi),
         };
+        let ahead = if self.local.is_some() {
+            PREFETCH_MONTHS
+        } else {
+            PREFETCH_MONTHS_REMOTE
+        };
         let parts = futures::stream::iter(first.into_iter().chain(months))
             .map(move |read| read.start(&cx))
-            .buffered(PREFETCH_MONTHS)
+            .buffered(ahead)
             .map_ok(|parts| futures::stream::iter(parts.into_iter().map(Ok)))
             .try_flatten();
         if q.stored {

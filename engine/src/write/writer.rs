@@ -22,7 +22,10 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::Int32Type;
 use datafusion::object_store::path::Path;
-use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use datafusion::object_store::{
+    self as object_store, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    UpdateVersion,
+};
 use datafusion::parquet::arrow::ArrowWriter;
 use futures::TryStreamExt;
 use std::collections::HashMap;
@@ -110,39 +113,43 @@ struct Written {
 pub struct DatasetWriter {
     store: Arc<dyn ObjectStore>,
     generation: u64,
+    /// The store's version of the manifest this writer follows (None: there was none), which
+    /// the publish replaces only if it is still the current one.
+    previous: Option<UpdateVersion>,
     table: tokio::sync::Mutex<FilesTableWriter>,
     written: Mutex<Written>,
 }
 
 impl DatasetWriter {
     /// Starts the next generation after the one currently published (if any), holding the
-    /// dataset's write lock (one writer at a time). Value files of that generation already
-    /// there were left by an attempt that crashed: they are deleted first, so that none of
-    /// them is taken for a file of this version.
+    /// dataset's write lock (one writer at a time). Value files of that generation left by an
+    /// attempt that crashed are not listed in this version's files table, so never taken for
+    /// its files (`vacuum` removes them); a version record it left is deleted, so that this
+    /// version's can be created.
     pub async fn begin(store: Arc<dyn ObjectStore>) -> Result<Self> {
         take_write_lock(store.as_ref()).await?;
         let started = async {
-            let previous = crate::dataset::published_generation(store.as_ref()).await?;
-            let generation = previous.map_or(1, |g| g + 1);
+            let pointer = crate::dataset::published_pointer(store.as_ref()).await?;
+            let generation = pointer.as_ref().map_or(1, |(g, _)| g + 1);
+            delete_if_present(store.as_ref(), &layout::version_path(generation)).await?;
             let table = FilesTableWriter::new(Arc::clone(&store), generation)?;
-            Ok::<_, EngineError>((generation, table))
+            Ok::<_, EngineError>((generation, pointer.map(|(_, v)| v), table))
         }
         .await;
-        let (generation, table) = match started {
+        let (generation, previous, table) = match started {
             Ok(s) => s,
             Err(e) => {
                 release_write_lock(store.as_ref()).await;
                 return Err(e);
             }
         };
-        let writer = Self {
+        Ok(Self {
             table: tokio::sync::Mutex::new(table),
             store,
             generation,
+            previous,
             written: Mutex::new(Written::default()),
-        };
-        writer.delete_own_files().await;
-        Ok(writer)
+        })
     }
 
     async fn put(&self, path: &str, bytes: Bytes) -> Result<()> {
@@ -332,11 +339,79 @@ impl DatasetWriter {
         let json = serde_json::to_vec(&manifest)
             .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;
         // The version's record first, so that every manifest published has one (vacuum
-        // reads them to know which files earlier versions still need).
-        put(layout::version_path(g), Bytes::from(json.clone())).await?;
-        put(MANIFEST.to_owned(), Bytes::from(json)).await?;
+        // reads them to know which files earlier versions still need). Created only if absent:
+        // of two publishers of one generation, one gets here.
+        let record = Path::from(layout::version_path(g));
+        let created = store
+            .put_opts(
+                &record,
+                PutPayload::from(json.clone()),
+                PutOptions::from(PutMode::Create),
+            )
+            .await;
+        if let Err(e) = created {
+            return Err(lost_race(e, g));
+        }
+        if let Err(e) = put_manifest(store.as_ref(), json, self.previous).await {
+            // Not published: the record goes too, so that it names no version.
+            delete_if_present(store.as_ref(), record.as_ref())
+                .await
+                .ok();
+            return Err(lost_race(e, g));
+        }
         release_write_lock(store.as_ref()).await;
         Ok(manifest)
+    }
+}
+
+/// Replaces the manifest only if it is still `previous` (creates it only if there is none):
+/// `If-Match` / `If-None-Match` on S3. A store without conditional updates (a local
+/// directory) overwrites it: the version record's atomic create already decided the race.
+async fn put_manifest(
+    store: &dyn ObjectStore,
+    json: Vec<u8>,
+    previous: Option<UpdateVersion>,
+) -> std::result::Result<(), object_store::Error> {
+    let path = Path::from(MANIFEST);
+    let mode = match previous {
+        Some(v) if v.e_tag.is_some() || v.version.is_some() => PutMode::Update(v),
+        Some(_) => PutMode::Overwrite,
+        None => PutMode::Create,
+    };
+    let conditional = !matches!(mode, PutMode::Overwrite);
+    match store
+        .put_opts(
+            &path,
+            PutPayload::from(json.clone()),
+            PutOptions::from(mode),
+        )
+        .await
+    {
+        Err(object_store::Error::NotImplemented { .. }) if conditional => {
+            store.put(&path, PutPayload::from(json)).await.map(drop)
+        }
+        done => done.map(drop),
+    }
+}
+
+/// A failed publish, said as a lost race when the store refused a conditional write.
+fn lost_race(e: object_store::Error, generation: u64) -> EngineError {
+    match e {
+        object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. } => {
+            EngineError::Import(vec![format!(
+                "another writer published this dataset while this one wrote generation \
+                 {generation} (manifest.json changed); nothing was published"
+            )])
+        }
+        e => e.into(),
+    }
+}
+
+/// Deletes `path`; absent is fine.
+async fn delete_if_present(store: &dyn ObjectStore, path: &str) -> Result<()> {
+    match store.delete(&Path::from(path)).await {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 

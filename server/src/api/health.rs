@@ -4,6 +4,7 @@ use crate::api::request::NoParameters;
 use crate::api::{Ctx, Reply, json_reply};
 use crate::http::error::ApiError;
 use crate::state::AppState;
+use hydro_engine::storage::counted::RequestKind;
 use serde_json::json;
 use std::sync::atomic::Ordering;
 
@@ -77,8 +78,9 @@ pub fn metrics(state: &AppState) -> String {
     let m = &state.metrics;
     let available = state.heavy.available_permits();
     let stored = state.responses.size();
-    let memory = state.version().dataset.memory();
-    format!(
+    let version = state.version();
+    let memory = version.dataset.memory();
+    let mut text = format!(
         "# HELP hydro_requests_total HTTP requests by status class.\n# TYPE hydro_requests_total counter\n\
 hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} {}\nhydro_requests_total{{class=\"4xx\"}} {}\nhydro_requests_total{{class=\"5xx\"}} {}\n\
 # HELP hydro_value_rows_streamed_total Value rows encoded into answers (not those sent again from the answer store).\n# TYPE hydro_value_rows_streamed_total counter\nhydro_value_rows_streamed_total {}\n\
@@ -108,5 +110,19 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
         memory.footer_cache_budget,
         memory.value_cache_budget,
         state.started.elapsed().as_secs(),
-    )
+    );
+    if let Some(requests) = version.dataset.store_requests() {
+        text.push_str(
+            "# HELP hydro_store_requests_total Requests made to the object store, by kind.\n\
+             # TYPE hydro_store_requests_total counter\n",
+        );
+        for kind in RequestKind::ALL {
+            text.push_str(&format!(
+                "hydro_store_requests_total{{kind=\"{}\"}} {}\n",
+                kind.name(),
+                requests.get(kind)
+            ));
+        }
+    }
+    text
 }
