@@ -95,6 +95,8 @@ async fn a_dataset_in_a_bucket_answers_as_its_local_copy_in_few_requests() {
     ));
     env.push(("HYDRO_VALUE_CACHE_BYTES", "0".into()));
     env.push(("HYDRO_ANSWER_STORE_BYTES", "0".into()));
+    // No checks for new versions (a GET of the manifest now and then) among the counts.
+    env.push(("HYDRO_FOLLOW_SECONDS", "0".into()));
     // One public address for both, so that links compare equal.
     env.push(("HYDRO_BASE_URL", "http://hydro.test/v1".into()));
     let remote = Server::start_with("s3://archive/agency/v", &refs(&env));
@@ -286,4 +288,185 @@ async fn generate_import_append_and_vacuum_write_to_a_bucket() {
         assert_eq!(b.status, 200, "{url}: {}", b.text());
         assert!(a.body == b.body, "{url}: the append wrote the same values");
     }
+}
+
+/// `hydro serve --data s3://…` that must refuse to start; what it said.
+fn serve_refuses(location: &str, env: &[(&str, String)]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data", location])
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "started");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_faults_fail_their_requests_and_the_server_recovers() {
+    let mut s3 = S3::start();
+    let bucket = s3.bucket_store("faults");
+    upload_dir(bucket.as_ref(), dataset(), "d");
+
+    // Refused at start, with what to do: no credentials (never the metadata endpoint), an
+    // endpoint that does not answer, a bucket without a dataset.
+    let mut env = env_of(&s3);
+    env.retain(|(k, _)| !k.starts_with("AWS_ACCESS") && !k.starts_with("AWS_SECRET"));
+    let said = serve_refuses("s3://faults/d", &env);
+    assert!(
+        said.contains("no credentials") && said.contains("AWS_ACCESS_KEY_ID"),
+        "{said}"
+    );
+    let closed = common::s3::free_ports(1)[0];
+    let mut env = env_of(&s3);
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{closed}")));
+    env.push(("HYDRO_STORE_RETRIES", "1".into()));
+    let said = serve_refuses("s3://faults/d", &env);
+    assert!(said.contains("s3://faults/d"), "{said}");
+    let said = serve_refuses("s3://faults/nothing-here", &env_of(&s3));
+    assert!(said.contains("not a dataset"), "{said}");
+
+    // Serving through a proxy that can hang; every answer reads the store.
+    let proxy = Proxy::start(s3.port);
+    let mut env = env_of(&s3);
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    env.push((
+        "AWS_ENDPOINT_URL",
+        format!("http://127.0.0.1:{}", proxy.port),
+    ));
+    env.push(("HYDRO_VALUE_CACHE_BYTES", "0".into()));
+    env.push(("HYDRO_ANSWER_STORE_BYTES", "0".into()));
+    env.push(("HYDRO_STORE_TIMEOUT_SECS", "2".into()));
+    env.push(("HYDRO_STORE_RETRIES", "1".into()));
+    let server = Server::start_with("s3://faults/d", &refs(&env));
+    let b = &server.base;
+    let station = get(&format!("{b}/stations?limit=1")).await.json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let month = |m: &str| {
+        format!(
+            "{b}/stations/{station}/parameters/water-level-15min/values?format=csv\
+             &from=2023-{m}-01T00:00:00Z&to=2023-{m}-20T00:00:00Z"
+        )
+    };
+    assert_eq!(get(&month("02")).await.status, 200);
+    let health = |b: String| async move { get(&format!("{b}/health")).await };
+
+    // A store that hangs: the request ends within its timeout as 503 + Retry-After, health
+    // says down; once it answers again, so does the server.
+    proxy.stall.store(true, std::sync::atomic::Ordering::SeqCst);
+    let hung = get(&month("02")).await;
+    assert_eq!(hung.status, 503, "{}", hung.text());
+    assert!(hung.header("retry-after").is_some());
+    let h = health(b.clone()).await;
+    assert_eq!((h.status, h.json()["status"].as_str()), (503, Some("down")));
+    proxy
+        .stall
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(get(&month("02")).await.status, 200);
+
+    // A store that is gone: the same, and back without a restart when it returns.
+    s3.stop();
+    let gone = get(&month("02")).await;
+    assert_eq!(gone.status, 503, "{}", gone.text());
+    assert!(gone.header("retry-after").is_some());
+    let h = health(b.clone()).await;
+    assert_eq!(h.status, 503);
+    assert_eq!(h.json()["checks"]["storage"]["status"], "down");
+    s3.restart();
+    assert_eq!(get(&month("02")).await.status, 200);
+    let h = health(b.clone()).await.json();
+    assert_eq!(h["status"], "ok", "{h}");
+
+    // An object missing or damaged: its requests fail (500: trying again will not help),
+    // the others are served.
+    let files: Vec<object_store::path::Path> = common::s3::on_own_runtime(async {
+        use futures::TryStreamExt;
+        bucket
+            .list(Some(&object_store::path::Path::from(format!(
+                "d/values/station={station}"
+            ))))
+            .map_ok(|m| m.location)
+            .try_collect()
+            .await
+            .unwrap()
+    });
+    let of = |m: &str| {
+        files
+            .iter()
+            .find(|p| p.as_ref().contains(&format!("month=2023-{m}")))
+            .unwrap()
+            .clone()
+    };
+    let (missing, damaged) = (of("03"), of("04"));
+    common::s3::on_own_runtime(async {
+        use object_store::ObjectStoreExt;
+        bucket.delete(&missing).await.unwrap();
+        bucket
+            .put(&damaged, b"PAR1 not parquet at all PAR1".to_vec().into())
+            .await
+            .unwrap();
+    });
+    for m in ["03", "04"] {
+        let r = get(&month(m)).await;
+        assert_eq!(r.status, 500, "{m}: {}", r.text());
+        assert!(!r.text().contains("station="), "no internals: {}", r.text());
+    }
+    assert_eq!(get(&month("05")).await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishing_to_a_bucket_is_conditional() {
+    use hydro_engine::write::writer::DatasetWriter;
+    use object_store::ObjectStoreExt;
+    use object_store::path::Path;
+    let s3 = S3::start();
+    succeeds(hydro(&s3).args(import_args("s3://pub", &[])));
+    let store = s3.bucket_store("pub");
+    let manifest = |store: std::sync::Arc<dyn object_store::ObjectStore>| async move {
+        let bytes = store
+            .get(&Path::from("manifest.json"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()
+    };
+    let lost = |e: hydro_engine::EngineError| {
+        let text = e.to_string() + &format!("{e:?}");
+        assert!(text.contains("another writer published"), "{text}");
+    };
+
+    // Two writers of one generation (the second took a lock it thought stale): the first
+    // to publish wins, the other publishes nothing.
+    let a = DatasetWriter::begin(store.clone()).await.unwrap();
+    store.delete(&Path::from("writing.lock")).await.unwrap();
+    let b = DatasetWriter::begin(store.clone()).await.unwrap();
+    let published = b.publish(&[], vec![], &[]).await.unwrap();
+    assert_eq!(published.generation, 2);
+    lost(a.publish(&[], vec![], &[]).await.unwrap_err());
+    assert_eq!(
+        manifest(store.clone()).await["version"],
+        published.version.as_str()
+    );
+
+    // The manifest changed under a writer (If-Match fails): nothing published, and its
+    // version record is not left behind.
+    let c = DatasetWriter::begin(store.clone()).await.unwrap();
+    let mut changed = serde_json::to_vec(&manifest(store.clone()).await).unwrap();
+    changed.push(b'\n');
+    store
+        .put(&Path::from("manifest.json"), changed.into())
+        .await
+        .unwrap();
+    lost(c.publish(&[], vec![], &[]).await.unwrap_err());
+    assert_eq!(manifest(store.clone()).await["generation"], 2);
+    assert!(store.head(&Path::from("versions/3.json")).await.is_err());
+    // And the next writer publishes.
+    let d = DatasetWriter::begin(store.clone()).await.unwrap();
+    assert_eq!(d.publish(&[], vec![], &[]).await.unwrap().generation, 3);
 }

@@ -6,11 +6,13 @@
 //! (`AppState::switch_to`). Requests under way keep the version they began with to their end,
 //! and everything cached is per version: caches live in the `Dataset`, the answer store is
 //! keyed by ETags that name the version. A version that cannot be read (a damaged manifest,
-//! a missing table) is not served: the old one stays, health says `degraded`, the log says
-//! why, and the next check tries again.
+//! a missing table) is not served: the old one stays, health says `degraded` (without the
+//! store's addresses), the log says why, and the next check tries again. A store that does
+//! not answer is health's storage check's to report.
 
 use crate::state::AppState;
-use hydro_engine::Dataset;
+use hydro_engine::error::ErrorKind;
+use hydro_engine::{Dataset, EngineError};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,7 +42,11 @@ where
                 tracing::warn!(
                     "the published version cannot be read ({e}); still serving {serving}"
                 );
-                state.record_switch_fault(e.to_string());
+                // A store that does not answer is the storage check's to report (and over
+                // when the store is back); a manifest that cannot be read is this one's.
+                if e.kind() != ErrorKind::Unavailable {
+                    state.record_switch_fault(public_reason(&e));
+                }
                 continue;
             }
         };
@@ -58,8 +64,19 @@ where
                 tracing::warn!(
                     "version {published} cannot be served ({e}); still serving {serving}"
                 );
-                state.record_switch_fault(format!("version {published}: {e}"));
+                state.record_switch_fault(format!("version {published}: {}", public_reason(&e)));
             }
         }
     }
+}
+
+/// Why a version cannot be served, as health may say it to anyone: the kind of fault, not the
+/// store's addresses and paths (the log has those).
+fn public_reason(e: &EngineError) -> String {
+    match e.kind() {
+        ErrorKind::Unavailable => "the store did not answer (see the log)",
+        ErrorKind::Corrupt => "its manifest or tables are damaged (see the log)",
+        _ => "it cannot be read (see the log)",
+    }
+    .to_owned()
 }

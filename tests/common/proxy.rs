@@ -47,9 +47,9 @@ impl Proxy {
                 let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
                     continue;
                 };
-                let c = c.clone();
+                let (c, s) = (c.clone(), Arc::clone(&s));
                 let (client2, server2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                std::thread::spawn(move || forward_requests(client, server, c));
+                std::thread::spawn(move || forward_requests(client, server, c, s));
                 std::thread::spawn(move || copy(server2, client2));
             }
         });
@@ -68,7 +68,14 @@ fn copy(mut from: TcpStream, mut to: TcpStream) {
 
 /// Forwards the client's bytes, counting each request by its method: headers up to the blank
 /// line, then a body of `Content-Length` bytes (what object_store's client sends).
-fn forward_requests(mut from: TcpStream, mut to: TcpStream, counts: Counts) {
+/// While `stall` is set, what the client sends is held, never forwarded (connections open
+/// before stay open and hang too).
+fn forward_requests(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    counts: Counts,
+    stall: Arc<AtomicBool>,
+) {
     let mut pending: Vec<u8> = Vec::new();
     let mut body_left = 0usize;
     let mut buf = [0u8; 64 << 10];
@@ -77,6 +84,10 @@ fn forward_requests(mut from: TcpStream, mut to: TcpStream, counts: Counts) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        if stall.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_secs(600));
+            break;
+        }
         if to.write_all(&buf[..n]).is_err() {
             break;
         }

@@ -28,6 +28,7 @@ use crate::render::resources::{project, sort_items};
 use crate::render::timefmt::TimeFormatter;
 use crate::state::{AppState, Version};
 use http::{HeaderMap, HeaderName, HeaderValue, header};
+use hydro_engine::error::ErrorKind;
 use hydro_engine::model::Station;
 use hydro_engine::model::ids::{ParameterId, StationId};
 use serde_json::Value;
@@ -301,10 +302,12 @@ fn catalog_list(
     Ok(built(encode(&doc, format)?, format, headers))
 }
 
-/// A failed data read: remembered for health when it is the server's fault (the response
-/// made of it logs it), then the problem to answer.
+/// A failed data read: remembered for health when data is damaged or the server failed (the
+/// response made of it logs it), then the problem to answer. A store that does not answer is
+/// not remembered: health's storage check says so while it lasts, and says `ok` as soon as the
+/// store is back, so that a balancer sends requests again at once.
 fn fault(state: &AppState, e: hydro_engine::EngineError) -> ApiError {
-    if e.kind().is_fault() {
+    if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::Internal) {
         state.record_fault(&e.to_string());
     }
     e.into()
