@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
+pub mod nginx;
 pub mod proxy;
 pub mod s3;
 
