@@ -86,7 +86,9 @@ async fn replicas_behind_nginx_answer_alike_resume_downloads_and_follow_the_buck
         .as_str()
         .unwrap()
         .to_owned();
-    let parameters = get(&format!("{lb}/stations/{station}/parameters")).await.json();
+    let parameters = get(&format!("{lb}/stations/{station}/parameters"))
+        .await
+        .json();
     let parameter = parameters["data"][0]["id"].as_str().unwrap().to_owned();
     let values = format!("/stations/{station}/parameters/{parameter}/values");
     let urls = [

