@@ -195,6 +195,8 @@ settings! {
     /// Heavy queries at once (value downloads, station lists over 64 stations or sorted);
     /// more get 503 + Retry-After.
     max_heavy_queries: usize = 64;
+    /// Series one `/v1/values` request may select; more is a 400.
+    max_series_per_request: usize = 10_000;
     /// Seconds a client may take to send its request headers.
     header_timeout_secs: u64 = 10;
     /// Seconds in-flight responses get to finish on shutdown.

@@ -1,4 +1,5 @@
-//! Values queries: one series, a time window, an order, a page.
+//! Values queries: one series, a time window, an order, a page; or many series, one after
+//! another ([`many`]).
 //!
 //! A request becomes a [`spec::ValuesQuery`], which [`plan`] turns into reads. Two paths:
 //!
@@ -18,11 +19,13 @@
 //! Either way totals, `offset` and `recent` are resolved by arithmetic over the per-month row
 //! counts in the files table, so work stays proportional to the answer, not to the archive.
 
+pub mod many;
 pub mod months;
 pub mod plan;
 pub mod sorted;
 pub mod spec;
 
+pub use many::{ManyPlan, ManyQuery};
 pub use months::{AnswerPart, StoredRowGroup};
 pub use plan::{PartsPlan, ScanMetrics, ValuesPlan};
 pub use spec::{ReadAhead, SortKey, ValueColumn, ValuesQuery, Window};

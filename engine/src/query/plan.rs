@@ -137,7 +137,7 @@ struct Ascending<'a> {
 }
 
 /// An engine error inside a DataFusion stream, unwrapped when it came from DataFusion.
-fn into_datafusion(e: EngineError) -> DataFusionError {
+pub(crate) fn into_datafusion(e: EngineError) -> DataFusionError {
     match e {
         EngineError::DataFusion(e) => e,
         other => DataFusionError::External(Box::new(other)),

@@ -10,6 +10,7 @@ pub mod characteristics;
 pub mod download;
 pub mod health;
 pub mod landing;
+pub mod many;
 pub mod parameters;
 pub mod params;
 pub mod request;
@@ -237,6 +238,7 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
             None => Err(ApiError::NotFound(format!("no schema '{}'", shorten(name)))),
         },
         ["stations"] => stations::stations(ctx),
+        ["values"] => extended_only(many::many_values(ctx).await),
         ["stations", id] => extended_only(stations::station(ctx, id)),
         ["stations", id, "parameters"] => parameters::parameters(ctx, id),
         ["stations", id, "parameters", pid] => extended_only(parameters::parameter(ctx, id, pid)),

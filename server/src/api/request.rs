@@ -184,21 +184,8 @@ impl Request for StationsRequest {
     ];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let raw = q.raw;
-        let filter = StationFilter {
-            states: raw.get("states")?.map(params::states).transpose()?,
-            water_body_ids: raw
-                .get("waterBodyIds")?
-                .map(|v| {
-                    params::list("waterBodyIds", v)
-                        .map(|l| l.into_iter().map(str::to_owned).collect())
-                })
-                .transpose()?,
-            types: parsed_list::<StationType>(raw, "types")?,
-            bbox: raw.get("bbox")?.map(params::bbox).transpose()?,
-            near: raw.get("near")?.map(params::near).transpose()?,
-        };
         Ok(Self {
-            filter,
+            filter: station_filter(raw)?,
             include: includes(raw)?,
             sort: q.sort(STATION_SORT, canon_station_path)?,
             fields: q.fields(STATION_FIELDS, canon_station_path)?,
@@ -207,6 +194,102 @@ impl Request for StationsRequest {
         })
     }
 }
+
+/// The station filters of `/v1/stations`, shared by the endpoints that select stations.
+fn station_filter(raw: &RawQuery) -> Result<StationFilter, ApiError> {
+    Ok(StationFilter {
+        states: raw.get("states")?.map(params::states).transpose()?,
+        water_body_ids: texts(raw, "waterBodyIds")?,
+        types: parsed_list::<StationType>(raw, "types")?,
+        bbox: raw.get("bbox")?.map(params::bbox).transpose()?,
+        near: raw.get("near")?.map(params::near).transpose()?,
+    })
+}
+
+/// A comma list of texts.
+fn texts(raw: &RawQuery, name: &str) -> Result<Option<Vec<String>>, ApiError> {
+    raw.get(name)?
+        .map(|v| params::list(name, v).map(|l| l.into_iter().map(str::to_owned).collect()))
+        .transpose()
+}
+
+/// `GET /v1/values`: the values of many series, chosen by station filters and parameters.
+pub struct ManyValuesRequest {
+    pub filter: StationFilter,
+    /// `stations`: only these stations (ids).
+    pub stations: Option<Vec<String>>,
+    pub parameters: Option<Vec<String>>,
+    pub observed_properties: Option<Vec<String>>,
+    pub window: Window,
+    pub columns: Vec<ValueColumn>,
+    pub paging: Paging,
+    pub format: Format,
+}
+
+pub const MANY_VALUES_FORMATS: &[Format] = &[
+    Format::Json,
+    Format::Csv,
+    Format::NdJson,
+    Format::Arrow,
+    Format::Parquet,
+];
+
+impl Request for ManyValuesRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &[
+        "stations",
+        "states",
+        "types",
+        "waterBodyIds",
+        "bbox",
+        "near",
+        "parameters",
+        "observedProperties",
+        "from",
+        "to",
+        "recent",
+        "last",
+        "fields",
+        "limit",
+        "offset",
+        "format",
+    ];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        let raw = q.raw;
+        let parameters = texts(raw, "parameters")?;
+        let observed_properties = texts(raw, "observedProperties")?;
+        if parameters.is_none() && observed_properties.is_none() {
+            return Err(ApiError::param(
+                "parameters",
+                "give parameters (ids such as water-level-15min) or observedProperties, so \
+                 that the answer holds the series meant",
+            ));
+        }
+        let fields = q.fields(MANY_VALUE_FIELDS, no_alias)?;
+        let columns = ValueColumn::ALL
+            .into_iter()
+            .filter(|c| {
+                fields
+                    .as_ref()
+                    .is_none_or(|f| f.iter().any(|n| n == c.name()))
+            })
+            .collect();
+        Ok(Self {
+            filter: station_filter(raw)?,
+            stations: texts(raw, "stations")?,
+            parameters,
+            observed_properties,
+            window: window(raw)?,
+            columns,
+            paging: q.paging()?,
+            format: q.format(MANY_VALUES_FORMATS)?,
+        })
+    }
+}
+
+/// `fields` of `/v1/values`: the ids are always there (a row without them is no use).
+pub const MANY_VALUE_FIELDS: &[&str] =
+    &["stationId", "parameterId", "timestamp", "value", "quality"];
 
 /// `GET /v1/stations/{id}`.
 pub struct StationRequest {

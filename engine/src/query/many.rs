@@ -1,0 +1,199 @@
+//! Many series in one answer: each selected series' values in the window, one series after
+//! the other in the order the caller gives (station, then parameter), every batch with its
+//! series' station and parameter ids as columns.
+//!
+//! A series is planned when the answer reaches it, so what is in memory is one series'
+//! read-ahead however many series there are, and the first rows go out before later series
+//! are looked at. Asked for a page (or its total), every series' rows in the window are
+//! counted first (arithmetic over the files table, plus a read of a month the window cuts),
+//! so that series before the page are skipped without a read.
+
+use crate::dataset::Dataset;
+use crate::error::{EngineError, Result};
+use crate::model::ids::{ParameterId, StationId};
+use crate::query::plan::into_datafusion;
+use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
+use datafusion::arrow::array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
+use datafusion::physical_plan::SendableRecordBatchStream;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use futures::{StreamExt, TryStreamExt};
+use std::sync::Arc;
+
+pub const COL_STATION_ID: &str = "stationId";
+pub const COL_PARAMETER_ID: &str = "parameterId";
+
+/// A series: a station's parameter.
+pub type Series = (StationId, ParameterId);
+
+#[derive(Debug, Clone)]
+pub struct ManyQuery {
+    /// In answer order.
+    pub series: Vec<Series>,
+    pub window: Window,
+    /// Value columns after the two id columns (empty: all).
+    pub columns: Vec<ValueColumn>,
+    pub offset: u64,
+    pub limit: Option<u64>,
+    pub need_total: bool,
+}
+
+pub struct ManyPlan {
+    pub total: Option<u64>,
+    pub schema: SchemaRef,
+    pub stream: SendableRecordBatchStream,
+}
+
+/// A series' part of the answer: rows `offset..` of its window, at most `limit`.
+struct SeriesPage {
+    series: Series,
+    offset: u64,
+    limit: Option<u64>,
+}
+
+/// `stationId`, `parameterId` (dictionary-encoded, like the stored text columns), then the
+/// value columns.
+pub fn many_schema(columns: &[ValueColumn]) -> Result<SchemaRef> {
+    let text = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    let mut fields = vec![
+        Field::new(COL_STATION_ID, text.clone(), false),
+        Field::new(COL_PARAMETER_ID, text, false),
+    ];
+    let values = crate::dataset::layout::values_schema();
+    for c in columns {
+        fields.push(values.field_with_name(c.name())?.clone());
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+impl Dataset {
+    /// Plans a many-series answer. A request error (a window that is empty by its bounds) is
+    /// an error here, before the caller sends a status line.
+    pub async fn plan_many(
+        self: &Arc<Self>,
+        q: ManyQuery,
+        read_ahead: ReadAhead,
+    ) -> Result<ManyPlan> {
+        if let Window::Between {
+            from: Some(from),
+            to: Some(to),
+        } = q.window
+            && from > to
+        {
+            return Err(EngineError::InvalidQuery("'from' is after 'to'".into()));
+        }
+        let columns = if q.columns.is_empty() {
+            ValueColumn::ALL.to_vec()
+        } else {
+            q.columns.clone()
+        };
+        let schema = many_schema(&columns)?;
+        let paged = q.need_total || q.offset > 0 || q.limit.is_some();
+        let (total, pages) = if paged {
+            let (total, pages) = self.pages(&q).await?;
+            (Some(total), pages)
+        } else {
+            let pages = q.series.into_iter().map(|series| SeriesPage {
+                series,
+                offset: 0,
+                limit: None,
+            });
+            (None, pages.collect())
+        };
+        let dataset = Arc::clone(self);
+        let window = q.window;
+        let out = Arc::clone(&schema);
+        let batches = futures::stream::iter(pages)
+            .then(move |page| {
+                let dataset = Arc::clone(&dataset);
+                let columns = columns.clone();
+                let out = Arc::clone(&out);
+                async move {
+                    let (station, parameter) = page.series;
+                    let query = ValuesQuery {
+                        station: station.clone(),
+                        parameter: parameter.clone(),
+                        window,
+                        sort: Vec::new(),
+                        offset: page.offset,
+                        limit: page.limit,
+                        columns,
+                        need_total: false,
+                    };
+                    let plan = dataset.plan_values(&query, read_ahead).await?;
+                    let ids = (station.to_string(), parameter.to_string());
+                    Ok::<_, EngineError>(
+                        plan.stream
+                            .map(move |batch| tagged(&out, &ids, batch?).map_err(into_datafusion)),
+                    )
+                }
+            })
+            .map_err(into_datafusion)
+            .try_flatten();
+        Ok(ManyPlan {
+            total,
+            schema: Arc::clone(&schema),
+            stream: Box::pin(RecordBatchStreamAdapter::new(schema, batches)),
+        })
+    }
+
+    /// Every series' rows in the window counted: the total, and the parts of the series that
+    /// fall in the page.
+    async fn pages(&self, q: &ManyQuery) -> Result<(u64, Vec<SeriesPage>)> {
+        let (mut total, mut skip, mut left) = (0u64, q.offset, q.limit);
+        let mut pages = Vec::new();
+        for (station, parameter) in &q.series {
+            let count = ValuesQuery {
+                station: station.clone(),
+                parameter: parameter.clone(),
+                window: q.window,
+                sort: Vec::new(),
+                offset: 0,
+                limit: Some(0),
+                columns: vec![ValueColumn::Timestamp],
+                need_total: true,
+            };
+            let n = self
+                .plan_values(&count, ReadAhead::Monthly)
+                .await?
+                .total
+                .unwrap_or(0);
+            total += n;
+            if left == Some(0) || n == 0 {
+                continue;
+            }
+            if skip >= n {
+                skip -= n;
+                continue;
+            }
+            let take = left.map(|l| l.min(n - skip));
+            pages.push(SeriesPage {
+                series: (station.clone(), parameter.clone()),
+                offset: skip,
+                limit: take,
+            });
+            left = left.zip(take).map(|(l, t)| l - t);
+            skip = 0;
+        }
+        Ok((total, pages))
+    }
+}
+
+/// `batch` with its series' ids in front: dictionaries of one value each (a key a row).
+fn tagged(
+    schema: &SchemaRef,
+    (station, parameter): &(String, String),
+    batch: RecordBatch,
+) -> Result<RecordBatch> {
+    let rows = batch.num_rows();
+    let constant = |text: &str| -> Result<ArrayRef> {
+        let keys = Int32Array::from(vec![0; rows]);
+        let values: ArrayRef = Arc::new(StringArray::from(vec![text]));
+        Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+            keys, values,
+        )?))
+    };
+    let mut columns = vec![constant(station)?, constant(parameter)?];
+    columns.extend(batch.columns().iter().cloned());
+    Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
+}

@@ -1,0 +1,183 @@
+//! `GET /v1/values`: the values of many series in one streamed answer. The series are those
+//! of the stations the station filters select (`stations`, `states`, `types`, `waterBodyIds`,
+//! `bbox`, `near`) whose parameters match `parameters` and `observedProperties` (at least one
+//! of them given, so that an answer is never the whole archive by accident); each series'
+//! window is the single-series endpoint's (`from`/`to`, `recent`, `last`). Rows are
+//! `stationId, parameterId, timestamp, value, quality`, by station id, parameter id, time.
+//!
+//! The engine plans one series at a time as the answer reaches it (`hydro_engine::query::many`),
+//! so memory does not grow with the number of series and the first bytes go out at once.
+
+use crate::api::request::{ManyValuesRequest, Paging};
+use crate::api::{Ctx, Reply, attachment, download, fault};
+use crate::http::error::ApiError;
+use crate::http::negotiate::Format;
+use crate::render::encode::{binary, text::ValuesText};
+use crate::render::envelope::Page;
+use futures::StreamExt;
+use hydro_engine::EngineError;
+use hydro_engine::catalog::Catalog;
+use hydro_engine::model::Station;
+use hydro_engine::query::many::Series;
+use hydro_engine::query::{AnswerPart, ManyQuery, ReadAhead};
+use std::sync::Arc;
+
+pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let request: ManyValuesRequest = ctx.request()?;
+    let series = select(ctx, &request)?;
+    let ManyValuesRequest {
+        window,
+        columns,
+        paging: Paging {
+            limit,
+            offset,
+            given: paging,
+        },
+        format,
+        ..
+    } = request;
+    let permit = ctx.heavy_permit()?;
+    let query = ManyQuery {
+        series,
+        window,
+        columns: columns.clone(),
+        offset,
+        limit,
+        need_total: paging,
+    };
+    let read_ahead = match format {
+        Format::Arrow => ReadAhead::Grouped,
+        _ => ReadAhead::Monthly,
+    };
+    let plan = ctx
+        .version
+        .dataset
+        .plan_many(query, read_ahead)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let parts = plan
+        .stream
+        .map(|b| b.map(AnswerPart::Rows).map_err(EngineError::from))
+        .boxed();
+    let parts = download::first_checked(parts)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let page = match (paging, plan.total) {
+        (true, Some(total)) => Some(Page::new(total, limit, offset)),
+        _ => None,
+    };
+    let mut names = vec!["stationId".to_owned(), "parameterId".to_owned()];
+    names.extend(columns.iter().map(|c| c.name().to_owned()));
+    let held = download::DownloadGuard {
+        state: Arc::clone(ctx.state),
+        permit,
+    };
+    let text = |head: Vec<u8>, tail: &[u8]| {
+        ValuesText::new(format, names.clone(), head, tail.to_vec(), ctx.time())
+    };
+    let body = match format {
+        Format::Arrow => {
+            download::sequential(parts, Box::new(binary::ArrowIpc::new(plan.schema)), held)
+        }
+        Format::Parquet => {
+            download::sequential(parts, Box::new(binary::Parquet::new(plan.schema)), held)
+        }
+        Format::Json => {
+            let mut head = b"{\"meta\":".to_vec();
+            head.extend_from_slice(ctx.state.meta.json("values", page.as_ref()).as_bytes());
+            if let Some(l) = ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref()) {
+                head.extend_from_slice(b",\"links\":");
+                head.extend_from_slice(l.to_string().as_bytes());
+            }
+            head.extend_from_slice(b",\"data\":[");
+            download::text(parts, text(head, b"]}"), held)
+        }
+        _ => download::text(parts, text(Vec::new(), b""), held),
+    };
+    let mut headers = ctx.paging_headers(page.as_ref());
+    attachment(&mut headers, format, "values");
+    Ok(Reply {
+        status: http::StatusCode::OK,
+        body,
+        len: None,
+        content_type: format.content_type(),
+        headers,
+        cacheable: true,
+        compressible: format != Format::Parquet,
+        keep: true,
+    })
+}
+
+/// The series the request selects, by station id and parameter id; a request naming a
+/// station or parameter that does not exist, or selecting more series than a request may
+/// hold (`max_series_per_request`), is a 400.
+fn select(ctx: &Ctx<'_>, r: &ManyValuesRequest) -> Result<Vec<Series>, ApiError> {
+    let catalog = &ctx.version.dataset.catalog;
+    let (_, hits) = catalog.find_stations(&r.filter, 0..usize::MAX);
+    let mut stations: Vec<&Station> = hits.iter().map(|h| h.station).collect();
+    if let Some(ids) = &r.stations {
+        for id in ids {
+            let known = id
+                .parse()
+                .ok()
+                .and_then(|id| catalog.station(&id))
+                .is_some();
+            if !known {
+                return Err(ApiError::param("stations", format!("no station '{id}'")));
+            }
+        }
+        stations.retain(|s| ids.iter().any(|id| **id == *s.id.as_str()));
+    }
+    if let Some(ids) = &r.parameters {
+        for id in ids {
+            if !any_parameter(catalog, |p| *p.id.as_str() == **id) {
+                return Err(ApiError::param(
+                    "parameters",
+                    format!("no station has parameter '{id}'"),
+                ));
+            }
+        }
+    }
+    stations.sort_by(|a, b| a.id.as_str().cmp(b.id.as_str()));
+    let wanted = |p: &hydro_engine::model::Parameter| {
+        r.parameters
+            .as_ref()
+            .is_none_or(|ids| ids.iter().any(|id| **id == *p.id.as_str()))
+            && r.observed_properties
+                .as_ref()
+                .is_none_or(|o| o.iter().any(|o| **o == *p.observed_property))
+    };
+    let most = ctx.state.config.max_series_per_request;
+    let mut series = Vec::new();
+    for s in stations {
+        let mut chosen: Vec<_> = catalog
+            .parameters(&s.id)
+            .iter()
+            .filter(|p| wanted(p))
+            .collect();
+        chosen.sort_by(|a, b| a.id.as_str().cmp(b.id.as_str()));
+        for p in chosen {
+            if series.len() == most {
+                return Err(ApiError::param(
+                    "parameters",
+                    format!(
+                        "the request selects more than {most} series (max_series_per_request); \
+                         narrow it with station filters or fewer parameters"
+                    ),
+                ));
+            }
+            series.push((s.id.clone(), p.id.clone()));
+        }
+    }
+    Ok(series)
+}
+
+fn any_parameter(
+    catalog: &Catalog,
+    test: impl Fn(&hydro_engine::model::Parameter) -> bool,
+) -> bool {
+    catalog
+        .stations()
+        .iter()
+        .any(|s| catalog.parameters(&s.id).iter().any(&test))
+}

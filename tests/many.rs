@@ -1,0 +1,194 @@
+//! `GET /v1/values`: many series in one answer, checked against the single-series endpoint
+//! (the same rows, byte for byte in CSV and NDJSON but for the two id columns in front).
+
+mod common;
+
+use common::{Server, get};
+
+/// Rows of a CSV answer without its header.
+fn rows(csv: &str) -> Vec<String> {
+    csv.lines().skip(1).map(str::to_owned).collect()
+}
+
+/// The series a filter selects, as the single-series endpoints see them: (station, parameter)
+/// by station id, then parameter id.
+async fn series_of(b: &str, station_filter: &str, parameters: &[&str]) -> Vec<(String, String)> {
+    let list = get(&format!(
+        "{b}/stations?{station_filter}&limit=1000&fields=id"
+    ))
+    .await
+    .json();
+    let mut ids: Vec<String> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    let mut out = Vec::new();
+    for id in ids {
+        let ps = get(&format!("{b}/stations/{id}/parameters")).await.json();
+        let mut pids: Vec<String> = ps["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_owned())
+            .filter(|p| parameters.contains(&p.as_str()))
+            .collect();
+        pids.sort();
+        out.extend(pids.into_iter().map(|p| (id.clone(), p)));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_series_match_the_single_series_answers() {
+    let server = Server::start();
+    let b = &server.base;
+    let windows = [
+        "from=2023-03-10T00:00:00Z&to=2023-04-20T12:00:00Z",
+        "recent=5",
+        "last=P2D",
+        "",
+    ];
+    let filters = [
+        "types=surfaceWater",
+        "states=BY,DE-NW",
+        "bbox=5,47,16,56",
+        "near=10,51,300",
+    ];
+    let parameters = ["water-level-15min", "discharge-15min"];
+    for filter in filters {
+        let series = series_of(b, filter, &parameters).await;
+        assert!(!series.is_empty(), "{filter}");
+        for window in windows {
+            let mut want = Vec::new();
+            for (s, p) in &series {
+                let one = get(&format!(
+                    "{b}/stations/{s}/parameters/{p}/values?format=csv&{window}"
+                ))
+                .await;
+                assert_eq!(one.status, 200);
+                want.extend(
+                    rows(&one.text())
+                        .into_iter()
+                        .map(|r| format!("{s},{p},{r}")),
+                );
+            }
+            let url = format!(
+                "{b}/values?{filter}&parameters={}&{window}&format=csv",
+                parameters.join(",")
+            );
+            let many = get(&url).await;
+            assert_eq!(many.status, 200, "{url}: {}", many.text());
+            let text = many.text();
+            assert!(
+                text.starts_with("stationId,parameterId,timestamp,value,quality\r\n"),
+                "{text:.80}"
+            );
+            assert_eq!(rows(&text), want, "{url}");
+            // NDJSON: the same rows as objects.
+            let nd = get(&url.replace("format=csv", "format=ndjson"))
+                .await
+                .text();
+            assert_eq!(nd.lines().count(), want.len(), "{url}");
+            // Pages: the same rows in slices, with the total.
+            let paged = get(&format!("{url}&limit=7&offset=3")).await;
+            assert_eq!(
+                paged.header("x-total-count"),
+                Some(want.len().to_string()),
+                "{url}"
+            );
+            let end = (3 + 7).min(want.len());
+            assert_eq!(
+                rows(&paged.text()),
+                want[3.min(want.len())..end].to_vec(),
+                "{url}"
+            );
+        }
+    }
+    // observedProperties select as parameters do; fields keep the id columns.
+    let by_property = get(&format!(
+        "{b}/values?types=surfaceWater&observedProperties=waterLevel&recent=2&format=csv"
+    ))
+    .await;
+    let by_id = get(&format!(
+        "{b}/values?types=surfaceWater&parameters=water-level-15min&recent=2&format=csv"
+    ))
+    .await;
+    assert_eq!(by_property.status, 200, "{}", by_property.text());
+    assert_eq!(by_property.text(), by_id.text());
+    let some = get(&format!("{b}/values?types=surfaceWater&parameters=water-level-15min&recent=2&format=csv&fields=stationId,value")).await;
+    assert!(
+        some.text().starts_with("stationId,parameterId,value\r\n"),
+        "{}",
+        some.text()
+    );
+    // JSON: an envelope with the page.
+    let json = get(&format!(
+        "{b}/values?types=surfaceWater&parameters=water-level-15min&recent=2&limit=3"
+    ))
+    .await
+    .json();
+    assert_eq!(json["data"].as_array().unwrap().len(), 3);
+    assert!(json["data"][0]["stationId"].is_string());
+}
+
+#[tokio::test]
+async fn bad_and_empty_selections() {
+    let server = Server::start_with(common::dataset(), &[("HYDRO_MAX_SERIES_PER_REQUEST", "5")]);
+    let b = &server.base;
+    let problem = |r: &common::Resp, name: &str| {
+        assert_eq!(r.status, 400, "{}", r.text());
+        assert_eq!(r.json()["invalidParams"][0]["name"], name, "{}", r.text());
+    };
+    problem(&get(&format!("{b}/values?recent=1")).await, "parameters");
+    problem(
+        &get(&format!("{b}/values?parameters=no-such-thing&recent=1")).await,
+        "parameters",
+    );
+    problem(
+        &get(&format!(
+            "{b}/values?stations=nowhere&parameters=water-level-15min"
+        ))
+        .await,
+        "stations",
+    );
+    problem(
+        &get(&format!("{b}/values?parameters=water-level-15min&recent=1")).await,
+        "parameters",
+    );
+    problem(
+        &get(&format!(
+            "{b}/values?parameters=water-level-15min&recent=1&last=P1D&states=BY"
+        ))
+        .await,
+        "last",
+    );
+    problem(
+        &get(&format!(
+            "{b}/values?parameters=water-level-15min&format=xml&states=BY"
+        ))
+        .await,
+        "format",
+    );
+    let r = get(&format!("{b}/values?parameters=water-level-15min&from=2024-01-02T00:00:00Z&to=2024-01-01T00:00:00Z&states=BY")).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    // An empty selection is an empty answer, not an error.
+    let empty = get(&format!(
+        "{b}/values?parameters=water-level-15min&bbox=0,0,1,1&format=csv&limit=10"
+    ))
+    .await;
+    assert_eq!(empty.status, 200);
+    assert_eq!(
+        empty.text(),
+        "stationId,parameterId,timestamp,value,quality\r\n"
+    );
+    assert_eq!(empty.header("x-total-count").as_deref(), Some("0"));
+    let empty = get(&format!(
+        "{b}/values?parameters=water-level-15min&bbox=0,0,1,1"
+    ))
+    .await
+    .json();
+    assert_eq!(empty["data"], serde_json::json!([]));
+}
