@@ -56,6 +56,16 @@ station = {"type": "object", "additionalProperties": False, "properties": {
 value = {"type": "object", "additionalProperties": False, "properties": {
     "timestamp": ts, "value": {"type": ["number", "null"]}, "quality": {"type": "string"}}}
 
+series_value = {"type": "object", "additionalProperties": False, "properties": {
+    "stationId": {"type": "string", "pattern": ID}, "parameterId": {"type": "string"},
+    "timestamp": ts, "value": {"type": ["number", "null"]}, "quality": {"type": "string"}}}
+latest_value = {"type": "object", "additionalProperties": False,
+                "required": ["stationId", "parameterId", "timestamp", "quality"], "properties": {
+    "stationId": {"type": "string", "pattern": ID}, "stationName": {"type": "string"},
+    "coordinates": station["properties"]["coordinates"], "parameterId": {"type": "string"},
+    "unit": {"type": "string"}, "timestamp": ts, "value": {"type": ["number", "null"]},
+    "quality": {"type": "string"}}}
+
 
 def envelope(title, data):
     return {"title": title, "type": "object", "additionalProperties": False, "required": ["meta", "data"],
@@ -71,6 +81,18 @@ SCHEMAS = {
     "parameters": envelope("Parameters of a station", {"type": "array", "items": parameter}),
     "parameter": envelope("One parameter", parameter),
     "values": envelope("Values of one series", {"type": "array", "items": value}),
+    "seriesValues": envelope("Values of many series, by station, parameter and time",
+                             {"type": "array", "items": series_value,
+                              "examples": [[{"stationId": "koeln", "parameterId": "water-level-15min",
+                                             "timestamp": "2024-01-31T00:00:00+00:00", "value": 300.0,
+                                             "quality": "good"}]]}),
+    "latest": envelope("The newest value of each series",
+                       {"type": "array", "items": latest_value,
+                        "examples": [[{"stationId": "koeln", "stationName": "Köln",
+                                       "coordinates": {"lat": 50.9368, "lon": 6.9633},
+                                       "parameterId": "water-level-15min", "unit": "cm",
+                                       "timestamp": "2024-01-31T00:00:00+00:00", "value": 300.0,
+                                       "quality": "good"}]]}),
     "characteristics": envelope("Characteristic values of a station", {"type": "array", "items": characteristic}),
     "characteristic": envelope("One characteristic value", characteristic),
     "health": {"title": "Health", "type": "object", "additionalProperties": False,
@@ -249,6 +271,24 @@ WINDOW = {"name": "window", "in": "query", "required": False, "style": "form", "
                "properties": {"recent": count}},
               {"type": "object", "additionalProperties": False, "required": ["last"],
                "properties": {"last": DURATION}}]}}
+# Which series: at least one of parameters and observedProperties (an answer is never the
+# whole archive by accident), with the station filters of /stations.
+SERIES = {"name": "series", "in": "query", "required": True, "style": "form", "explode": True,
+          "description": "parameters (comma list of parameter ids) and/or observedProperties (comma list); "
+                         "at least one of them. Unknown ids are 404, as on the single-series endpoint",
+          "schema": {"type": "object", "additionalProperties": False,
+                     "properties": {"parameters": comma_list(ID_RE, "water-level-15min"),
+                                    "observedProperties": comma_list(TEXT_ITEM, "waterLevel")},
+                     "anyOf": [{"required": ["parameters"]}, {"required": ["observedProperties"]}]}}
+SELECTION = [
+    q("stations", "comma list of station ids (unknown ids are 404)", comma_list(ID_RE)),
+    q("states", "comma list of DE-XX or XX", comma_list(STATE, "NW,DE-RP")),
+    q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
+    q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
+    BBOX, NEAR, SERIES]
+MANY = ["json", "csv", "ndjson", "arrow", "parquet"]
+LATEST = ["json", "csv", "geojson", "ndjson", "arrow", "parquet"]
+SERIES_FIELDS = ["stationId", "parameterId", "timestamp", "value", "quality"]
 S = "/stations/{stationId}"
 openapi = {
     "openapi": "3.1.0",
@@ -265,6 +305,14 @@ openapi = {
             q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
             q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
             BBOX, NEAR, INCLUDE] + listing(STATION_FIELDS, STATION_SORT) + [FMT(STATIONS)], STATIONS),
+        "/values": ranged(op("listSeriesValues",
+                             "Values of many series in one answer: stationId, parameterId, timestamp, value, "
+                             "quality by station, parameter and time; each series' window as on the "
+                             "single-series endpoint", "seriesValues",
+                             SELECTION + [WINDOW, fields_param(SERIES_FIELDS)] + PAGING + [FMT(MANY)], MANY)),
+        "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
+                                    "coordinates (GeoJSON: a map layer of current values)", "latest",
+                      SELECTION + PAGING + [FMT(LATEST)], LATEST),
         S: op("getStation", "One station", "station",
               [STATION_ID, INCLUDE, fields_param(STATION_FIELDS), FMT(STATIONS)], STATIONS),
         S + "/parameters": op("listParameters", "Parameters of a station", "parameters",

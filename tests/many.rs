@@ -143,17 +143,13 @@ async fn bad_and_empty_selections() {
         assert_eq!(r.json()["invalidParams"][0]["name"], name, "{}", r.text());
     };
     problem(&get(&format!("{b}/values?recent=1")).await, "parameters");
-    problem(
-        &get(&format!("{b}/values?parameters=no-such-thing&recent=1")).await,
-        "parameters",
-    );
-    problem(
-        &get(&format!(
-            "{b}/values?stations=nowhere&parameters=water-level-15min"
-        ))
-        .await,
-        "stations",
-    );
+    // Unknown ids are 404s, as on the single-series endpoint.
+    for url in [
+        "values?parameters=no-such-thing&recent=1",
+        "values?stations=nowhere&parameters=water-level-15min",
+    ] {
+        assert_eq!(get(&format!("{b}/{url}")).await.status, 404, "{url}");
+    }
     problem(
         &get(&format!("{b}/values?parameters=water-level-15min&recent=1")).await,
         "parameters",
@@ -191,4 +187,62 @@ async fn bad_and_empty_selections() {
     .await
     .json();
     assert_eq!(empty["data"], serde_json::json!([]));
+}
+
+#[tokio::test]
+async fn latest_values_are_the_newest_of_each_series() {
+    let server = Server::start();
+    let b = &server.base;
+    let url = format!("{b}/latest?types=surfaceWater&parameters=water-level-15min,discharge-15min");
+    let latest = get(&url).await;
+    assert_eq!(latest.status, 200, "{}", latest.text());
+    let rows = latest.json()["data"].as_array().unwrap().clone();
+    let series = series_of(
+        b,
+        "types=surfaceWater",
+        &["water-level-15min", "discharge-15min"],
+    )
+    .await;
+    assert_eq!(rows.len(), series.len());
+    for (row, (s, p)) in rows.iter().zip(&series) {
+        assert_eq!(
+            (row["stationId"].as_str(), row["parameterId"].as_str()),
+            (Some(s.as_str()), Some(p.as_str()))
+        );
+        let one = get(&format!("{b}/stations/{s}/parameters/{p}/values?recent=1"))
+            .await
+            .json();
+        let newest = &one["data"][0];
+        for k in ["timestamp", "quality"] {
+            assert_eq!(row[k], newest[k], "{s}/{p} {k}");
+        }
+        assert_eq!(row["value"].as_f64(), newest["value"].as_f64(), "{s}/{p}");
+        assert!(row["stationName"].is_string() && row["coordinates"]["lat"].is_number());
+    }
+    // A map layer: points with the row as properties.
+    let geo = get(&format!("{url}&format=geojson")).await.json();
+    assert_eq!(geo["type"], "FeatureCollection");
+    assert_eq!(geo["features"].as_array().unwrap().len(), rows.len());
+    assert_eq!(geo["features"][0]["geometry"]["type"], "Point");
+    let csv = get(&format!("{url}&format=csv")).await.text();
+    assert_eq!(csv.lines().count(), rows.len() + 1);
+    for format in ["ndjson", "arrow", "parquet"] {
+        assert_eq!(
+            get(&format!("{url}&format={format}")).await.status,
+            200,
+            "{format}"
+        );
+    }
+    // Paged like the other lists; bad selections as /v1/values.
+    let page = get(&format!("{url}&limit=2&offset=1")).await;
+    assert_eq!(page.header("x-total-count"), Some(rows.len().to_string()));
+    assert_eq!(page.json()["data"].as_array().unwrap()[..], rows[1..3]);
+    assert_eq!(
+        get(&format!("{b}/latest?types=surfaceWater")).await.status,
+        400
+    );
+    assert_eq!(
+        get(&format!("{b}/latest?parameters=nope")).await.status,
+        404
+    );
 }

@@ -36,14 +36,20 @@ pub struct Version {
 }
 
 impl Version {
+    /// The version of `dataset`; its series' newest values are found in the background (for
+    /// `/v1/latest`) when a runtime runs.
     pub fn of(dataset: Dataset) -> Self {
         let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
             .ok()
             .map(|t| t.with_timezone(&chrono::Utc));
+        let dataset = Arc::new(dataset);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(Arc::clone(&dataset).warm_latest());
+        }
         Self {
             last_modified: modified.map(format_http_date).unwrap_or_default(),
             modified,
-            dataset: Arc::new(dataset),
+            dataset,
         }
     }
 }

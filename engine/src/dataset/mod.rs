@@ -16,6 +16,7 @@ pub(crate) mod month_file;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
+use crate::query::latest::LatestValues;
 use crate::storage::Store;
 use crate::storage::counted::RequestCounts;
 use crate::storage::local::LocalDir;
@@ -84,6 +85,8 @@ pub struct Dataset {
     pub(crate) local: Option<Arc<LocalDir>>,
     /// Requests made to a remote store, by kind (shared with the store's other versions).
     requests: Option<Arc<RequestCounts>>,
+    /// Series' newest values once found (see `query::latest`).
+    pub(crate) latest: LatestValues,
     /// Month files' bytes kept in memory, when a budget was given ([`Dataset::cache_values`]).
     pub(crate) values: Option<Arc<ValueCache>>,
 }
@@ -243,6 +246,7 @@ impl Dataset {
             files,
             local,
             requests,
+            latest: LatestValues::default(),
             values: None,
         })
     }

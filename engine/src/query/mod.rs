@@ -19,6 +19,7 @@
 //! Either way totals, `offset` and `recent` are resolved by arithmetic over the per-month row
 //! counts in the files table, so work stays proportional to the answer, not to the archive.
 
+pub mod latest;
 pub mod many;
 pub mod months;
 pub mod plan;

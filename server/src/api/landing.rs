@@ -27,6 +27,10 @@ pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
                 ctx.url("/stations/{stationId}/characteristics"),
             ),
         );
+        // Many series in one answer, and the newest value of each (both need `parameters`
+        // or `observedProperties`).
+        links.insert(6, ("series-values", ctx.url("/values")));
+        links.insert(7, ("latest", ctx.url("/latest")));
     }
     // One real station, the first of the list, to follow without filling in a template.
     if let Some(first) = ctx.version.dataset.catalog.stations().first() {

@@ -8,7 +8,8 @@
 //! The engine plans one series at a time as the answer reaches it (`hydro_engine::query::many`),
 //! so memory does not grow with the number of series and the first bytes go out at once.
 
-use crate::api::request::{ManyValuesRequest, Paging};
+use crate::api::params::shorten;
+use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
 use crate::api::{Ctx, Reply, attachment, download, fault};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
@@ -24,7 +25,7 @@ use std::sync::Arc;
 
 pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let request: ManyValuesRequest = ctx.request()?;
-    let series = select(ctx, &request)?;
+    let series = select(ctx, &request.selection)?;
     let ManyValuesRequest {
         window,
         columns,
@@ -84,7 +85,12 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         }
         Format::Json => {
             let mut head = b"{\"meta\":".to_vec();
-            head.extend_from_slice(ctx.state.meta.json("values", page.as_ref()).as_bytes());
+            head.extend_from_slice(
+                ctx.state
+                    .meta
+                    .json("seriesValues", page.as_ref())
+                    .as_bytes(),
+            );
             if let Some(l) = ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref()) {
                 head.extend_from_slice(b",\"links\":");
                 head.extend_from_slice(l.to_string().as_bytes());
@@ -108,10 +114,11 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     })
 }
 
-/// The series the request selects, by station id and parameter id; a request naming a
-/// station or parameter that does not exist, or selecting more series than a request may
-/// hold (`max_series_per_request`), is a 400.
-fn select(ctx: &Ctx<'_>, r: &ManyValuesRequest) -> Result<Vec<Series>, ApiError> {
+/// The series the request selects, by station id and parameter id. A station or parameter
+/// named that does not exist is a 404, as on the single-series endpoint; more series than a
+/// request may hold (`max_series_per_request`) a 400; a selection that matches nothing is
+/// an empty answer.
+pub(crate) fn select(ctx: &Ctx<'_>, r: &SeriesSelection) -> Result<Vec<Series>, ApiError> {
     let catalog = &ctx.version.dataset.catalog;
     let (_, hits) = catalog.find_stations(&r.filter, 0..usize::MAX);
     let mut stations: Vec<&Station> = hits.iter().map(|h| h.station).collect();
@@ -123,7 +130,7 @@ fn select(ctx: &Ctx<'_>, r: &ManyValuesRequest) -> Result<Vec<Series>, ApiError>
                 .and_then(|id| catalog.station(&id))
                 .is_some();
             if !known {
-                return Err(ApiError::param("stations", format!("no station '{id}'")));
+                return Err(ApiError::NotFound(format!("no station '{}'", shorten(id))));
             }
         }
         stations.retain(|s| ids.iter().any(|id| **id == *s.id.as_str()));
@@ -131,10 +138,10 @@ fn select(ctx: &Ctx<'_>, r: &ManyValuesRequest) -> Result<Vec<Series>, ApiError>
     if let Some(ids) = &r.parameters {
         for id in ids {
             if !any_parameter(catalog, |p| *p.id.as_str() == **id) {
-                return Err(ApiError::param(
-                    "parameters",
-                    format!("no station has parameter '{id}'"),
-                ));
+                return Err(ApiError::NotFound(format!(
+                    "no station has parameter '{}'",
+                    shorten(id)
+                )));
             }
         }
     }

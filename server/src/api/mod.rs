@@ -10,6 +10,7 @@ pub mod characteristics;
 pub mod download;
 pub mod health;
 pub mod landing;
+pub mod latest;
 pub mod many;
 pub mod parameters;
 pub mod params;
@@ -239,6 +240,7 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
         },
         ["stations"] => stations::stations(ctx),
         ["values"] => extended_only(many::many_values(ctx).await),
+        ["latest"] => extended_only(latest::latest(ctx).await),
         ["stations", id] => extended_only(stations::station(ctx, id)),
         ["stations", id, "parameters"] => parameters::parameters(ctx, id),
         ["stations", id, "parameters", pid] => extended_only(parameters::parameter(ctx, id, pid)),

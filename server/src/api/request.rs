@@ -213,13 +213,78 @@ fn texts(raw: &RawQuery, name: &str) -> Result<Option<Vec<String>>, ApiError> {
         .transpose()
 }
 
-/// `GET /v1/values`: the values of many series, chosen by station filters and parameters.
-pub struct ManyValuesRequest {
+/// Series chosen by station filters and parameters (`/v1/values`, `/v1/latest`).
+pub struct SeriesSelection {
     pub filter: StationFilter,
     /// `stations`: only these stations (ids).
     pub stations: Option<Vec<String>>,
     pub parameters: Option<Vec<String>>,
     pub observed_properties: Option<Vec<String>>,
+}
+
+impl SeriesSelection {
+    fn parse(raw: &RawQuery) -> Result<Self, ApiError> {
+        let parameters = texts(raw, "parameters")?;
+        let observed_properties = texts(raw, "observedProperties")?;
+        if parameters.is_none() && observed_properties.is_none() {
+            return Err(ApiError::param(
+                "parameters",
+                "give parameters (ids such as water-level-15min) or observedProperties, so \
+                 that the answer holds the series meant",
+            ));
+        }
+        Ok(Self {
+            filter: station_filter(raw)?,
+            stations: texts(raw, "stations")?,
+            parameters,
+            observed_properties,
+        })
+    }
+}
+
+pub const LATEST_FORMATS: &[Format] = &[
+    Format::Json,
+    Format::Csv,
+    Format::GeoJson,
+    Format::NdJson,
+    Format::Arrow,
+    Format::Parquet,
+];
+
+/// `GET /v1/latest`: the newest value of each selected series.
+pub struct LatestRequest {
+    pub selection: SeriesSelection,
+    pub paging: Paging,
+    pub format: Format,
+}
+
+impl Request for LatestRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &[
+        "stations",
+        "states",
+        "types",
+        "waterBodyIds",
+        "bbox",
+        "near",
+        "parameters",
+        "observedProperties",
+        "limit",
+        "offset",
+        "format",
+    ];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self {
+            selection: SeriesSelection::parse(q.raw)?,
+            paging: q.paging()?,
+            format: q.format(LATEST_FORMATS)?,
+        })
+    }
+}
+
+/// `GET /v1/values`: the values of many series, chosen by station filters and parameters.
+pub struct ManyValuesRequest {
+    pub selection: SeriesSelection,
     pub window: Window,
     pub columns: Vec<ValueColumn>,
     pub paging: Paging,
@@ -256,15 +321,7 @@ impl Request for ManyValuesRequest {
     ];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let raw = q.raw;
-        let parameters = texts(raw, "parameters")?;
-        let observed_properties = texts(raw, "observedProperties")?;
-        if parameters.is_none() && observed_properties.is_none() {
-            return Err(ApiError::param(
-                "parameters",
-                "give parameters (ids such as water-level-15min) or observedProperties, so \
-                 that the answer holds the series meant",
-            ));
-        }
+        let selection = SeriesSelection::parse(raw)?;
         let fields = q.fields(MANY_VALUE_FIELDS, no_alias)?;
         let columns = ValueColumn::ALL
             .into_iter()
@@ -275,10 +332,7 @@ impl Request for ManyValuesRequest {
             })
             .collect();
         Ok(Self {
-            filter: station_filter(raw)?,
-            stations: texts(raw, "stations")?,
-            parameters,
-            observed_properties,
+            selection,
             window: window(raw)?,
             columns,
             paging: q.paging()?,

@@ -11,6 +11,8 @@ pub fn schema(name: &str) -> Option<&'static str> {
         "parameters.json" => include_str!("../../../schemas/parameters.json"),
         "parameter.json" => include_str!("../../../schemas/parameter.json"),
         "values.json" => include_str!("../../../schemas/values.json"),
+        "seriesValues.json" => include_str!("../../../schemas/seriesValues.json"),
+        "latest.json" => include_str!("../../../schemas/latest.json"),
         "characteristics.json" => include_str!("../../../schemas/characteristics.json"),
         "characteristic.json" => include_str!("../../../schemas/characteristic.json"),
         "health.json" => include_str!("../../../schemas/health.json"),

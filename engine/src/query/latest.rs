@@ -1,0 +1,144 @@
+//! The newest value of each series, for "the latest value of every gauge".
+//!
+//! Each version keeps every series' newest value in memory once found (a timestamp, a value
+//! and a quality: tens of bytes a series), so that a whole network's latest values cost a
+//! lookup per series rather than a month read each. A version is immutable, so what is kept
+//! is never stale; [`Dataset::warm_latest`] finds them all in the background when a version
+//! is opened, and a request that comes before it is done reads the series still missing (the
+//! newest row of the series' last month file, several at once).
+
+use crate::dataset::Dataset;
+use crate::error::{EngineError, Result};
+use crate::query::many::Series;
+use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
+use futures::{StreamExt, TryStreamExt};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Series read at once while finding newest values.
+const READS_AT_ONCE: usize = 8;
+
+/// A series' newest value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Latest {
+    /// Microseconds since the epoch, UTC.
+    pub timestamp: i64,
+    pub value: Option<f64>,
+    pub quality: Arc<str>,
+}
+
+/// Newest values found so far, by series (None: a series without values).
+#[derive(Default)]
+pub(crate) struct LatestValues(Mutex<HashMap<Series, Option<Latest>>>);
+
+impl LatestValues {
+    fn get(&self, s: &Series) -> Option<Option<Latest>> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(s)
+            .cloned()
+    }
+
+    fn put(&self, s: Series, latest: Option<Latest>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(s, latest);
+    }
+}
+
+impl Dataset {
+    /// The newest value of each of `series`, in their order.
+    pub async fn latest(&self, series: &[Series]) -> Result<Vec<Option<Latest>>> {
+        let known: Vec<Option<Option<Latest>>> =
+            series.iter().map(|s| self.latest.get(s)).collect();
+        let missing: Vec<Series> = series
+            .iter()
+            .zip(&known)
+            .filter(|(_, k)| k.is_none())
+            .map(|(s, _)| s.clone())
+            .collect();
+        let found: Vec<Option<Latest>> = futures::stream::iter(missing.clone())
+            .map(|s| async move { self.newest(&s).await })
+            .buffered(READS_AT_ONCE)
+            .try_collect()
+            .await?;
+        for (s, latest) in missing.into_iter().zip(&found) {
+            self.latest.put(s, latest.clone());
+        }
+        let mut found = found.into_iter();
+        Ok(known
+            .into_iter()
+            .map(|k| k.unwrap_or_else(|| found.next().flatten()))
+            .collect())
+    }
+
+    /// Finds every series' newest value, so that requests find them kept. A series that
+    /// cannot be read is left to the request that asks for it (which then fails as a read
+    /// does).
+    pub async fn warm_latest(self: Arc<Self>) {
+        let all: Vec<Series> = self
+            .catalog
+            .stations()
+            .iter()
+            .flat_map(|s| {
+                self.catalog
+                    .parameters(&s.id)
+                    .iter()
+                    .map(|p| (s.id.clone(), p.id.clone()))
+            })
+            .collect();
+        for chunk in all.chunks(256) {
+            if let Err(e) = self.latest(chunk).await {
+                tracing::warn!("finding the newest values: {e}");
+            }
+        }
+    }
+
+    /// The newest row of `series`: `recent=1`.
+    async fn newest(&self, (station, parameter): &Series) -> Result<Option<Latest>> {
+        let query = ValuesQuery {
+            station: station.clone(),
+            parameter: parameter.clone(),
+            window: Window::Recent(1),
+            sort: Vec::new(),
+            offset: 0,
+            limit: None,
+            columns: ValueColumn::ALL.to_vec(),
+            need_total: false,
+        };
+        let batches: Vec<RecordBatch> = self
+            .plan_values(&query, ReadAhead::Monthly)
+            .await?
+            .stream
+            .try_collect()
+            .await?;
+        let Some(batch) = batches.iter().rev().find(|b| b.num_rows() > 0) else {
+            return Ok(None);
+        };
+        let last = batch.num_rows() - 1;
+        let bad = || EngineError::corrupt("a values batch without its columns");
+        let times = batch
+            .column(0)
+            .as_primitive_opt::<TimestampMicrosecondType>()
+            .ok_or_else(bad)?;
+        let values = batch
+            .column(1)
+            .as_primitive_opt::<Float64Type>()
+            .ok_or_else(bad)?;
+        let quality = batch
+            .column(2)
+            .as_dictionary_opt::<Int32Type>()
+            .ok_or_else(bad)?;
+        let texts = quality.values().as_string_opt::<i32>().ok_or_else(bad)?;
+        let key = usize::try_from(quality.keys().value(last)).map_err(|_| bad())?;
+        Ok(Some(Latest {
+            timestamp: times.value(last),
+            value: values.is_valid(last).then(|| values.value(last)),
+            quality: Arc::from(texts.value(key)),
+        }))
+    }
+}
