@@ -195,6 +195,31 @@ def check_http_readers():
     print(f"http readers: pandas and pyarrow over fsspec ranges, polars, DuckDB join ({len(want)} rows)")
 
 
+def check_many_series():
+    """`/v1/values` (many series) and `/v1/latest` in their table formats, read by pyarrow,
+    polars and pandas, against their JSON answers."""
+    path = "/values?types=surfaceWater&parameters=water-level-15min,discharge-15min&from=2023-06-01T00:00:00Z&to=2023-06-03T00:00:00Z"
+    want = json.loads(fetch(path)[0])["data"]
+    assert want, "rows"
+    key = lambda r: (r["stationId"], r["parameterId"], r["value"])
+    want_keys = [key(r) for r in want]
+    parquet = fetch(path + "&format=parquet")[0]
+    table = pq.read_table(pa.BufferReader(parquet))
+    assert [key(r) for r in table.to_pylist()] == want_keys, "pyarrow Parquet"
+    assert table.schema.field("timestamp").type == pa.timestamp("us", tz="UTC")
+    arrow = ipc.open_stream(fetch(path + "&format=arrow")[0]).read_all()
+    assert [key(r) for r in arrow.to_pylist()] == want_keys, "pyarrow IPC"
+    assert pl.read_parquet(io.BytesIO(parquet)).height == len(want), "polars"
+    frame = pd.read_csv(io.BytesIO(fetch(path + "&format=csv")[0]))
+    assert list(frame.columns) == ["stationId", "parameterId", "timestamp", "value", "quality"]
+    assert len(frame) == len(want), "pandas CSV"
+    latest = json.loads(fetch("/latest?parameters=water-level-15min")[0])["data"]
+    table = pq.read_table(pa.BufferReader(fetch("/latest?parameters=water-level-15min&format=parquet")[0]))
+    assert table.column("stationId").to_pylist() == [r["stationId"] for r in latest], "latest Parquet"
+    print(f"many series: pyarrow Parquet and IPC, polars, pandas CSV ({len(want)} rows); latest ({len(latest)})")
+
+
 check_layout()
 check_formats()
 check_http_readers()
+check_many_series()

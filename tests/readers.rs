@@ -25,7 +25,8 @@ fn independent_readers_agree() {
     assert!(
         stdout.contains("layout:")
             && stdout.contains("formats:")
-            && stdout.contains("http readers:"),
+            && stdout.contains("http readers:")
+            && stdout.contains("many series:"),
         "{stdout}"
     );
 }
