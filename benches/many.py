@@ -23,6 +23,7 @@ Usage:
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -107,6 +108,7 @@ def main():
         print(f"latest: {rows} series, median {statistics.median(times) * 1e3:.1f} ms over 15 requests")
     finally:
         h.stop()
+        shutil.rmtree(out, ignore_errors=True)
 
 
 if __name__ == "__main__":
