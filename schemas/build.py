@@ -209,6 +209,8 @@ STATE = "(?:[Dd][Ee]-)?[A-Za-z]{2}"
 STATION_TYPES = ["surfaceWater", "groundwater", "weather"]
 CHAR_TYPES = ["mainValue", "statistic", "derived", "mark"]
 TEXT_ITEM = r"[^,]*[^,\s+][^,]*"
+SEARCH = q("q", "text in the station's name or its water body's name, case- and accent-insensitive "
+              "(koeln, Köln and KOLN find Köln)", {"type": "string", "pattern": "[A-Za-z0-9]"}, "rhein")
 INCLUDE = q("include", "parameters, characteristics", comma_list(alts(["parameters", "characteristics"])))
 
 
@@ -285,7 +287,7 @@ SELECTION = [
     q("states", "comma list of DE-XX or XX", comma_list(STATE, "NW,DE-RP")),
     q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
     q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
-    BBOX, NEAR, SERIES]
+    BBOX, NEAR, SEARCH, SERIES]
 MANY = ["json", "csv", "ndjson", "arrow", "parquet"]
 LATEST = ["json", "csv", "geojson", "ndjson", "arrow", "parquet"]
 SERIES_FIELDS = ["stationId", "parameterId", "timestamp", "value", "quality"]
@@ -304,7 +306,7 @@ openapi = {
             q("states", "comma list of DE-XX or XX", comma_list(STATE, "NW,DE-RP")),
             q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
             q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
-            BBOX, NEAR, INCLUDE] + listing(STATION_FIELDS, STATION_SORT) + [FMT(STATIONS)], STATIONS),
+            BBOX, NEAR, SEARCH, INCLUDE] + listing(STATION_FIELDS, STATION_SORT) + [FMT(STATIONS)], STATIONS),
         "/values": ranged(op("listSeriesValues",
                              "Values of many series in one answer: stationId, parameterId, timestamp, value, "
                              "quality by station, parameter and time; each series' window as on the "

@@ -429,3 +429,77 @@ async fn metrics_report_the_memory_budgets_together() {
         (64 << 20) as f64
     );
 }
+
+/// `q` finds stations by name or water body name, however accents and case are typed, and
+/// combines with the other filters; a name typed where an id goes is pointed to the search.
+#[tokio::test]
+async fn stations_are_found_by_name() {
+    let server = Server::start();
+    let b = &server.base;
+    let all = get(&format!("{b}/stations?limit=1000")).await.json();
+    let first = &all["data"][0];
+    let name = first["name"].as_str().unwrap().to_owned();
+    let word = name.split([' ', '-']).next().unwrap().to_owned();
+    for typed in [word.to_uppercase(), word.to_lowercase()] {
+        let found = get(&format!("{b}/stations?q={}", encode(&typed)))
+            .await
+            .json();
+        let data = found["data"].as_array().unwrap();
+        let names: Vec<&str> = data.iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert!(names.contains(&name.as_str()), "{typed}: {names:?}");
+        let has_word = |s: &serde_json::Value| {
+            ["name", "waterBodyName"].iter().any(|k| {
+                s[*k]
+                    .as_str()
+                    .is_some_and(|t| t.to_lowercase().contains(&word.to_lowercase()))
+            })
+        };
+        assert!(data.iter().all(has_word), "{typed}: {names:?}");
+        assert!(
+            data.len() < all["data"].as_array().unwrap().len(),
+            "{typed} narrows"
+        );
+    }
+    // By water body, combined with a type filter.
+    if let Some(water) = all["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|s| s["waterBodyName"].as_str())
+    {
+        let found = get(&format!(
+            "{b}/stations?q={}&types=surfaceWater",
+            encode(water)
+        ))
+        .await;
+        assert_eq!(found.status, 200);
+        let data = found.json()["data"].as_array().unwrap().clone();
+        assert!(!data.is_empty(), "{water}");
+        assert!(data.iter().all(|s| s["type"] == "surfaceWater"));
+    }
+    let none = get(&format!("{b}/stations?q=zzzzqqq")).await.json();
+    assert_eq!(none["data"], serde_json::json!([]));
+    assert_eq!(get(&format!("{b}/stations?q=%20-%20")).await.status, 400);
+    let missing = get(&format!("{b}/stations/koeln")).await;
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing.json()["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("/stations?q=koeln"),
+        "{}",
+        missing.text()
+    );
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}

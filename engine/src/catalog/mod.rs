@@ -2,8 +2,10 @@
 //! position. Small enough to hold whole (100 000 stations is a few tens of MB) and read-only
 //! after load, so requests share it without locks.
 
+pub mod search;
 pub mod spatial;
 
+use crate::catalog::search::TextQuery;
 use crate::catalog::spatial::{BBox, Near, SpatialIndex};
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::{Characteristic, Parameter, Period, Station, StationType};
@@ -34,6 +36,8 @@ pub struct StationFilter {
     pub types: Option<Vec<StationType>>,
     pub bbox: Option<BBox>,
     pub near: Option<Near>,
+    /// `q`: text in the station's name or its water body's name.
+    pub text: Option<TextQuery>,
 }
 
 /// Sorts `items` by station and `key` in place and returns where each station's items are:
@@ -237,6 +241,10 @@ impl Catalog {
                     .as_ref()
                     .is_none_or(|v| v.iter().any(|x| **x == *s.water_body_id))
                 && filter.types.as_ref().is_none_or(|v| v.contains(&s.kind))
+                && filter
+                    .text
+                    .as_ref()
+                    .is_none_or(|q| q.matches([s.name.as_str(), &*s.water_body_name]))
         };
         let in_bbox = |s: &Station| {
             filter

@@ -121,7 +121,17 @@ impl Ctx<'_> {
     }
 
     fn station(&self, id: &str) -> Result<&Station, ApiError> {
-        let not_found = || ApiError::NotFound(format!("no station '{}'", shorten(id)));
+        // Ids are not names: a name typed as an id is pointed to the search.
+        let not_found = || {
+            let typed = shorten(id);
+            let search: String =
+                percent_encoding::utf8_percent_encode(id, percent_encoding::NON_ALPHANUMERIC)
+                    .to_string();
+            ApiError::NotFound(format!(
+                "no station '{typed}'; to find stations by name: {}",
+                self.url(&format!("/stations?q={search}"))
+            ))
+        };
         let id: StationId = id.parse().map_err(|_| not_found())?;
         self.version
             .dataset

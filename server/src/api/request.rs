@@ -16,6 +16,7 @@ use crate::render::resources::{
     STATION_SORT, VALUE_FIELDS, canon_station_path,
 };
 use hydro_engine::catalog::StationFilter;
+use hydro_engine::catalog::search::TextQuery;
 use hydro_engine::model::ids::ParameterId;
 use hydro_engine::model::{CharacteristicType, StationType};
 use hydro_engine::query::{SortKey, ValueColumn, Window};
@@ -180,7 +181,7 @@ pub struct StationsRequest {
 impl Request for StationsRequest {
     const BASIC: &'static [&'static str] = &["states", "waterBodyIds"];
     const EXTENDED: &'static [&'static str] = &[
-        "types", "bbox", "near", "include", "limit", "offset", "sort", "fields", "format",
+        "types", "bbox", "near", "q", "include", "limit", "offset", "sort", "fields", "format",
     ];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let raw = q.raw;
@@ -203,6 +204,14 @@ fn station_filter(raw: &RawQuery) -> Result<StationFilter, ApiError> {
         types: parsed_list::<StationType>(raw, "types")?,
         bbox: raw.get("bbox")?.map(params::bbox).transpose()?,
         near: raw.get("near")?.map(params::near).transpose()?,
+        text: raw
+            .get("q")?
+            .map(|v| {
+                TextQuery::new(v).ok_or_else(|| {
+                    ApiError::param("q", "give some letters or digits to search for")
+                })
+            })
+            .transpose()?,
     })
 }
 
@@ -267,6 +276,7 @@ impl Request for LatestRequest {
         "waterBodyIds",
         "bbox",
         "near",
+        "q",
         "parameters",
         "observedProperties",
         "limit",
@@ -308,6 +318,7 @@ impl Request for ManyValuesRequest {
         "waterBodyIds",
         "bbox",
         "near",
+        "q",
         "parameters",
         "observedProperties",
         "from",
