@@ -10,17 +10,17 @@
 
 use crate::api::params::shorten;
 use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
+use crate::api::values::{ValuesBody, read_ahead, values_body};
 use crate::api::{Ctx, Reply, attachment, download, fault};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
-use crate::render::encode::{binary, text::ValuesText};
 use crate::render::envelope::Page;
 use futures::StreamExt;
 use hydro_engine::EngineError;
 use hydro_engine::catalog::Catalog;
 use hydro_engine::model::Station;
 use hydro_engine::query::many::Series;
-use hydro_engine::query::{AnswerPart, ManyQuery, ReadAhead};
+use hydro_engine::query::{AnswerPart, ManyQuery};
 use std::sync::Arc;
 
 pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -46,14 +46,10 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         limit,
         need_total: paging,
     };
-    let read_ahead = match format {
-        Format::Arrow => ReadAhead::Grouped,
-        _ => ReadAhead::Monthly,
-    };
     let plan = ctx
         .version
         .dataset
-        .plan_many(query, read_ahead)
+        .plan_many(query, read_ahead(format))
         .await
         .map_err(|e| fault(ctx.state, e))?;
     let parts = plan
@@ -73,33 +69,15 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         state: Arc::clone(ctx.state),
         permit,
     };
-    let text = |head: Vec<u8>, tail: &[u8]| {
-        ValuesText::new(format, names.clone(), head, tail.to_vec(), ctx.time())
+    let answer = ValuesBody {
+        format,
+        schema: plan.schema,
+        columns: names,
+        meta_schema: "seriesValues",
+        page: page.as_ref(),
     };
-    let body = match format {
-        Format::Arrow => {
-            download::sequential(parts, Box::new(binary::ArrowIpc::new(plan.schema)), held)
-        }
-        Format::Parquet => {
-            download::sequential(parts, Box::new(binary::Parquet::new(plan.schema)), held)
-        }
-        Format::Json => {
-            let mut head = b"{\"meta\":".to_vec();
-            head.extend_from_slice(
-                ctx.state
-                    .meta
-                    .json("seriesValues", page.as_ref())
-                    .as_bytes(),
-            );
-            if let Some(l) = ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref()) {
-                head.extend_from_slice(b",\"links\":");
-                head.extend_from_slice(l.to_string().as_bytes());
-            }
-            head.extend_from_slice(b",\"data\":[");
-            download::text(parts, text(head, b"]}"), held)
-        }
-        _ => download::text(parts, text(Vec::new(), b""), held),
-    };
+    let links = || ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref());
+    let body = values_body(ctx, answer, parts, links, held);
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, "values");
     Ok(Reply {

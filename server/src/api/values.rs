@@ -4,11 +4,13 @@
 
 use crate::api::request::{Paging, Request, ValuesRequest};
 use crate::api::{Ctx, Reply, attachment, download, fault};
+use crate::http::body::Body;
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::encode::catalog::xml_head;
 use crate::render::encode::{binary, text::ValuesText};
 use crate::render::envelope::Page;
+use datafusion::arrow::datatypes::SchemaRef;
 use futures::StreamExt;
 use hydro_engine::EngineError;
 use hydro_engine::model::ids::StationId;
@@ -19,7 +21,7 @@ use std::sync::Arc;
 /// Arrow IPC sends each batch's columns as they are, on the answer's own task, so decoding is
 /// the work and months are read in groups; text encoders hand batches to tasks of their own,
 /// which interleave with decoding best a month at a time (see [`ReadAhead`]).
-fn read_ahead(format: Format) -> ReadAhead {
+pub(crate) fn read_ahead(format: Format) -> ReadAhead {
     match format {
         Format::Arrow => ReadAhead::Grouped,
         _ => ReadAhead::Monthly,
@@ -38,6 +40,61 @@ fn values_links(ctx: &Ctx<'_>, station: &StationId, page: Option<&Page>) -> Opti
         ],
         page,
     )
+}
+
+/// What a values answer's body is made of besides its rows.
+pub(crate) struct ValuesBody<'a> {
+    pub format: Format,
+    pub schema: SchemaRef,
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// The JSON Schema a JSON answer's `meta` names.
+    pub meta_schema: &'a str,
+    pub page: Option<&'a Page>,
+}
+
+/// The body of a values answer (one series or many): Arrow IPC and Parquet through their
+/// stateful encoders, the text formats through [`ValuesText`], JSON and XML inside their
+/// envelope, whose `links` (`links`) are built only for them.
+pub(crate) fn values_body(
+    ctx: &Ctx<'_>,
+    answer: ValuesBody<'_>,
+    parts: download::Parts,
+    links: impl FnOnce() -> Option<Value>,
+    held: download::DownloadGuard,
+) -> Body {
+    let ValuesBody {
+        format,
+        schema,
+        columns,
+        meta_schema,
+        page,
+    } = answer;
+    let text = |head: Vec<u8>, tail: &[u8]| {
+        ValuesText::new(format, columns, head, tail.to_vec(), ctx.time())
+    };
+    match format {
+        Format::Arrow => download::sequential(parts, Box::new(binary::ArrowIpc::new(schema)), held),
+        Format::Parquet => {
+            download::sequential(parts, Box::new(binary::Parquet::new(schema)), held)
+        }
+        Format::Xml => {
+            let meta = ctx.state.meta.value(meta_schema, page);
+            let head = xml_head(&meta, links().as_ref());
+            download::text(parts, text(head, b"</data></response>"), held)
+        }
+        Format::Json => {
+            let mut head = b"{\"meta\":".to_vec();
+            head.extend_from_slice(ctx.state.meta.json(meta_schema, page).as_bytes());
+            if let Some(l) = links() {
+                head.extend_from_slice(b",\"links\":");
+                head.extend_from_slice(l.to_string().as_bytes());
+            }
+            head.extend_from_slice(b",\"data\":[");
+            download::text(parts, text(head, b"]}"), held)
+        }
+        _ => download::text(parts, text(Vec::new(), b""), held),
+    }
 }
 
 pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
@@ -92,37 +149,24 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         (true, Some(total)) => Some(Page::new(total, limit, offset)),
         _ => None,
     };
-    let names: Vec<String> = columns.iter().map(|c| c.name().to_owned()).collect();
     let held = download::DownloadGuard {
         state: Arc::clone(ctx.state),
         permit,
     };
-    let text = |head: Vec<u8>, tail: &[u8]| {
-        ValuesText::new(format, names.clone(), head, tail.to_vec(), ctx.time())
+    let answer = ValuesBody {
+        format,
+        schema,
+        columns: columns.iter().map(|c| c.name().to_owned()).collect(),
+        meta_schema: "values",
+        page: page.as_ref(),
     };
-    let body = match format {
-        Format::Arrow => download::sequential(parts, Box::new(binary::ArrowIpc::new(schema)), held),
-        Format::Parquet => {
-            download::sequential(parts, Box::new(binary::Parquet::new(schema)), held)
-        }
-        Format::Xml => {
-            let meta = ctx.state.meta.value("values", page.as_ref());
-            let links = values_links(ctx, &s.id, page.as_ref());
-            let head = xml_head(&meta, links.as_ref());
-            download::text(parts, text(head, b"</data></response>"), held)
-        }
-        Format::Json => {
-            let mut head = b"{\"meta\":".to_vec();
-            head.extend_from_slice(ctx.state.meta.json("values", page.as_ref()).as_bytes());
-            if let Some(l) = values_links(ctx, &s.id, page.as_ref()) {
-                head.extend_from_slice(b",\"links\":");
-                head.extend_from_slice(l.to_string().as_bytes());
-            }
-            head.extend_from_slice(b",\"data\":[");
-            download::text(parts, text(head, b"]}"), held)
-        }
-        _ => download::text(parts, text(Vec::new(), b""), held),
-    };
+    let body = values_body(
+        ctx,
+        answer,
+        parts,
+        || values_links(ctx, &s.id, page.as_ref()),
+        held,
+    );
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, &format!("{}_{pid}", s.id));
     Ok(Reply {
