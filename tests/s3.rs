@@ -25,6 +25,15 @@ fn env_of(s3: &S3) -> Vec<(&'static str, String)> {
     s3.env()
 }
 
+/// The variables that reach `s3`, but at `port` on loopback (a proxy in front of it, or a
+/// port nobody listens on).
+fn env_at(s3: &S3, port: u16) -> Vec<(&'static str, String)> {
+    let mut env = env_of(s3);
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")));
+    env
+}
+
 fn refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
@@ -87,12 +96,7 @@ async fn a_dataset_in_a_bucket_answers_as_its_local_copy_in_few_requests() {
     // Through a proxy that counts the requests on the wire; answers not kept, so every
     // request reads the store (the footers stay cached: that is the warm-up).
     let proxy = Proxy::start(s3.port);
-    let mut env = env_of(&s3);
-    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
-    env.push((
-        "AWS_ENDPOINT_URL",
-        format!("http://127.0.0.1:{}", proxy.port),
-    ));
+    let mut env = env_at(&s3, proxy.port);
     env.push(("HYDRO_VALUE_CACHE_BYTES", "0".into()));
     env.push(("HYDRO_ANSWER_STORE_BYTES", "0".into()));
     // No checks for new versions (a GET of the manifest now and then) among the counts.
@@ -319,9 +323,7 @@ async fn store_faults_fail_their_requests_and_the_server_recovers() {
         "{said}"
     );
     let closed = common::s3::free_ports(1)[0];
-    let mut env = env_of(&s3);
-    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
-    env.push(("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{closed}")));
+    let mut env = env_at(&s3, closed);
     env.push(("HYDRO_STORE_RETRIES", "1".into()));
     let said = serve_refuses("s3://faults/d", &env);
     assert!(said.contains("s3://faults/d"), "{said}");
@@ -330,12 +332,7 @@ async fn store_faults_fail_their_requests_and_the_server_recovers() {
 
     // Serving through a proxy that can hang; every answer reads the store.
     let proxy = Proxy::start(s3.port);
-    let mut env = env_of(&s3);
-    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
-    env.push((
-        "AWS_ENDPOINT_URL",
-        format!("http://127.0.0.1:{}", proxy.port),
-    ));
+    let mut env = env_at(&s3, proxy.port);
     env.push(("HYDRO_VALUE_CACHE_BYTES", "0".into()));
     env.push(("HYDRO_ANSWER_STORE_BYTES", "0".into()));
     env.push(("HYDRO_STORE_TIMEOUT_SECS", "2".into()));
