@@ -134,6 +134,94 @@ async fn many_series_match_the_single_series_answers() {
     assert!(json["data"][0]["stationId"].is_string());
 }
 
+/// A Parquet answer copies each month wholly inside the window as it is stored, with the
+/// series' ids as chunks made for it, and encodes the months the window cuts: its rows are the
+/// Arrow IPC answer's (made from decoded rows only), and readers find its page index.
+#[tokio::test]
+async fn parquet_answers_join_stored_months_to_their_ids() {
+    use datafusion::arrow::array::RecordBatch;
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::DataType;
+    use datafusion::arrow::ipc::reader::StreamReader;
+    use datafusion::parquet::arrow::arrow_reader::{
+        ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    };
+    use datafusion::parquet::file::metadata::PageIndexPolicy;
+
+    // Plain text columns, so that answers compare whatever their dictionaries.
+    let plain = |batches: Vec<RecordBatch>| -> Vec<Vec<datafusion::arrow::array::ArrayRef>> {
+        batches
+            .iter()
+            .map(|b| {
+                b.columns()
+                    .iter()
+                    .map(|c| match c.data_type() {
+                        DataType::Dictionary(..) => cast(c, &DataType::Utf8).unwrap(),
+                        _ => c.clone(),
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let rows_of = |columns: Vec<Vec<datafusion::arrow::array::ArrayRef>>| {
+        // One table per answer: row groups and batches need not line up.
+        let n = columns.first().map_or(0, |c| c.len());
+        (0..n)
+            .map(|i| {
+                let arrays: Vec<&dyn datafusion::arrow::array::Array> =
+                    columns.iter().map(|b| b[i].as_ref()).collect();
+                datafusion::arrow::compute::concat(&arrays).unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    let server = Server::start();
+    let b = &server.base;
+    for window in [
+        "from=2023-01-15T00:00:00Z&to=2023-07-15T00:00:00Z",
+        "",
+        "last=P70D",
+    ] {
+        let url = format!(
+            "{b}/values?types=surfaceWater&parameters=water-level-15min,discharge-15min&{window}"
+        );
+        let parquet = get(&format!("{url}&format=parquet")).await;
+        assert_eq!(parquet.status, 200, "{}", parquet.text());
+        let arrow = get(&format!("{url}&format=arrow")).await;
+        let from_parquet = ParquetRecordBatchReaderBuilder::try_new(parquet.body.clone())
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect::<Vec<_>>();
+        let from_arrow = StreamReader::try_new(std::io::Cursor::new(arrow.body.to_vec()), None)
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect::<Vec<_>>();
+        assert_eq!(from_parquet[0].schema().fields().len(), 5);
+        let rows = |b: &[RecordBatch]| b.iter().map(|b| b.num_rows()).sum::<usize>();
+        assert!(rows(&from_arrow) > 5_000, "{window}");
+        assert_eq!(rows(&from_parquet), rows(&from_arrow), "{window}");
+        assert_eq!(
+            rows_of(plain(from_parquet)),
+            rows_of(plain(from_arrow)),
+            "{window}"
+        );
+        let meta = ArrowReaderMetadata::load(
+            &parquet.body,
+            ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required),
+        )
+        .unwrap();
+        // Stored months are row groups of a month of 15-minute values each.
+        let groups = meta.metadata().row_groups();
+        let months = groups
+            .iter()
+            .filter(|g| [2_688, 2_784, 2_880, 2_976].contains(&g.num_rows()))
+            .count();
+        assert!(months > 2, "{window}: {months} of {}", groups.len());
+        assert!(meta.metadata().offset_index().is_some(), "{window}");
+    }
+}
+
 #[tokio::test]
 async fn bad_and_empty_selections() {
     let server = Server::start_with(common::dataset(), &[("HYDRO_MAX_SERIES_PER_REQUEST", "5")]);

@@ -210,6 +210,19 @@ def check_many_series():
     arrow = ipc.open_stream(fetch(path + "&format=arrow")[0]).read_all()
     assert [key(r) for r in arrow.to_pylist()] == want_keys, "pyarrow IPC"
     assert pl.read_parquet(io.BytesIO(parquet)).height == len(want), "polars"
+    # Months wholly inside the window are stored row groups copied beside id chunks made for
+    # them: every reader sees one table.
+    whole = "/values?types=surfaceWater&parameters=water-level-15min&from=2023-04-20T00:00:00Z&to=2023-07-10T00:00:00Z"
+    rows = json.loads(fetch(whole)[0])["data"]
+    joined = fetch(whole + "&format=parquet")[0]
+    assert pq.ParquetFile(pa.BufferReader(joined)).metadata.num_row_groups > 2, "stored months"
+    assert [key(r) for r in pq.read_table(pa.BufferReader(joined)).to_pylist()] == [key(r) for r in rows], "pyarrow joined"
+    assert pl.read_parquet(io.BytesIO(joined)).get_column("stationId").to_list() == [r["stationId"] for r in rows], "polars joined"
+    with tempfile.NamedTemporaryFile(suffix=".parquet") as f:
+        f.write(joined)
+        f.flush()
+        got = duckdb.sql(f"SELECT stationId, parameterId, value FROM '{f.name}'").fetchall()
+    assert [tuple(r) for r in got] == [key(r) for r in rows], "duckdb joined"
     frame = pd.read_csv(io.BytesIO(fetch(path + "&format=csv")[0]))
     assert list(frame.columns) == ["stationId", "parameterId", "timestamp", "value", "quality"]
     assert len(frame) == len(want), "pandas CSV"

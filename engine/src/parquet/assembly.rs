@@ -539,6 +539,48 @@ fn footer_start(file: &[u8]) -> Result<usize> {
 /// Parquet download in `perf`).
 const START_BYTES: usize = 16 * 1024;
 
+/// Some column chunks of one row group of another file, to copy: `columns` (positions in
+/// that file, in the order wanted) of row group `group` of the file `footer` describes; `data`
+/// holds their bytes, from offset `data_start` of that file.
+pub struct Chunks<'a> {
+    pub footer: &'a FileFooter,
+    pub group: usize,
+    pub columns: &'a [usize],
+    pub data: &'a Bytes,
+    pub data_start: u64,
+}
+
+impl Chunks<'_> {
+    /// The chunks' bytes as slices of `data` appended to `out`, chunks that lie side by side
+    /// in one slice.
+    fn slices(&self, out: &mut Vec<Bytes>) -> Result<()> {
+        let slice = |r: Range<u64>| {
+            let from = r.start.checked_sub(self.data_start).map(|f| f as usize);
+            let to = r.end.checked_sub(self.data_start).map(|t| t as usize);
+            match (from, to) {
+                (Some(f), Some(t)) if t <= self.data.len() => Ok(self.data.slice(f..t)),
+                _ => Err(unsupported("chunk outside the bytes read")),
+            }
+        };
+        let mut span: Option<Range<u64>> = None;
+        for &c in self.columns {
+            let c = self.footer.chunk(self.group, c)?;
+            match &mut span {
+                Some(last) if last.end == c.start => last.end = c.start + c.len,
+                _ => {
+                    if let Some(last) = span.replace(c.start..c.start + c.len) {
+                        out.push(slice(last)?);
+                    }
+                }
+            }
+        }
+        if let Some(last) = span {
+            out.push(slice(last)?);
+        }
+        Ok(())
+    }
+}
+
 /// A Parquet file being written: row groups copied in, then the footer.
 ///
 /// Each row group's page index and `RowGroup` struct are written as it is copied, while its
@@ -590,66 +632,75 @@ impl Assembly {
         data: &Bytes,
         data_start: u64,
     ) -> Result<Vec<Bytes>> {
-        let rows = footer.rows(group)?;
-        let slice = |r: Range<u64>| {
-            let from = r.start.checked_sub(data_start).map(|f| f as usize);
-            let to = r.end.checked_sub(data_start).map(|t| t as usize);
-            match (from, to) {
-                (Some(f), Some(t)) if t <= data.len() => Ok(data.slice(f..t)),
-                _ => Err(unsupported("chunk outside the bytes read")),
-            }
-        };
-        let mut out = Vec::with_capacity(1);
-        let mut span: Option<Range<u64>> = None;
-        for &c in columns {
-            let c = footer.chunk(group, c)?;
-            match &mut span {
-                Some(last) if last.end == c.start => last.end = c.start + c.len,
-                _ => {
-                    if let Some(last) = span.replace(c.start..c.start + c.len) {
-                        out.push(slice(last)?);
-                    }
-                }
+        self.copy_joined(&[Chunks {
+            footer,
+            group,
+            columns,
+            data,
+            data_start,
+        }])
+    }
+
+    /// One row group of this file made of the chunks of row groups of other files, side by
+    /// side in the order given (each as [`Self::copy`] takes it); they must have as many rows.
+    /// A many-series answer joins the chunks of its series' ids, made for it, to a stored
+    /// month's.
+    pub fn copy_joined(&mut self, parts: &[Chunks<'_>]) -> Result<Vec<Bytes>> {
+        let mut rows = None;
+        for part in parts {
+            let r = part.footer.rows(part.group)?;
+            if *rows.get_or_insert(r) != r {
+                return Err(unsupported("joined row groups of different lengths"));
             }
         }
-        if let Some(last) = span {
-            out.push(slice(last)?);
+        let mut out = Vec::with_capacity(parts.len());
+        for part in parts {
+            part.slices(&mut out)?;
         }
-        self.place(footer, group, columns, rows);
+        self.place(parts, rows.unwrap_or(0));
         Ok(out)
     }
 
-    /// The page index and `RowGroup` struct of row group `group` of `footer`, columns
-    /// `columns` (each found there, as [`Self::copy`] made sure), its pages starting at
+    /// The page index and `RowGroup` struct of a row group made of `parts` (each column found
+    /// in its footer, as [`Self::copy_joined`] made sure), its pages starting at
     /// `self.written`.
-    fn place(&mut self, footer: &FileFooter, group: usize, columns: &[usize], rows: i64) {
+    fn place(&mut self, parts: &[Chunks<'_>], rows: i64) {
         let first = self.written as i64;
         let out = &mut self.row_groups;
         thrift::put_field(out, 0, 1, LIST);
-        thrift::put_list(out, columns.len(), STRUCT);
+        let columns = parts.iter().map(|p| p.columns.len()).sum();
+        thrift::put_list(out, columns, STRUCT);
         let (mut uncompressed, mut compressed) = (0, 0);
-        for chunk in columns.iter().filter_map(|&c| footer.chunk(group, c).ok()) {
-            let to = self.written;
-            let mut p = Placement {
-                shift: to as i64 - chunk.start as i64,
-                column_index: None,
-                offset_index: None,
-            };
-            if let Some((from, end)) = chunk.column_index {
-                let start = self.column_indexes.len() as i64;
-                self.column_indexes
-                    .extend_from_slice(&footer.bytes[from as usize..end as usize]);
-                p.column_index = Some((start, i64::from(end - from)));
+        for part in parts {
+            let footer = part.footer;
+            for chunk in part
+                .columns
+                .iter()
+                .filter_map(|&c| footer.chunk(part.group, c).ok())
+            {
+                let to = self.written;
+                let mut p = Placement {
+                    shift: to as i64 - chunk.start as i64,
+                    column_index: None,
+                    offset_index: None,
+                };
+                if let Some((from, end)) = chunk.column_index {
+                    let start = self.column_indexes.len() as i64;
+                    self.column_indexes
+                        .extend_from_slice(&footer.bytes[from as usize..end as usize]);
+                    p.column_index = Some((start, i64::from(end - from)));
+                }
+                if let Some(part) = chunk.offset_index {
+                    let start = self.offset_indexes.len();
+                    footer.put(part, &p, &mut self.offset_indexes, &mut Vec::new());
+                    p.offset_index =
+                        Some((start as i64, (self.offset_indexes.len() - start) as i64));
+                }
+                footer.put(chunk.meta, &p, out, &mut self.holes);
+                uncompressed += chunk.uncompressed;
+                compressed += chunk.len as i64;
+                self.written += chunk.len;
             }
-            if let Some(part) = chunk.offset_index {
-                let start = self.offset_indexes.len();
-                footer.put(part, &p, &mut self.offset_indexes, &mut Vec::new());
-                p.offset_index = Some((start as i64, (self.offset_indexes.len() - start) as i64));
-            }
-            footer.put(chunk.meta, &p, out, &mut self.holes);
-            uncompressed += chunk.uncompressed;
-            compressed += chunk.len as i64;
-            self.written += chunk.len;
         }
         for (last, id, v) in [
             (1, 2, uncompressed),

@@ -2,6 +2,10 @@
 //! the other in the order the caller gives (station, then parameter), every batch with its
 //! series' station and parameter ids as columns.
 //!
+//! For a Parquet answer, a month wholly inside the window is its stored row group with the
+//! series' ids as chunks made for it beside it ([`crate::parquet::constant`]), as a
+//! single-series Parquet answer copies the stored row group alone.
+//!
 //! A series is planned when the answer reaches it, so what is in memory is one series'
 //! read-ahead however many series there are, and the first rows go out before later series
 //! are looked at. Asked for a page (or its total), every series' rows in the window are
@@ -11,12 +15,12 @@
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
-use crate::query::plan::into_datafusion;
+use crate::parquet::constant::ConstantColumns;
+use crate::query::months::AnswerPart;
+use crate::query::plan::PartStream;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use datafusion::arrow::array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
-use datafusion::physical_plan::SendableRecordBatchStream;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::{StreamExt, TryStreamExt};
 use std::sync::Arc;
 
@@ -36,12 +40,15 @@ pub struct ManyQuery {
     pub offset: u64,
     pub limit: Option<u64>,
     pub need_total: bool,
+    /// Whether months wholly inside the answer may be stored row groups (a Parquet answer),
+    /// rather than rows only.
+    pub stored: bool,
 }
 
 pub struct ManyPlan {
     pub total: Option<u64>,
     pub schema: SchemaRef,
-    pub stream: SendableRecordBatchStream,
+    pub parts: PartStream,
 }
 
 /// A series' part of the answer: rows `offset..` of its window, at most `limit`.
@@ -101,13 +108,15 @@ impl Dataset {
             (None, pages.collect())
         };
         let dataset = Arc::clone(self);
-        let window = q.window;
+        let (window, stored) = (q.window, q.stored);
         let out = Arc::clone(&schema);
-        let batches = futures::stream::iter(pages)
+        let ids_schema = Arc::new(schema.project(&[0, 1])?);
+        let parts = futures::stream::iter(pages)
             .then(move |page| {
                 let dataset = Arc::clone(&dataset);
                 let columns = columns.clone();
                 let out = Arc::clone(&out);
+                let ids_schema = Arc::clone(&ids_schema);
                 async move {
                     let (station, parameter) = page.series;
                     let query = ValuesQuery {
@@ -120,20 +129,25 @@ impl Dataset {
                         columns,
                         need_total: false,
                     };
-                    let plan = dataset.plan_values(&query, read_ahead).await?;
+                    let plan = dataset.plan(&query, stored, read_ahead).await?;
                     let ids = (station.to_string(), parameter.to_string());
-                    Ok::<_, EngineError>(
-                        plan.stream
-                            .map(move |batch| tagged(&out, &ids, batch?).map_err(into_datafusion)),
-                    )
+                    let constant = Arc::new(ConstantColumns::new(
+                        ids_schema,
+                        vec![ids.0.clone(), ids.1.clone()],
+                    ));
+                    Ok::<_, EngineError>(plan.parts.map(move |part| match part? {
+                        AnswerPart::Rows(batch) => Ok(AnswerPart::Rows(tagged(&out, &ids, batch)?)),
+                        AnswerPart::Stored(g) => {
+                            Ok(AnswerPart::Stored(g.after(Arc::clone(&constant))))
+                        }
+                    }))
                 }
             })
-            .map_err(into_datafusion)
             .try_flatten();
         Ok(ManyPlan {
             total,
-            schema: Arc::clone(&schema),
-            stream: Box::pin(RecordBatchStreamAdapter::new(schema, batches)),
+            schema,
+            parts: parts.boxed(),
         })
     }
 

@@ -16,7 +16,8 @@ use crate::dataset::layout::{COL_TIMESTAMP, values_schema};
 use crate::dataset::month_file::{FooterCache, MonthFooter, Tail};
 use crate::dataset::{Dataset, MonthFile};
 use crate::error::{EngineError, Result};
-use crate::parquet::assembly::{Assembly, FileFooter};
+use crate::parquet::assembly::{Assembly, Chunks, FileFooter};
+use crate::parquet::constant::ConstantColumns;
 use crate::parquet::pages;
 use crate::storage::local::LocalDir;
 use crate::storage::value_cache::ValueCache;
@@ -68,19 +69,33 @@ pub struct StoredRowGroup {
     row_group: usize,
     /// Positions in the file schema, in the answer's order.
     columns: Arc<[usize]>,
+    /// Columns of one value each that go before the stored ones (a many-series answer's ids).
+    before: Option<Arc<ConstantColumns>>,
 }
 
 impl StoredRowGroup {
     /// Adds the row group to a Parquet file being assembled: the bytes to send, slices of
     /// the read (chunks that lie side by side in the file, the usual case, as one).
     pub fn copy_into(self, file: &mut Assembly) -> Result<Vec<Bytes>> {
-        file.copy(
-            &self.footer,
-            self.row_group,
-            &self.columns,
-            &self.read.bytes,
-            self.read.start,
-        )
+        let stored = Chunks {
+            footer: &self.footer,
+            group: self.row_group,
+            columns: &self.columns,
+            data: &self.read.bytes,
+            data_start: self.read.start,
+        };
+        match &self.before {
+            None => file.copy_joined(&[stored]),
+            Some(before) => file.copy_joined(&[before.encoded(self.rows)?.chunks(), stored]),
+        }
+    }
+
+    /// The row group with `columns` before its own.
+    pub fn after(self, columns: Arc<ConstantColumns>) -> Self {
+        Self {
+            before: Some(columns),
+            ..self
+        }
     }
 }
 
@@ -514,6 +529,7 @@ impl MonthRead {
             footer,
             row_group: self.row_group,
             columns: self.columns,
+            before: None,
         })
     }
 

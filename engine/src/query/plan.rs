@@ -520,7 +520,7 @@ impl Dataset {
         self.plan(q, true, ReadAhead::Monthly).await
     }
 
-    async fn plan(
+    pub(super) async fn plan(
         &self,
         q: &ValuesQuery,
         stored: bool,

@@ -15,12 +15,10 @@ use crate::api::{Ctx, Reply, attachment, download, fault};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::envelope::Page;
-use futures::StreamExt;
-use hydro_engine::EngineError;
 use hydro_engine::catalog::Catalog;
 use hydro_engine::model::Station;
+use hydro_engine::query::ManyQuery;
 use hydro_engine::query::many::Series;
-use hydro_engine::query::{AnswerPart, ManyQuery};
 use std::sync::Arc;
 
 pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -45,6 +43,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         offset,
         limit,
         need_total: paging,
+        stored: format == Format::Parquet,
     };
     let plan = ctx
         .version
@@ -52,11 +51,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .plan_many(query, read_ahead(format))
         .await
         .map_err(|e| fault(ctx.state, e))?;
-    let parts = plan
-        .stream
-        .map(|b| b.map(AnswerPart::Rows).map_err(EngineError::from))
-        .boxed();
-    let parts = download::first_checked(parts)
+    let parts = download::first_checked(plan.parts)
         .await
         .map_err(|e| fault(ctx.state, e))?;
     let page = match (paging, plan.total) {
