@@ -186,11 +186,18 @@ STATION_ID = path_id("stationId", "station id")
 PARAMETER_ID = path_id("parameterId", "parameter id, e.g. water-level-15min")
 CHAR_ID = path_id("characteristicId", "characteristic id, e.g. mhw")
 CATALOG = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
-STATIONS = ["json", "csv", "geojson", "xml", "ndjson", "arrow", "parquet"]
-VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
+# html: a page for people with a browser (also chosen by an Accept that prefers text/html);
+# svg: a chart of the values.
+STATIONS = ["json", "csv", "geojson", "xml", "ndjson", "arrow", "parquet", "html"]
+VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "html"]
 MEDIA = {"json": "application/json", "csv": "text/csv", "geojson": "application/geo+json",
          "xml": "application/xml", "ndjson": "application/x-ndjson",
-         "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet"}
+         "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet",
+         "svg": "image/svg+xml", "html": "text/html"}
+CHART_SIZE = [q("width", "chart width in pixels (format=svg or html)",
+                {"type": "integer", "minimum": 200, "maximum": 4000}),
+              q("height", "chart height in pixels (format=svg or html)",
+                {"type": "integer", "minimum": 150, "maximum": 3000})]
 
 lon = {"type": "number", "minimum": -180, "maximum": 180}
 lat = {"type": "number", "minimum": -90, "maximum": 90}
@@ -298,7 +305,7 @@ openapi = {
              "description": "Hydrological Data API Standard, EXTENDED variant. Errors are RFC 9457 problem details."},
     "servers": [{"url": "/v1"}],
     "paths": {
-        "/": op("landing", "Landing page", "landing", [FMT(["json"])], ["json"]),
+        "/": op("landing", "Landing page", "landing", [FMT(["json", "html"])], ["json", "html"]),
         "/health": {"get": {"operationId": "health", "summary": "Operational status", "parameters": [],
                             "responses": {"200": {"description": "ok or degraded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}},
                                           "503": {"description": "down", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}}}}},
@@ -324,7 +331,8 @@ openapi = {
                                             CATALOG),
         S + "/parameters/{parameterId}/values": ranged(op("listValues", "Values of a series", "values",
                                                           [STATION_ID, PARAMETER_ID, WINDOW]
-                                                          + listing(VALUE_FIELDS, VALUE_FIELDS) + [FMT(VALUES)],
+                                                          + listing(VALUE_FIELDS, VALUE_FIELDS) + CHART_SIZE
+                                                          + [FMT(VALUES)],
                                                           VALUES)),
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
                                    [STATION_ID,

@@ -187,6 +187,20 @@ async fn restricted_mode_checks_every_kind_of_credential() {
             vec![("Authorization", basic("ada", "correct horse"))],
             200,
         ),
+        // Pages for browsers are the same resources, behind the same door.
+        (
+            "browser, no credentials",
+            vec![("Accept", "text/html".into())],
+            401,
+        ),
+        (
+            "browser, valid basic",
+            vec![
+                ("Accept", "text/html".into()),
+                ("Authorization", basic("ada", "correct horse")),
+            ],
+            200,
+        ),
         (
             "wrong password",
             vec![("Authorization", basic("ada", "wrong"))],

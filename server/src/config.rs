@@ -223,6 +223,10 @@ settings! {
     jwt_required_scope: Option<String> = None;
     /// Origins allowed by CORS when restricted (echoed back; never `*`).
     cors_origins: Vec<String> = Vec::new();
+    /// A tile server for the station map of the HTML pages, as a URL template
+    /// (`https://tile.openstreetmap.org/{z}/{x}/{y}.png`; mind its usage policy). None: the map
+    /// has no base layer and the pages make no requests beyond this server.
+    map_tile_url: Option<String> = None;
     /// Bytes of finished value answers kept on disk and sent again (0: none kept).
     answer_store_bytes: u64 = 1 << 30;
     /// Where the response store makes its private directory (unset: `/var/tmp`, on disk,

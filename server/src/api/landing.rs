@@ -1,12 +1,16 @@
 //! `GET /v1/`: the landing page, with links to every resource and the dataset's counts.
 
 use crate::api::request::LandingRequest;
-use crate::api::{Ctx, Reply, json_reply};
+use crate::api::{Ctx, Reply, json_reply, pages};
 use crate::http::error::ApiError;
+use crate::http::negotiate::Format;
 use serde_json::json;
 
 pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let LandingRequest = ctx.request()?;
+    let LandingRequest(format) = ctx.request()?;
+    if format == Format::Html {
+        return pages::landing(ctx);
+    }
     let mut links = vec![
         ("self", ctx.url("/")),
         ("stations", ctx.url("/stations")),

@@ -6,12 +6,15 @@
 //! [`characteristics`], [`values`]); [`params`] parses single parameters, [`station_list`]
 //! and [`download`] make the streamed bodies of long station lists and value answers.
 
+pub mod assets;
 pub mod characteristics;
+pub mod chart;
 pub mod download;
 pub mod health;
 pub mod landing;
 pub mod latest;
 pub mod many;
+pub mod pages;
 pub mod parameters;
 pub mod params;
 pub mod request;
@@ -195,11 +198,15 @@ impl Ctx<'_> {
 }
 
 fn built(bytes: Vec<u8>, format: Format, headers: HeaderMap) -> Reply {
+    built_as(bytes, &format.content_type(), headers)
+}
+
+fn built_as(bytes: Vec<u8>, content_type: &str, headers: HeaderMap) -> Reply {
     Reply {
         status: http::StatusCode::OK,
         len: Some(bytes.len()),
         body: full(bytes),
-        content_type: format.content_type(),
+        content_type: content_type.to_owned(),
         headers,
         cacheable: true,
         compressible: true,
@@ -244,6 +251,10 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
         [] => landing::landing(ctx),
         ["health"] => health::health(ctx).await,
         ["openapi.json"] => static_json(ctx, crate::render::schemas::OPENAPI),
+        ["assets", name] => {
+            let NoParameters = ctx.request()?;
+            assets::asset(name)
+        }
         ["schemas", name] => match crate::render::schemas::schema(name) {
             Some(text) => static_json(ctx, text),
             None => Err(ApiError::NotFound(format!("no schema '{}'", shorten(name)))),

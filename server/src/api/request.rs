@@ -11,6 +11,7 @@
 use crate::api::params::{self, RawQuery, SortSpec, shorten};
 use crate::http::error::ApiError;
 use crate::http::negotiate::{Format, choose};
+use crate::render::chart;
 use crate::render::resources::{
     CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, PARAMETER_FIELDS, PARAMETER_SORT, STATION_FIELDS,
     STATION_SORT, VALUE_FIELDS, canon_station_path,
@@ -65,6 +66,7 @@ pub const STATION_FORMATS: &[Format] = &[
     Format::NdJson,
     Format::Arrow,
     Format::Parquet,
+    Format::Html,
 ];
 pub const VALUE_FORMATS: &[Format] = &[
     Format::Json,
@@ -73,6 +75,8 @@ pub const VALUE_FORMATS: &[Format] = &[
     Format::NdJson,
     Format::Arrow,
     Format::Parquet,
+    Format::Svg,
+    Format::Html,
 ];
 
 /// A request's query as the typed requests read it: its pairs, the `Accept` header (which
@@ -146,14 +150,14 @@ impl Query<'_> {
 }
 
 /// `GET /v1/` (landing page).
-pub struct LandingRequest;
+/// The landing page: its format.
+pub struct LandingRequest(pub Format);
 
 impl Request for LandingRequest {
     const BASIC: &'static [&'static str] = &[];
     const EXTENDED: &'static [&'static str] = &["format"];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        q.format(&[Format::Json])?;
-        Ok(Self)
+        Ok(Self(q.format(&[Format::Json, Format::Html])?))
     }
 }
 
@@ -473,12 +477,14 @@ pub struct ValuesRequest {
     pub columns: Vec<ValueColumn>,
     pub paging: Paging,
     pub format: Format,
+    /// A chart's size in pixels (`width`, `height`).
+    pub size: (u32, u32),
 }
 
 impl Request for ValuesRequest {
     const BASIC: &'static [&'static str] = &["from", "to"];
     const EXTENDED: &'static [&'static str] = &[
-        "recent", "last", "limit", "offset", "sort", "fields", "format",
+        "recent", "last", "limit", "offset", "sort", "fields", "format", "width", "height",
     ];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let window = window(q.raw)?;
@@ -501,14 +507,46 @@ impl Request for ValuesRequest {
                     .is_none_or(|f| f.iter().any(|n| n == c.name()))
             })
             .collect();
+        let format = q.format(VALUE_FORMATS)?;
         Ok(Self {
             window,
             sort,
             columns,
             paging: q.paging()?,
-            format: q.format(VALUE_FORMATS)?,
+            size: chart_size(q.raw)?,
+            format,
         })
     }
+}
+
+/// `width` and `height` of a chart (`format=svg`, and the chart of a values page), each
+/// within the sizes a chart may have. Other formats have no use for them and leave them be,
+/// as they do `sort` (a request valid for one format stays valid for the others).
+fn chart_size(raw: &RawQuery) -> Result<(u32, u32), ApiError> {
+    let (default_width, default_height) = chart::DEFAULT_SIZE;
+    let size = |name: &str, range: std::ops::RangeInclusive<u32>, default: u32| {
+        let Some(v) = raw.get(name)? else {
+            return Ok(default);
+        };
+        params::uint(name, v)
+            .ok()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| range.contains(n))
+            .ok_or_else(|| {
+                ApiError::param(
+                    name,
+                    format!(
+                        "{name} must be a whole number of pixels from {} to {}",
+                        range.start(),
+                        range.end()
+                    ),
+                )
+            })
+    };
+    Ok((
+        size("width", chart::WIDTHS, default_width)?,
+        size("height", chart::HEIGHTS, default_height)?,
+    ))
 }
 
 pub fn no_alias(p: &str) -> String {

@@ -1,7 +1,7 @@
 //! `GET /v1/stations` and `GET /v1/stations/{id}`.
 
-use crate::api::request::{Paging, Request, StationRequest, StationsRequest};
-use crate::api::{Ctx, Reply, attachment, built, station_list};
+use crate::api::request::{Paging, Request, STATION_FORMATS, StationRequest, StationsRequest};
+use crate::api::{Ctx, Reply, attachment, built, pages, station_list};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::encode::catalog::{Data, Document, ListEncoder, csv_columns, encode};
@@ -36,6 +36,9 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         },
         format,
     } = ctx.request()?;
+    if format == Format::Html {
+        return pages::station_list(ctx, &filter, limit, offset, STATION_FORMATS);
+    }
 
     // The page's positions in the list. Unsorted, only the page's matches are collected;
     // sorted, every match is, and only the page's are ordered.
@@ -119,6 +122,9 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         fields,
         format,
     } = StationRequest::parse(&ctx.typed_query())?;
+    if format == Format::Html {
+        return pages::station(ctx, s, STATION_FORMATS);
+    }
     let mut item =
         station_list::station_item(ctx.state, &ctx.version.dataset.catalog, s, None, include);
     if let Some(f) = &fields {

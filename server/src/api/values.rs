@@ -2,8 +2,9 @@
 //! query, planned before the status line; the answer streams through the format's encoder
 //! (see `download`).
 
-use crate::api::request::{Paging, Request, ValuesRequest};
-use crate::api::{Ctx, Reply, attachment, download, fault};
+use crate::api::chart;
+use crate::api::request::{Paging, Request, VALUE_FORMATS, ValuesRequest};
+use crate::api::{Ctx, Reply, attachment, download, fault, pages};
 use crate::http::body::Body;
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
@@ -111,6 +112,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
             given: paging,
         },
         format,
+        size,
     } = ValuesRequest::parse(&ctx.typed_query())?;
     let query = ValuesQuery {
         station: s.id.clone(),
@@ -122,6 +124,14 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         columns: columns.clone(),
         need_total: paging,
     };
+    if matches!(format, Format::Svg | Format::Html) {
+        let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
+        let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
+        if format == Format::Html {
+            return pages::values(ctx, s, parameter, query, size, VALUE_FORMATS).await;
+        }
+        return chart::values_chart(ctx, s, parameter, query, size).await;
+    }
     let permit = ctx.heavy_permit()?;
     let dataset = &ctx.version.dataset;
     let (total, schema, parts) = if format == Format::Parquet {

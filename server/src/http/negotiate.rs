@@ -12,10 +12,14 @@ pub enum Format {
     NdJson,
     Arrow,
     Parquet,
+    /// A chart of values.
+    Svg,
+    /// A page for people with a browser.
+    Html,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 9] = [
         Self::Json,
         Self::Csv,
         Self::GeoJson,
@@ -23,6 +27,8 @@ impl Format {
         Self::NdJson,
         Self::Arrow,
         Self::Parquet,
+        Self::Svg,
+        Self::Html,
     ];
 
     pub fn short(self) -> &'static str {
@@ -34,6 +40,8 @@ impl Format {
             Self::NdJson => "ndjson",
             Self::Arrow => "arrow",
             Self::Parquet => "parquet",
+            Self::Svg => "svg",
+            Self::Html => "html",
         }
     }
 
@@ -46,6 +54,8 @@ impl Format {
             Self::NdJson => "application/x-ndjson",
             Self::Arrow => "application/vnd.apache.arrow.stream",
             Self::Parquet => "application/vnd.apache.parquet",
+            Self::Svg => "image/svg+xml",
+            Self::Html => "text/html",
         }
     }
 

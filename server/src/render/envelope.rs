@@ -204,6 +204,23 @@ impl PagingUrl {
         format!("{}?{}", self.base, q.join("&"))
     }
 
+    /// The request with the parameters named in `drop` left out and `add` appended: the same
+    /// resource in another format, say.
+    pub fn rewritten(&self, drop: &[&str], add: &[(&str, &str)]) -> String {
+        let pairs: Vec<(String, String)> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| !drop.contains(&k.as_str()))
+            .cloned()
+            .chain(add.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+            .collect();
+        PagingUrl {
+            base: self.base.clone(),
+            pairs,
+        }
+        .this()
+    }
+
     /// The request itself (normalised encoding).
     pub fn this(&self) -> String {
         if self.pairs.is_empty() {

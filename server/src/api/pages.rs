@@ -1,0 +1,411 @@
+//! HTML pages for people with a browser: the landing page, the station list (a map and a
+//! table, paged as the API pages), a station (its metadata, parameters, characteristic values
+//! and a chart of each parameter's recent values) and a series' values (a chart and a table of
+//! the page). Each is the answer of the resource's own URL to a request that prefers
+//! `text/html` (or says `format=html`), and links the same resource in the machine formats.
+//!
+//! Lists without `limit` are cut to a page ([`PAGE_ROWS`]), with links to the next ones: a
+//! table of 350 000 values is of no use on a screen, and the data formats give them all.
+
+use crate::api::{Ctx, Reply, built, fault};
+use crate::http::error::ApiError;
+use crate::http::negotiate::Format;
+use crate::render::envelope::Page;
+use crate::render::html::{self, Frame, Link};
+use chrono::{DateTime, FixedOffset, SecondsFormat};
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
+use futures::StreamExt;
+use http::HeaderMap;
+use hydro_engine::EngineError;
+use hydro_engine::catalog::StationFilter;
+use hydro_engine::model::{Parameter, Station};
+use hydro_engine::query::{ReadAhead, ValueColumn, ValuesQuery};
+use maud::{Markup, PreEscaped, html};
+
+/// Rows of a page when the request gives no `limit`.
+pub const PAGE_ROWS: u64 = 200;
+
+/// The windows a station page offers for its charts, the first shown at once.
+const CHART_WINDOWS: [(&str, &str); 4] = [
+    ("P7D", "7 days"),
+    ("P30D", "30 days"),
+    ("P1Y", "1 year"),
+    ("P10Y", "10 years"),
+];
+
+fn reply(page: String) -> Reply {
+    built(page.into_bytes(), Format::Html, HeaderMap::new())
+}
+
+fn service(ctx: &Ctx<'_>) -> String {
+    ctx.state.config.title.clone()
+}
+
+/// The same resource in `formats`, for the page's "as data" links.
+fn formats(ctx: &Ctx<'_>, formats: &[Format]) -> Vec<Link> {
+    let url = ctx.paging_url();
+    formats
+        .iter()
+        .filter(|f| **f != Format::Html)
+        .map(|f| {
+            (
+                f.short().to_uppercase(),
+                url.rewritten(&["format"], &[("format", f.short())]),
+            )
+        })
+        .collect()
+}
+
+fn time(micros: i64, offset: FixedOffset) -> String {
+    DateTime::from_timestamp_micros(micros).map_or_else(String::new, |t| {
+        t.with_timezone(&offset)
+            .to_rfc3339_opts(SecondsFormat::AutoSi, false)
+    })
+}
+
+fn station_url(ctx: &Ctx<'_>, s: &Station) -> String {
+    ctx.url(&format!("/stations/{}", s.id))
+}
+
+pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let ds = &ctx.version.dataset.manifest;
+    let config = &ctx.state.config;
+    let title = service(ctx);
+    let content = html! {
+        p { (config.description) }
+        h2 { "Dataset" }
+        table {
+            tbody {
+                tr { th scope="row" { "Version" } td { (ds.version) } }
+                tr { th scope="row" { "Published" } td { (ds.created) } }
+                tr { th scope="row" { "Stations" } td.num { (ds.counts.stations) } }
+                tr { th scope="row" { "Series" } td.num { (ds.counts.parameters) } }
+                tr { th scope="row" { "Characteristic values" } td.num { (ds.counts.characteristics) } }
+                tr { th scope="row" { "Values" } td.num { (ds.counts.values) } }
+            }
+        }
+        h2 { "Explore" }
+        ul {
+            li { a href=(ctx.url("/stations")) { "Stations" } ": a map and a table, with search" }
+            li { a href=(ctx.url("/openapi.json")) { "OpenAPI document" } ": every endpoint and parameter" }
+            li { a href=(ctx.url("/health")) { "Service health" } }
+        }
+        p { "Publisher: " (config.publisher_name) ". Licence: "
+            a href=(config.license_url) { (config.license_name) } "." }
+    };
+    let frame = Frame {
+        title: &title,
+        service: &title,
+        trail: Vec::new(),
+        formats: formats(ctx, &[Format::Json]),
+        head: html! {},
+    };
+    Ok(reply(html::page(frame, content)))
+}
+
+/// The station list: the stations the filters select, a page of them on a map and in a table.
+pub fn station_list(
+    ctx: &Ctx<'_>,
+    filter: &StationFilter,
+    limit: Option<u64>,
+    offset: u64,
+    offered: &[Format],
+) -> Result<Reply, ApiError> {
+    let limit = limit.unwrap_or(PAGE_ROWS);
+    let first = usize::try_from(offset).unwrap_or(usize::MAX);
+    let keep = first..first.saturating_add(usize::try_from(limit).unwrap_or(usize::MAX));
+    let (total, hits) = ctx.version.dataset.catalog.find_stations(filter, keep);
+    let page = Page::new(total as u64, Some(limit), offset);
+    let mut url = ctx.paging_url();
+    url.pairs.retain(|(k, _)| k != "format");
+    let pages = page.links(&url);
+    let map: Vec<serde_json::Value> = hits
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "name": h.station.name,
+                "lat": h.station.coordinates.lat,
+                "lon": h.station.coordinates.lon,
+                "href": station_url(ctx, h.station),
+            })
+        })
+        .collect();
+    // `</` cannot end the script element early: every `<` of the JSON is escaped.
+    let map_json = serde_json::Value::Array(map)
+        .to_string()
+        .replace('<', "\\u003c");
+    let tiles = ctx.state.config.map_tile_url.clone();
+    let near = hits.iter().any(|h| h.distance_km.is_some());
+    let search = ctx.query.get("q").ok().flatten().unwrap_or("").to_owned();
+    let content = html! {
+        form.inline method="get" action=(ctx.url("/stations")) role="search" {
+            label for="q" { "Name or water body" }
+            input id="q" type="search" name="q" value=(search) required minlength="1";
+            button type="submit" { "Search" }
+        }
+        p { (total) " stations; " (page.count) " shown from number " (offset + 1) "." }
+        div id="map" data-tiles=[tiles.as_deref()] role="region" aria-label="Map of the stations listed" {}
+        script id="map-stations" type="application/json" { (PreEscaped(map_json)) }
+        table {
+            caption { "Stations" }
+            thead {
+                tr {
+                    th scope="col" { "Name" }
+                    th scope="col" { "Water body" }
+                    th scope="col" { "Type" }
+                    th scope="col" { "State" }
+                    th scope="col" { "Latitude" }
+                    th scope="col" { "Longitude" }
+                    @if near { th scope="col" { "Distance (km)" } }
+                }
+            }
+            tbody {
+                @for h in &hits {
+                    tr {
+                        td { a href=(station_url(ctx, h.station)) { (h.station.name) } }
+                        td { (h.station.water_body_name) }
+                        td { (h.station.kind.as_str()) }
+                        td { (h.station.state) }
+                        td.num { (format!("{:.4}", h.station.coordinates.lat)) }
+                        td.num { (format!("{:.4}", h.station.coordinates.lon)) }
+                        @if near {
+                            td.num { (h.distance_km.map(|d| format!("{d:.1}")).unwrap_or_default()) }
+                        }
+                    }
+                }
+            }
+        }
+        (html::pager(&pages))
+        script src=(ctx.url("/assets/leaflet.js")) {}
+        script src=(ctx.url("/assets/map.js")) {}
+    };
+    let title = service(ctx);
+    let frame = Frame {
+        title: "Stations",
+        service: &title,
+        trail: vec![(title.clone(), ctx.url("/"))],
+        formats: formats(ctx, offered),
+        head: html! { link rel="stylesheet" href=(ctx.url("/assets/leaflet.css")); },
+    };
+    Ok(reply(html::page(frame, content)))
+}
+
+/// The chart of a series as an image, with its text alternative.
+fn chart(src: &str, alt: &str) -> Markup {
+    html! {
+        figure {
+            img src=(src) alt=(alt) width="900" height="400" loading="lazy";
+            figcaption { (alt) }
+        }
+    }
+}
+
+fn values_url(ctx: &Ctx<'_>, s: &Station, p: &Parameter) -> String {
+    ctx.url(&format!("/stations/{}/parameters/{}/values", s.id, p.id))
+}
+
+pub fn station(ctx: &Ctx<'_>, s: &Station, offered: &[Format]) -> Result<Reply, ApiError> {
+    let catalog = &ctx.version.dataset.catalog;
+    let offset = ctx.state.offset;
+    let parameters = catalog.parameters(&s.id);
+    let characteristics = catalog.characteristics(&s.id);
+    let (window, window_name) = CHART_WINDOWS[1];
+    let content = html! {
+        dl {
+            dt { "Id" } dd { code { (s.id) } }
+            dt { "Type" } dd { (s.kind.as_str()) }
+            @if !s.water_body_name.is_empty() { dt { "Water body" } dd { (s.water_body_name) } }
+            dt { "State" } dd { (s.state) }
+            @if !s.operator.is_empty() { dt { "Operator" } dd { (s.operator) } }
+            dt { "Coordinates" } dd { (format!("{:.5}° N, {:.5}° E (WGS 84)", s.coordinates.lat, s.coordinates.lon)) }
+            @if let Some(km) = s.river_km { dt { "River km" } dd { (km) } }
+            @if let Some(z) = &s.gauge_zero { dt { "Gauge zero" } dd { (z.value) " " (z.unit) " " (z.datum) } }
+            @if let Some(g) = s.ground_level { dt { "Ground level" } dd { (g) " m" } }
+            @if let Some(e) = s.elevation { dt { "Elevation" } dd { (e) " m" } }
+        }
+        h2 { "Parameters" }
+        table {
+            thead { tr {
+                th scope="col" { "Parameter" } th scope="col" { "Unit" } th scope="col" { "Interval" }
+                th scope="col" { "Values from" } th scope="col" { "to" } th scope="col" { "Download" }
+            } }
+            tbody {
+                @for p in parameters {
+                    tr {
+                        td { a href=(values_url(ctx, s, p)) { (p.name) } }
+                        td { (p.unit) }
+                        td { (p.interval) }
+                        td { (p.availability.first().map(|a| time(a.start, offset)).unwrap_or_default()) }
+                        td { (p.availability.last().map(|a| time(a.end, offset)).unwrap_or_default()) }
+                        td {
+                            @for f in ["csv", "parquet", "json"] {
+                                a href=(format!("{}?format={f}", values_url(ctx, s, p))) { (f.to_uppercase()) } " "
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @if !characteristics.is_empty() {
+            h2 { "Characteristic values" }
+            table {
+                thead { tr {
+                    th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Parameter" }
+                    th scope="col" { "Value" } th scope="col" { "Period" }
+                } }
+                tbody {
+                    @for c in characteristics {
+                        tr {
+                            td { (c.name) }
+                            td { (c.kind.as_str()) }
+                            td { (c.parameter) }
+                            td.num { (c.value) " " (c.unit) }
+                            td { (c.period.map(|p| format!("{} – {}", time(p.start, offset), time(p.end, offset))).unwrap_or_default()) }
+                        }
+                    }
+                }
+            }
+        }
+        @for p in parameters {
+            h2 { (p.name) ", last " (window_name) }
+            (chart(
+                &format!("{}?format=svg&last={window}", values_url(ctx, s, p)),
+                &format!("Chart of {} ({}) at {}, the last {window_name} of values", p.name, p.unit, s.name),
+            ))
+            form.inline method="get" action=(values_url(ctx, s, p)) {
+                label for=(format!("window-{}", p.id)) { "Show the last" }
+                select id=(format!("window-{}", p.id)) name="last" {
+                    @for (value, name) in CHART_WINDOWS {
+                        option value=(value) selected[value == window] { (name) }
+                    }
+                }
+                input type="hidden" name="format" value="html";
+                button type="submit" { "Show values" }
+            }
+        }
+    };
+    let title = service(ctx);
+    let frame = Frame {
+        title: &s.name,
+        service: &title,
+        trail: vec![
+            (title.clone(), ctx.url("/")),
+            ("Stations".into(), ctx.url("/stations")),
+        ],
+        formats: formats(ctx, offered),
+        head: html! {},
+    };
+    Ok(reply(html::page(frame, content)))
+}
+
+/// A series' values: the chart of the window and a table of the page, with links to the
+/// window in every format.
+pub async fn values(
+    ctx: &Ctx<'_>,
+    s: &Station,
+    p: &Parameter,
+    mut query: ValuesQuery,
+    size: (u32, u32),
+    offered: &[Format],
+) -> Result<Reply, ApiError> {
+    let limit = query.limit.unwrap_or(PAGE_ROWS);
+    query.limit = Some(limit);
+    query.need_total = true;
+    query.columns = vec![
+        ValueColumn::Timestamp,
+        ValueColumn::Value,
+        ValueColumn::Quality,
+    ];
+    let offset = ctx.state.offset;
+    let _permit = ctx.heavy_permit()?;
+    let mut plan = ctx
+        .version
+        .dataset
+        .plan_values(&query, ReadAhead::Monthly)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let mut rows: Vec<(String, Option<f64>, String)> = Vec::new();
+    while let Some(batch) = plan.stream.next().await {
+        let batch = batch.map_err(|e| fault(ctx.state, EngineError::from(e)))?;
+        let bad = || ApiError::Internal("values page: unexpected columns".into());
+        let times = batch
+            .column(0)
+            .as_primitive_opt::<TimestampMicrosecondType>();
+        let values = batch.column(1).as_primitive_opt::<Float64Type>();
+        let quality = batch.column(2).as_dictionary_opt::<Int32Type>();
+        let (Some(times), Some(values), Some(quality)) = (times, values, quality) else {
+            return Err(bad());
+        };
+        let texts = quality.values().as_string_opt::<i32>().ok_or_else(bad)?;
+        for i in 0..batch.num_rows() {
+            let q = quality.keys().value(i) as usize;
+            rows.push((
+                time(times.value(i), offset),
+                values.is_valid(i).then(|| values.value(i)),
+                if q < texts.len() {
+                    texts.value(q).to_owned()
+                } else {
+                    String::new()
+                },
+            ));
+        }
+    }
+    let page = Page::new(plan.total.unwrap_or(0), Some(limit), query.offset);
+    let mut url = ctx.paging_url();
+    url.pairs.retain(|(k, _)| k != "format");
+    let pages = page.links(&url);
+    let (width, height) = (size.0.to_string(), size.1.to_string());
+    let chart_src = url.rewritten(
+        &["limit", "offset", "format", "width", "height"],
+        &[("format", "svg"), ("width", &width), ("height", &height)],
+    );
+    let downloads: Vec<Link> = offered
+        .iter()
+        .filter(|f| !matches!(f, Format::Html | Format::Svg))
+        .map(|f| {
+            (
+                f.short().to_uppercase(),
+                url.rewritten(
+                    &["limit", "offset", "format", "width", "height"],
+                    &[("format", f.short())],
+                ),
+            )
+        })
+        .collect();
+    let content = html! {
+        (chart(&chart_src, &format!("Chart of {} ({}) at {} in the window asked for", p.name, p.unit, s.name)))
+        p { "Download the whole window: "
+            @for (name, href) in &downloads { a href=(href) { (name) } " " }
+        }
+        p { (page.total) " values; " (page.count) " shown from number " (query.offset + 1) ". Times in UTC" (offset) "." }
+        table {
+            caption { (p.name) " (" (p.unit) ")" }
+            thead { tr { th scope="col" { "Time" } th scope="col" { "Value (" (p.unit) ")" } th scope="col" { "Quality" } } }
+            tbody {
+                @for (t, v, q) in &rows {
+                    tr {
+                        td { (t) }
+                        td.num { (v.map(|v| v.to_string()).unwrap_or_else(|| "–".into())) }
+                        td { (q) }
+                    }
+                }
+            }
+        }
+        (html::pager(&pages))
+    };
+    let title = service(ctx);
+    let heading = format!("{}: {}", s.name, p.name);
+    let frame = Frame {
+        title: &heading,
+        service: &title,
+        trail: vec![
+            (title.clone(), ctx.url("/")),
+            ("Stations".into(), ctx.url("/stations")),
+            (s.name.clone(), station_url(ctx, s)),
+        ],
+        formats: formats(ctx, offered),
+        head: html! {},
+    };
+    Ok(reply(html::page(frame, content)))
+}

@@ -1,0 +1,309 @@
+//! Charts of a series' values (`format=svg`): the window's values reduced to what the chart's
+//! width can show ([`downsample`]), drawn with `plotters`' SVG backend.
+//!
+//! What a reader of a water level needs from a chart: the axes with the quantity's unit and
+//! the answer's local time (the output offset), the line broken where values are missing,
+//! values whose quality is not `good` marked (by shape, not only colour, so that a grey print
+//! shows them), and the station's characteristic values for the parameter (mean high water, a
+//! flood mark) as dashed levels where they are near the values. The SVG carries a `<title>` and `<desc>` for screen readers.
+
+pub mod downsample;
+
+use chrono::{DateTime, FixedOffset};
+use downsample::Bucket;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// The data line's colour: the test of a chart finds its polylines by it.
+pub const LINE_COLOUR: RGBColor = RGBColor(0, 60, 140);
+const LEVEL_COLOUR: RGBColor = RGBColor(110, 110, 110);
+
+/// Sizes a chart may have (pixels), and the one it has when none is asked for.
+pub const WIDTHS: std::ops::RangeInclusive<u32> = 200..=4000;
+pub const HEIGHTS: std::ops::RangeInclusive<u32> = 150..=3000;
+pub const DEFAULT_SIZE: (u32, u32) = (900, 400);
+
+/// Columns of the plot (the chart's width less the axis area): what the values are reduced to.
+pub fn plot_columns(width: u32) -> usize {
+    width.saturating_sub(Y_AXIS + 2 * MARGIN).max(10) as usize
+}
+
+const MARGIN: u32 = 12;
+const Y_AXIS: u32 = 70;
+const X_AXIS: u32 = 50;
+
+/// A level drawn across the chart: a characteristic value of the parameter.
+pub struct Level {
+    pub label: String,
+    pub value: f64,
+}
+
+/// What a chart shows besides the values.
+pub struct ChartSpec {
+    /// Above the plot, and the SVG's `<title>`: the station and the parameter.
+    pub title: String,
+    /// The y axis: the quantity and its unit.
+    pub quantity: String,
+    pub size: (u32, u32),
+    /// The answers' output offset: the time axis is in it.
+    pub offset: FixedOffset,
+    /// The window's bounds where the request gave them (UTC microseconds); else the values'.
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    pub levels: Vec<Level>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("chart: {0}")]
+pub struct ChartError(String);
+
+fn failed(e: impl std::fmt::Display) -> ChartError {
+    ChartError(e.to_string())
+}
+
+/// The chart as an SVG document.
+pub fn svg(spec: &ChartSpec, buckets: &[Bucket]) -> Result<String, ChartError> {
+    let mut out = String::new();
+    draw(spec, buckets, SVGBackend::with_string(&mut out, spec.size))?;
+    Ok(accessible(out, spec, buckets))
+}
+
+fn draw(spec: &ChartSpec, buckets: &[Bucket], backend: SVGBackend<'_>) -> Result<(), ChartError> {
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE).map_err(failed)?;
+    let (x0, x1) = time_range(spec, buckets);
+    let (y0, y1) = value_range(spec, buckets);
+    let mut chart = ChartBuilder::on(&root)
+        .margin(MARGIN)
+        .x_label_area_size(X_AXIS)
+        .y_label_area_size(Y_AXIS)
+        .caption(&spec.title, ("sans-serif", 16))
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(failed)?;
+    let span = x1 - x0;
+    let offset = spec.offset;
+    let label = move |t: &i64| time_label(*t, span, offset);
+    chart
+        .configure_mesh()
+        .x_labels(6)
+        .y_labels(6)
+        .x_label_formatter(&label)
+        .x_desc(format!("time (UTC{offset})"))
+        .y_desc(&spec.quantity)
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(failed)?;
+    for level in visible_levels(spec, (y0, y1)) {
+        let style = LEVEL_COLOUR.stroke_width(1);
+        chart
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(x0, level.value), (x1, level.value)],
+                6,
+                4,
+                style,
+            )))
+            .map_err(failed)?;
+        let font = ("sans-serif", 11)
+            .into_font()
+            .color(&LEVEL_COLOUR)
+            .pos(Pos::new(HPos::Left, VPos::Bottom));
+        chart
+            .draw_series(std::iter::once(Text::new(
+                level.label.clone(),
+                (x0 + span / 100, level.value),
+                font,
+            )))
+            .map_err(failed)?;
+    }
+    for run in runs(buckets) {
+        let points: Vec<(i64, f64)> = run
+            .iter()
+            .flat_map(Bucket::points)
+            .map(|p| (p.t, p.v))
+            .collect();
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                points,
+                LINE_COLOUR.stroke_width(1),
+            )))
+            .map_err(failed)?;
+    }
+    let flagged = buckets
+        .iter()
+        .filter(|b| b.flagged)
+        .flat_map(Bucket::points)
+        .map(|p| Cross::new((p.t, p.v), 4, BLACK.stroke_width(1)));
+    chart.draw_series(flagged).map_err(failed)?;
+    if buckets.is_empty() {
+        let font = ("sans-serif", 14)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        chart
+            .draw_series(std::iter::once(Text::new(
+                "no values in this window",
+                (x0 + span / 2, (y0 + y1) / 2.0),
+                font,
+            )))
+            .map_err(failed)?;
+    }
+    root.present().map_err(failed)?;
+    Ok(())
+}
+
+/// The buckets in runs the line joins: a run ends before a bucket the line breaks at.
+fn runs(buckets: &[Bucket]) -> impl Iterator<Item = &[Bucket]> {
+    buckets.chunk_by(|_, next| !next.break_before)
+}
+
+fn time_range(spec: &ChartSpec, buckets: &[Bucket]) -> (i64, i64) {
+    let first = buckets.first().map(|b| b.first);
+    let last = buckets.last().map(|b| b.last);
+    let now = chrono::Utc::now().timestamp_micros();
+    let x0 = spec.from.or(first).unwrap_or(now - 86_400_000_000);
+    let x1 = spec.to.or(last).unwrap_or(now).max(x0);
+    if x1 - x0 < 60_000_000 {
+        // One value, or none: an hour around it.
+        return (x0 - 1_800_000_000, x1 + 1_800_000_000);
+    }
+    (x0, x1)
+}
+
+/// The values' range, widened by the levels near it (within one span of it): a level far from
+/// the window's values (a flood mark over a week of low water) would flatten the line to
+/// nothing, so it is left out of the chart ([`visible_levels`]).
+fn value_range(spec: &ChartSpec, buckets: &[Bucket]) -> (f64, f64) {
+    let (lo, hi) = buckets
+        .iter()
+        .flat_map(|b| [b.min.v, b.max.v])
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() {
+        let reach = (hi - lo).max(hi.abs() * 0.05).max(1e-6);
+        spec.levels
+            .iter()
+            .map(|l| l.value)
+            .filter(|v| (lo - reach..=hi + reach).contains(v))
+            .fold((lo, hi), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    } else {
+        match spec.levels.iter().map(|l| l.value).reduce(f64::min) {
+            Some(v) => (v, v),
+            None => return (0.0, 1.0),
+        }
+    };
+    let pad = ((hi - lo) * 0.05).max(hi.abs() * 1e-3).max(1e-6);
+    (lo - pad, hi + pad)
+}
+
+/// The levels within the chart's value range.
+fn visible_levels(spec: &ChartSpec, (y0, y1): (f64, f64)) -> impl Iterator<Item = &Level> {
+    spec.levels
+        .iter()
+        .filter(move |l| (y0..=y1).contains(&l.value))
+}
+
+/// A tick's label in the output offset, as fine as the window's span needs.
+fn time_label(t: i64, span: i64, offset: FixedOffset) -> String {
+    const DAY: i64 = 86_400_000_000;
+    let Some(at) = DateTime::from_timestamp_micros(t) else {
+        return String::new();
+    };
+    let local = at.with_timezone(&offset);
+    let format = match span {
+        s if s > 3 * 365 * DAY => "%Y",
+        s if s > 90 * DAY => "%Y-%m",
+        s if s > 3 * DAY => "%Y-%m-%d",
+        _ => "%m-%d %H:%M",
+    };
+    local.format(format).to_string()
+}
+
+/// The SVG with a role, a title and a description for screen readers (a chart in an `<img>`
+/// has its page's alt text; one opened by itself has these).
+fn accessible(svg: String, spec: &ChartSpec, buckets: &[Bucket]) -> String {
+    let Some(end) = svg.find('>') else {
+        return svg;
+    };
+    let values =
+        buckets
+            .iter()
+            .flat_map(|b| [b.min.v, b.max.v])
+            .fold(None, |acc: Option<(f64, f64)>, v| match acc {
+                None => Some((v, v)),
+                Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+            });
+    let desc = match values {
+        None => format!("{}: no values in this window.", spec.quantity),
+        Some((lo, hi)) => format!(
+            "{} from {lo} to {hi} over the window; time in UTC{}.",
+            spec.quantity, spec.offset
+        ),
+    };
+    let mut out = String::with_capacity(svg.len() + 256);
+    out.push_str(&svg[..end]);
+    out.push_str(r#" role="img" aria-labelledby="chart-title chart-desc">"#);
+    out.push_str(&format!(
+        r#"<title id="chart-title">{}</title><desc id="chart-desc">{}</desc>"#,
+        escape(&spec.title),
+        escape(&desc)
+    ));
+    out.push_str(&svg[end + 1..]);
+    out
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::downsample::Downsampler;
+    use super::*;
+
+    /// The SVG draws every value of a short window as a point of the data line, broken where
+    /// a value is missing; characteristic levels and flagged values are drawn; text is escaped.
+    #[test]
+    fn short_windows_draw_every_value() {
+        let mut d = Downsampler::new(plot_columns(900), 3 * 900_000_000);
+        for i in 0..96i64 {
+            let v = (i != 40).then_some(100.0 + (i as f64).sin() * 10.0);
+            d.push(i * 900_000_000, v, i == 7);
+        }
+        let buckets = d.finish();
+        let spec = ChartSpec {
+            title: "Köln <Rhein> – water level".into(),
+            quantity: "water level (cm)".into(),
+            size: DEFAULT_SIZE,
+            offset: FixedOffset::east_opt(3600).unwrap(),
+            from: None,
+            to: None,
+            levels: vec![Level {
+                label: "MHW 130 cm".into(),
+                value: 130.0,
+            }],
+        };
+        let svg = svg(&spec, &buckets).unwrap();
+        assert!(svg.contains("<title id=\"chart-title\">Köln &lt;Rhein&gt; – water level</title>"));
+        let stroke = format!(
+            "stroke=\"#{:02X}{:02X}{:02X}\"",
+            LINE_COLOUR.0, LINE_COLOUR.1, LINE_COLOUR.2
+        );
+        let lines: Vec<usize> = svg
+            .split("<polyline")
+            .skip(1)
+            .filter(|p| p.split("/>").next().unwrap_or("").contains(&stroke))
+            .map(|p| {
+                let points = p.split("points=\"").nth(1).unwrap();
+                points.split('"').next().unwrap().split_whitespace().count()
+            })
+            .collect();
+        assert_eq!(lines, [40, 55], "{svg:.400}");
+        assert!(svg.contains("MHW 130 cm"));
+        assert!(svg.contains("UTC+01:00"));
+    }
+}

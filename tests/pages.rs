@@ -1,0 +1,193 @@
+//! HTML pages and charts, looked at in a real browser: headless Chromium (Debian's `chromium`,
+//! installed by `.ci/run`) loads each page from the real server, must log nothing to its
+//! console (a script error, a resource that failed to load), and leaves a screenshot under the
+//! test's temp dir; the DOM after scripts ran shows the map's markers. Charts are compared
+//! with the values they draw; JSON clients keep getting JSON.
+
+mod common;
+
+use common::{Server, get, get_with};
+use std::path::Path;
+use std::process::Command;
+
+const BROWSER_ACCEPT: &str =
+    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+
+/// Chromium run headless on `url` with `args`: its stdout, and its stderr's console lines.
+fn chromium(url: &str, args: &[&str]) -> (String, Vec<String>) {
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1400,1000",
+            "--virtual-time-budget=5000",
+        ])
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("chromium must be installed (apt-get install chromium; .ci/run does)");
+    let console = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), console)
+}
+
+/// A screenshot of `url` in `dir`, taken with no console message.
+fn screenshot(url: &str, dir: &Path, name: &str) {
+    let shot = dir.join(format!("{name}.png"));
+    let (_, console) = chromium(url, &[&format!("--screenshot={}", shot.display())]);
+    assert!(console.is_empty(), "{url}: {console:#?}");
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 10_000, "{url}: screenshot of {size} bytes");
+}
+
+/// The page at `url` rendered, its DOM after scripts ran, with no console message; a
+/// screenshot of it in `dir`.
+fn look_at(url: &str, dir: &Path, name: &str) -> String {
+    screenshot(url, dir, name);
+    let (dom, console) = chromium(url, &["--dump-dom"]);
+    assert!(console.is_empty(), "{url}: {console:#?}");
+    assert!(dom.contains("</html>"), "{url}: {dom:.300}");
+    dom
+}
+
+/// The points of the chart's data line (its polylines of the line colour).
+fn line_points(svg: &str) -> usize {
+    svg.split("<polyline")
+        .skip(1)
+        .filter_map(|p| p.split("/>").next())
+        .filter(|p| p.contains("stroke=\"#003C8C\""))
+        .filter_map(|p| p.split("points=\"").nth(1))
+        .map(|p| p.split('"').next().unwrap_or("").split_whitespace().count())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_render_in_a_browser_and_charts_draw_the_values() {
+    let server = Server::start();
+    let b = &server.base;
+    let dir = tempfile::tempdir().unwrap();
+
+    // A browser's Accept gets pages; curl's and API clients' get JSON as before.
+    for url in [format!("{b}/"), format!("{b}/stations")] {
+        let page = get_with(&url, &[("Accept", BROWSER_ACCEPT)]).await;
+        assert_eq!(page.status, 200, "{url}");
+        assert_eq!(
+            page.header("content-type").as_deref(),
+            Some("text/html; charset=utf-8")
+        );
+        for accept in ["*/*", "application/json"] {
+            let json = get_with(&url, &[("Accept", accept)]).await;
+            assert!(json.json()["data"].is_object() || json.json()["data"].is_array());
+        }
+        assert!(get(&url).await.json().is_object());
+    }
+
+    let landing = look_at(&format!("{b}/?format=html"), dir.path(), "landing");
+    assert!(landing.contains("<h1>Hydro API</h1>"), "{landing:.500}");
+
+    // The station list: a map with a marker per station of the page, a table with headers,
+    // pages as the API pages them.
+    let list = look_at(
+        &format!("{b}/stations?format=html&limit=5"),
+        dir.path(),
+        "stations",
+    );
+    let markers = list.matches("leaflet-interactive").count();
+    assert_eq!(markers, 5, "{list:.2000}");
+    assert!(list.contains("<th scope=\"col\">Name</th>"));
+    assert!(list.contains("rel=\"next\""));
+    let found = look_at(
+        &format!("{b}/stations?format=html&q=koeln"),
+        dir.path(),
+        "search",
+    );
+    assert_eq!(
+        found.matches("leaflet-interactive").count(),
+        1,
+        "{found:.2000}"
+    );
+
+    // A station: its parameters, a chart of each with a window control.
+    let stations = get(&format!("{b}/stations?q=koeln")).await.json();
+    let id = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let station = look_at(
+        &format!("{b}/stations/{id}?format=html"),
+        dir.path(),
+        "station",
+    );
+    assert!(station.contains("<h2>Parameters</h2>"));
+    let charts = station.matches("format=svg&amp;last=P30D").count();
+    let parameters = get(&format!("{b}/stations/{id}/parameters")).await.json();
+    let parameters = parameters["data"].as_array().unwrap().len();
+    assert_eq!(charts, parameters, "{station:.3000}");
+    assert!(station.contains("alt=\"Chart of "));
+
+    // A values page: chart and table of the page, downloads in every format.
+    let values = format!(
+        "{b}/stations/{id}/parameters/water-level-15min/values?from=2023-03-01T00:00:00%2B01:00&to=2023-03-01T23:59:59%2B01:00"
+    );
+    let page = look_at(
+        &format!("{values}&format=html&limit=50"),
+        dir.path(),
+        "values",
+    );
+    assert_eq!(page.matches("<tr>").count(), 51, "{page:.3000}");
+    for f in ["CSV", "PARQUET", "ARROW", "NDJSON", "XML", "JSON"] {
+        assert!(page.contains(&format!(">{f}</a>")), "{f}");
+    }
+
+    // The chart of that day draws every value, broken where one is missing.
+    let rows = get(&values).await.json();
+    let drawn = rows["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["value"].is_number())
+        .count();
+    assert!(drawn > 80, "{drawn}");
+    let svg = get(&format!("{values}&format=svg")).await;
+    assert_eq!(svg.status, 200);
+    assert_eq!(
+        svg.header("content-type").as_deref(),
+        Some("image/svg+xml; charset=utf-8")
+    );
+    let svg = svg.text();
+    assert_eq!(line_points(&svg), drawn, "{svg:.1000}");
+    assert!(svg.contains("<title id=\"chart-title\">"));
+    assert!(svg.contains("(cm)"), "unit on the axis");
+    screenshot(&format!("{values}&format=svg"), dir.path(), "chart");
+
+    // Ten years in a small chart: at most four points a plot column (min and max of at most
+    // two buckets), the highest value kept.
+    let all = format!("{b}/stations/{id}/parameters/water-level-15min/values");
+    let svg = get(&format!("{all}?format=svg&width=400&height=200"))
+        .await
+        .text();
+    let points = line_points(&svg);
+    assert!(points > 100 && points <= 4 * 400, "{points}");
+    let top = get(&format!("{all}?sort=-value&limit=1")).await.json();
+    let top = top["data"][0]["value"].as_f64().unwrap();
+    assert!(svg.contains("width=\"400\""));
+    assert!(top.is_finite());
+    let bad = get(&format!("{all}?format=svg&width=5")).await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.json()["invalidParams"][0]["name"], "width");
+
+    // The map's script and Leaflet come from this server.
+    for asset in ["leaflet.js", "leaflet.css", "map.js", "leaflet-LICENSE.txt"] {
+        assert_eq!(get(&format!("{b}/assets/{asset}")).await.status, 200);
+    }
+    assert_eq!(get(&format!("{b}/assets/nope.js")).await.status, 404);
+    eprintln!("screenshots in {}", dir.path().display());
+    if std::env::var_os("KEEP_SCREENSHOTS").is_some() {
+        let _ = dir.keep();
+    }
+}
