@@ -187,16 +187,16 @@ PARAMETER_ID = path_id("parameterId", "parameter id, e.g. water-level-15min")
 CHAR_ID = path_id("characteristicId", "characteristic id, e.g. mhw")
 CATALOG = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
 # html: a page for people with a browser (also chosen by an Accept that prefers text/html);
-# svg: a chart of the values.
+# svg, png: a chart of the values.
 STATIONS = ["json", "csv", "geojson", "xml", "ndjson", "arrow", "parquet", "html"]
-VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "html"]
+VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png", "html"]
 MEDIA = {"json": "application/json", "csv": "text/csv", "geojson": "application/geo+json",
          "xml": "application/xml", "ndjson": "application/x-ndjson",
          "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet",
-         "svg": "image/svg+xml", "html": "text/html"}
-CHART_SIZE = [q("width", "chart width in pixels (format=svg or html)",
+         "svg": "image/svg+xml", "png": "image/png", "html": "text/html"}
+CHART_SIZE = [q("width", "chart width in pixels (format=svg, png or html)",
                 {"type": "integer", "minimum": 200, "maximum": 4000}),
-              q("height", "chart height in pixels (format=svg or html)",
+              q("height", "chart height in pixels (format=svg, png or html)",
                 {"type": "integer", "minimum": 150, "maximum": 3000})]
 
 lon = {"type": "number", "minimum": -180, "maximum": 180}
@@ -238,7 +238,7 @@ def op(op_id, summary, schema, params, formats):
         elif f == "geojson":
             content[MEDIA[f]] = {"schema": {"type": "object", "required": ["type"],
                                             "properties": {"type": {"enum": ["FeatureCollection", "Feature"]}}}}
-        elif f in ("arrow", "parquet"):
+        elif f in ("arrow", "parquet", "png"):
             content[MEDIA[f]] = {"schema": {"type": "string", "format": "binary"}}
         else:
             content[MEDIA[f]] = {"schema": {"type": "string"}}

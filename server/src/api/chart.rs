@@ -1,4 +1,4 @@
-//! `format=svg` on the values endpoint: a chart of the answer's rows (the window, or the page
+//! `format=svg` and `format=png` on the values endpoint: a chart of the answer's rows (the window, or the page
 //! of it asked for), in time order whatever `sort` says (a chart's time axis orders them). The rows are read as for any other format and reduced as
 //! they arrive (`render::chart::downsample`), so a 10-year chart holds a few thousand points,
 //! never the series.
@@ -26,6 +26,7 @@ pub async fn values_chart(
     parameter: &Parameter,
     mut query: ValuesQuery,
     size: (u32, u32),
+    format: Format,
 ) -> Result<Reply, ApiError> {
     query.sort.clear();
     query.columns = vec![
@@ -74,9 +75,16 @@ pub async fn values_chart(
         to,
         levels,
     };
-    let svg =
-        chart::svg(&spec, &reduced.finish()).map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(built(svg.into_bytes(), Format::Svg, HeaderMap::new()))
+    let buckets = reduced.finish();
+    let drawn = match format {
+        Format::Png => chart::png(&spec, &buckets).map(|png| (png, false)),
+        _ => chart::svg(&spec, &buckets).map(|svg| (svg.into_bytes(), true)),
+    };
+    let (bytes, compressible) = drawn.map_err(|e| ApiError::Internal(e.to_string()))?;
+    let mut reply = built(bytes, format, HeaderMap::new());
+    // A PNG is compressed already.
+    reply.compressible = compressible;
+    Ok(reply)
 }
 
 /// A batch's rows (timestamp, value, quality) into the chart's buckets.

@@ -362,7 +362,7 @@ pub async fn values(
     );
     let downloads: Vec<Link> = offered
         .iter()
-        .filter(|f| !matches!(f, Format::Html | Format::Svg))
+        .filter(|f| !matches!(f, Format::Html | Format::Svg | Format::Png))
         .map(|f| {
             (
                 f.short().to_uppercase(),

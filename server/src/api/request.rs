@@ -76,6 +76,7 @@ pub const VALUE_FORMATS: &[Format] = &[
     Format::Arrow,
     Format::Parquet,
     Format::Svg,
+    Format::Png,
     Format::Html,
 ];
 
@@ -519,7 +520,7 @@ impl Request for ValuesRequest {
     }
 }
 
-/// `width` and `height` of a chart (`format=svg`, and the chart of a values page), each
+/// `width` and `height` of a chart (`format=svg` or `png`, and the chart of a values page), each
 /// within the sizes a chart may have. Other formats have no use for them and leave them be,
 /// as they do `sort` (a request valid for one format stays valid for the others).
 fn chart_size(raw: &RawQuery) -> Result<(u32, u32), ApiError> {

@@ -124,13 +124,13 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         columns: columns.clone(),
         need_total: paging,
     };
-    if matches!(format, Format::Svg | Format::Html) {
+    if matches!(format, Format::Svg | Format::Png | Format::Html) {
         let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
         let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
         if format == Format::Html {
             return pages::values(ctx, s, parameter, query, size, VALUE_FORMATS).await;
         }
-        return chart::values_chart(ctx, s, parameter, query, size).await;
+        return chart::values_chart(ctx, s, parameter, query, size, format).await;
     }
     let permit = ctx.heavy_permit()?;
     let dataset = &ctx.version.dataset;

@@ -14,12 +14,13 @@ pub enum Format {
     Parquet,
     /// A chart of values.
     Svg,
+    Png,
     /// A page for people with a browser.
     Html,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Self::Json,
         Self::Csv,
         Self::GeoJson,
@@ -28,6 +29,7 @@ impl Format {
         Self::Arrow,
         Self::Parquet,
         Self::Svg,
+        Self::Png,
         Self::Html,
     ];
 
@@ -41,6 +43,7 @@ impl Format {
             Self::Arrow => "arrow",
             Self::Parquet => "parquet",
             Self::Svg => "svg",
+            Self::Png => "png",
             Self::Html => "html",
         }
     }
@@ -55,6 +58,7 @@ impl Format {
             Self::Arrow => "application/vnd.apache.arrow.stream",
             Self::Parquet => "application/vnd.apache.parquet",
             Self::Svg => "image/svg+xml",
+            Self::Png => "image/png",
             Self::Html => "text/html",
         }
     }
@@ -62,7 +66,7 @@ impl Format {
     /// The `Content-Type` header: text types carry `charset=utf-8`.
     pub fn content_type(self) -> String {
         match self {
-            Self::Arrow | Self::Parquet => self.media_type().to_owned(),
+            Self::Arrow | Self::Parquet | Self::Png => self.media_type().to_owned(),
             _ => format!("{}; charset=utf-8", self.media_type()),
         }
     }

@@ -1,5 +1,7 @@
-//! Charts of a series' values (`format=svg`): the window's values reduced to what the chart's
-//! width can show ([`downsample`]), drawn with `plotters`' SVG backend.
+//! Charts of a series' values (`format=svg`, `format=png`): the window's values reduced to what
+//! the chart's width can show ([`downsample`]), drawn with `plotters`' SVG or bitmap backend.
+//! Text is laid out (and, in a PNG, drawn) with DejaVu Sans, compiled in
+//! (`server/assets/fonts/`, with its licence): a server has no fonts to rely on.
 //!
 //! What a reader of a water level needs from a chart: the axes with the quantity's unit and
 //! the answer's local time (the output offset), the line broken where values are missing,
@@ -14,6 +16,7 @@ use downsample::Bucket;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::sync::OnceLock;
 
 /// The data line's colour: the test of a chart finds its polylines by it.
 pub const LINE_COLOUR: RGBColor = RGBColor(0, 60, 140);
@@ -62,14 +65,54 @@ fn failed(e: impl std::fmt::Display) -> ChartError {
     ChartError(e.to_string())
 }
 
+const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+/// The chart font registered as plotters' `sans-serif`, once.
+fn fonts() -> Result<(), ChartError> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(ChartError("the chart font cannot be read".into()))
+    }
+}
+
 /// The chart as an SVG document.
 pub fn svg(spec: &ChartSpec, buckets: &[Bucket]) -> Result<String, ChartError> {
+    fonts()?;
     let mut out = String::new();
     draw(spec, buckets, SVGBackend::with_string(&mut out, spec.size))?;
     Ok(accessible(out, spec, buckets))
 }
 
-fn draw(spec: &ChartSpec, buckets: &[Bucket], backend: SVGBackend<'_>) -> Result<(), ChartError> {
+/// The chart as a PNG image (8-bit RGB).
+pub fn png(spec: &ChartSpec, buckets: &[Bucket]) -> Result<Vec<u8>, ChartError> {
+    fonts()?;
+    let (width, height) = spec.size;
+    let mut pixels = vec![0u8; width as usize * height as usize * 3];
+    draw(
+        spec,
+        buckets,
+        BitMapBackend::with_buffer(&mut pixels, spec.size),
+    )?;
+    let mut out = Vec::with_capacity(pixels.len() / 8);
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(failed)?;
+    writer.write_image_data(&pixels).map_err(failed)?;
+    writer.finish().map_err(failed)?;
+    Ok(out)
+}
+
+fn draw<DB: DrawingBackend>(
+    spec: &ChartSpec,
+    buckets: &[Bucket],
+    backend: DB,
+) -> Result<(), ChartError> {
     let root = backend.into_drawing_area();
     root.fill(&WHITE).map_err(failed)?;
     let (x0, x1) = time_range(spec, buckets);
@@ -283,8 +326,8 @@ mod tests {
             from: None,
             to: None,
             levels: vec![Level {
-                label: "MHW 130 cm".into(),
-                value: 130.0,
+                label: "MHW 125 cm".into(),
+                value: 125.0,
             }],
         };
         let svg = svg(&spec, &buckets).unwrap();
@@ -303,7 +346,21 @@ mod tests {
             })
             .collect();
         assert_eq!(lines, [40, 55], "{svg:.400}");
-        assert!(svg.contains("MHW 130 cm"));
+        assert!(svg.contains("MHW 125 cm"));
         assert!(svg.contains("UTC+01:00"));
+
+        // The same chart as a PNG of the size asked for, with ink in it.
+        let png = png(&spec, &buckets).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let decoder = ::png::Decoder::new(std::io::Cursor::new(png));
+        let mut reader = decoder.read_info().unwrap();
+        assert_eq!((reader.info().width, reader.info().height), DEFAULT_SIZE);
+        let mut pixels = vec![0; reader.output_buffer_size()];
+        reader.next_frame(&mut pixels).unwrap();
+        let dark = pixels
+            .chunks(3)
+            .filter(|p| p.iter().all(|c| *c < 100))
+            .count();
+        assert!(dark > 1_000, "{dark} dark pixels");
     }
 }
