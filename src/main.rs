@@ -22,6 +22,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Where `hydro serve` keeps the demo dataset when no `--data` is given.
 const DEMO_DIR: &str = "data/demo";
 
+/// The demo's service metadata (publisher, licence), under the user's own settings.
+const DEMO_CONFIG: &str = include_str!("../data/demo.toml");
+
 #[derive(Parser)]
 #[command(
     name = "hydro",
@@ -328,15 +331,17 @@ async fn run() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve { data, bind, config } => {
-            let config = Config::load(config.as_deref()).map_err(anyhow::Error::msg)?;
+            // The demo's publisher and licence apply to the demo only.
+            let base = if data.is_none() { DEMO_CONFIG } else { "" };
+            let config = Config::load_over(base, config.as_deref()).map_err(anyhow::Error::msg)?;
             let data = match data {
                 Some(d) => {
-                    let demo = config.demo_metadata();
-                    if !demo.is_empty() {
+                    let missing = config.missing_metadata();
+                    if !missing.is_empty() {
                         tracing::warn!(
-                            "meta: {} still hold the demo's values; set them for your data \
+                            "meta: {} not set; answers leave them out until you set them \
                              (--config file or HYDRO_* variables, see `hydro serve --help`)",
-                            demo.join(", ")
+                            missing.join(", ")
                         );
                     }
                     d

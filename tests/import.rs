@@ -360,10 +360,11 @@ fn a_second_writer_stops_while_the_first_holds_the_lock() {
     assert!(!lock.exists(), "released after publishing");
 }
 
-/// Serving one's own data with the demo's publisher and licence warns at start, naming the
-/// settings; with them set, it does not.
+/// Serving one's own data without a publisher and licence warns at start, naming the
+/// settings, and the answers claim none (the demo's are the demo's); with them set, it does
+/// not warn and the answers carry them.
 #[tokio::test]
-async fn own_data_with_the_demos_metadata_warns() {
+async fn own_data_without_metadata_warns_and_claims_none() {
     let dir = tempfile::tempdir().unwrap();
     assert!(
         import(dir.path(), &[&sample("values.csv")])
@@ -380,7 +381,7 @@ async fn own_data_with_the_demos_metadata_warns() {
     };
     let warned = stderr_of(&[]);
     assert!(
-        warned.contains("publisher_name, publisher_email, license_name, license_url still hold the demo's values"),
+        warned.contains("publisher_name, publisher_email, license_name, license_url not set"),
         "{warned}"
     );
     let own = [
@@ -390,7 +391,16 @@ async fn own_data_with_the_demos_metadata_warns() {
         ("HYDRO_LICENSE_URL", "https://www.govdata.de/dl-de/by-2-0"),
     ];
     let quiet = stderr_of(&own);
-    assert!(!quiet.contains("demo's values"), "{quiet}");
+    assert!(!quiet.contains("not set"), "{quiet}");
+    let bare = Server::start_with(dir.path(), &[]);
+    let meta = common::get(&format!("{}/", bare.base)).await.json()["meta"].clone();
+    assert!(
+        meta.get("publisherName").is_none() && meta.get("licenseUrl").is_none(),
+        "{meta}"
+    );
+    let named = Server::start_with(dir.path(), &own);
+    let meta = common::get(&format!("{}/", named.base)).await.json()["meta"].clone();
+    assert_eq!(meta["licenseName"], "DL-DE/BY-2.0");
 }
 
 /// Bad values of the import's and vacuum's own flags are refused with what was wrong.

@@ -345,6 +345,23 @@ fn bad_values_files_publish_nothing() {
         ),
     )
     .unwrap();
+    // As a German spreadsheet exports it: semicolons, decimal commas.
+    let semicolons = dir.path().join("semicolons.csv");
+    std::fs::write(
+        &semicolons,
+        "stationId;parameterId;timestamp;value;quality\n\
+         koeln;water-level-15min;2031-01-01T00:00:00Z;1,5;good\n",
+    )
+    .unwrap();
+    let decimal_comma = dir.path().join("decimal-comma.csv");
+    std::fs::write(
+        &decimal_comma,
+        "stationId,parameterId,timestamp,value,quality\n\
+         koeln,water-level-15min,2031-01-01T00:00:00Z,1,5,good\n\
+         koeln,water-level-15min,2031-01-01T00:15:00Z,\"2,5\",good\n\
+         koeln,water-level-15min,01.01.2031 00:30,2.5,good\n",
+    )
+    .unwrap();
     let vanished = dir.path().join("vanished.csv");
     let no_match = dir.path().join("none-*.csv");
     let not_csv = dir.path().join("binary.csv");
@@ -390,6 +407,23 @@ fn bad_values_files_publish_nothing() {
             vec!["none-*.csv:0: no file matches".into()],
         ),
         (vec![&not_csv], vec!["binary.csv:1:".into()]),
+        (
+            vec![&semicolons],
+            vec![
+                "semicolons.csv:1: missing column(s)".into(),
+                "separated by semicolons".into(),
+            ],
+        ),
+        (
+            vec![&decimal_comma],
+            vec![
+                "decimal-comma.csv:2: 6 fields where the header has 5 (a decimal comma".into(),
+                "decimal-comma.csv:3: value: '2,5' is not a number (a decimal comma? write 2.5)"
+                    .into(),
+                "decimal-comma.csv:4: timestamp: '01.01.2031 00:30' is not a time with an offset"
+                    .into(),
+            ],
+        ),
     ];
     for (inputs, expected) in cases {
         let result = import(&out, &inputs);

@@ -175,13 +175,13 @@ settings! {
     /// `meta.descriptionUrl`.
     description_url: String = "https://hydro-api.dev/docs".into();
     /// `meta.publisherName`.
-    publisher_name: String = "Hydro API demo".into();
+    publisher_name: Option<String> = None;
     /// `meta.publisherEmail`.
-    publisher_email: String = "data@hydro-api.dev".into();
+    publisher_email: Option<String> = None;
     /// `meta.licenseName`.
-    license_name: String = "CC BY 4.0".into();
+    license_name: Option<String> = None;
     /// `meta.licenseUrl`.
-    license_url: String = "https://creativecommons.org/licenses/by/4.0/".into();
+    license_url: Option<String> = None;
     /// Public base address including `/v1`; unset: `http://<bind>/v1`.
     base_url: Option<String> = None;
     /// Output time zone as a fixed offset (`+00:00`, `+01:00`). Part of the API version:
@@ -266,8 +266,22 @@ impl Config {
         Self::load_with(file, std::env::vars())
     }
 
+    /// [`Config::load`] over `base`, settings in TOML that the file and the variables may
+    /// change (the demo's metadata).
+    pub fn load_over(base: &str, file: Option<&std::path::Path>) -> Result<Self, String> {
+        Self::layered(base, file, std::env::vars())
+    }
+
     /// [`Config::load`] with the environment given.
     pub fn load_with(
+        file: Option<&std::path::Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, String> {
+        Self::layered("", file, env)
+    }
+
+    fn layered(
+        base: &str,
         file: Option<&std::path::Path>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, String> {
@@ -275,7 +289,9 @@ impl Config {
             Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
             None => String::new(),
         };
-        let mut table: toml::Table = text.parse().map_err(|e| format!("config: {e}"))?;
+        let mut table: toml::Table = base.parse().map_err(|e| format!("config: {e}"))?;
+        let own: toml::Table = text.parse().map_err(|e| format!("config: {e}"))?;
+        table.extend(own);
         for (key, value) in env {
             let Some(name) = key.strip_prefix("HYDRO_") else {
                 continue;
@@ -292,21 +308,17 @@ impl Config {
         Ok(config)
     }
 
-    /// The `meta` settings that still hold the demo's values (publisher, licence): what a
-    /// service of one's own data must not claim by accident.
-    pub fn demo_metadata(&self) -> Vec<&'static str> {
-        let demo = Config::default();
+    /// The `meta` settings that are not set (publisher, licence): what a service of one's own
+    /// data should say, and has no default for (the demo's live in `data/demo.toml`).
+    pub fn missing_metadata(&self) -> Vec<&'static str> {
         [
-            ("publisher_name", self.publisher_name == demo.publisher_name),
-            (
-                "publisher_email",
-                self.publisher_email == demo.publisher_email,
-            ),
-            ("license_name", self.license_name == demo.license_name),
-            ("license_url", self.license_url == demo.license_url),
+            ("publisher_name", &self.publisher_name),
+            ("publisher_email", &self.publisher_email),
+            ("license_name", &self.license_name),
+            ("license_url", &self.license_url),
         ]
         .into_iter()
-        .filter_map(|(name, same)| same.then_some(name))
+        .filter_map(|(name, value)| value.is_none().then_some(name))
         .collect()
     }
 

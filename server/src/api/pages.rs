@@ -91,8 +91,12 @@ pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             li { a href=(ctx.url("/openapi.json")) { "OpenAPI document" } ": every endpoint and parameter" }
             li { a href=(ctx.url("/health")) { "Service health" } }
         }
-        p { "Publisher: " (config.publisher_name) ". Licence: "
-            a href=(config.license_url) { (config.license_name) } "." }
+        @if let Some(publisher) = &config.publisher_name { p { "Publisher: " (publisher) "." } }
+        @if let Some(licence) = &config.license_name {
+            p { "Licence: "
+                @if let Some(url) = &config.license_url { a href=(url) { (licence) } } @else { (licence) }
+                "." }
+        }
     };
     let frame = Frame {
         title: &title,

@@ -32,10 +32,17 @@ impl Meta {
         fixed.insert("description".into(), json!(c.description));
         fixed.insert("descriptionUrl".into(), json!(c.description_url));
         fixed.insert("baseUrl".into(), json!(base_url));
-        fixed.insert("publisherName".into(), json!(c.publisher_name));
-        fixed.insert("publisherEmail".into(), json!(c.publisher_email));
-        fixed.insert("licenseName".into(), json!(c.license_name));
-        fixed.insert("licenseUrl".into(), json!(c.license_url));
+        // Left out where not set: no service claims a publisher or licence by default.
+        for (name, value) in [
+            ("publisherName", &c.publisher_name),
+            ("publisherEmail", &c.publisher_email),
+            ("licenseName", &c.license_name),
+            ("licenseUrl", &c.license_url),
+        ] {
+            if let Some(v) = value {
+                fixed.insert(name.into(), json!(v));
+            }
+        }
         let mut fixed_json = Value::Object(fixed.clone()).to_string();
         fixed_json.pop();
         Self {
@@ -249,7 +256,7 @@ mod tests {
     fn meta_text_is_the_meta_value_serialized() {
         let config = Config {
             title: "Pegel \"Süd\" \\ \u{1}".into(),
-            publisher_email: "a@b".into(),
+            publisher_email: Some("a@b".into()),
             ..Config::default()
         };
         let base = "https://example.org/hydro/v1";

@@ -89,7 +89,12 @@ fn req<'a>(row: &'a Row, key: &str) -> Result<&'a str, String> {
 pub(super) fn parse_time(s: &str) -> Result<Micros, String> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.timestamp_micros())
-        .map_err(|_| format!("'{s}' is not an RFC 3339 timestamp with offset"))
+        .map_err(|_| {
+            format!(
+                "'{s}' is not a time with an offset in RFC 3339 form, like \
+                 2024-03-01T12:15:00+01:00 or 2024-03-01T11:15:00Z"
+            )
+        })
 }
 
 fn station_from(row: &Row) -> Result<Station, String> {

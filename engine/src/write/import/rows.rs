@@ -147,7 +147,15 @@ fn value_of(v: &[u8]) -> Result<f64, String> {
     std::str::from_utf8(v)
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
-        .ok_or_else(|| format!("value: '{}' is not a number", String::from_utf8_lossy(v)))
+        .ok_or_else(|| {
+            let text = String::from_utf8_lossy(v);
+            let hint = if text.contains(',') && text.replace(',', ".").parse::<f64>().is_ok() {
+                format!(" (a decimal comma? write {})", text.replace(',', "."))
+            } else {
+                String::new()
+            };
+            format!("value: '{text}' is not a number{hint}")
+        })
         .and_then(finite)
 }
 
@@ -157,7 +165,7 @@ pub(super) fn timestamp_of(t: &[u8]) -> Result<Micros, String> {
     if let Some(micros) = rfc3339_common(t) {
         return Ok(micros);
     }
-    parse_time(&String::from_utf8_lossy(t))
+    parse_time(&String::from_utf8_lossy(t)).map_err(|e| format!("timestamp: {e}"))
 }
 
 impl<'a> RowParser<'a> {
@@ -206,10 +214,20 @@ impl<'a> RowParser<'a> {
                 Ok(true) => {
                     let line = block.first_line + line_in_block(&record) - 1;
                     if record.len() != block.columns.fields {
+                        // One field more, with a number split in two: a decimal comma.
+                        let hint = if record.len() == block.columns.fields + 1
+                            && record
+                                .get(v + 1)
+                                .is_some_and(|f| !f.is_empty() && f.iter().all(u8::is_ascii_digit))
+                        {
+                            " (a decimal comma in the value? write 12.5, not 12,5)"
+                        } else {
+                            ""
+                        };
                         bad((
                             line,
                             format!(
-                                "{} fields where the header has {}",
+                                "{} fields where the header has {}{hint}",
                                 record.len(),
                                 block.columns.fields
                             ),

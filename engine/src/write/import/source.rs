@@ -406,7 +406,19 @@ fn header(bytes: &[u8]) -> Result<(CsvColumns, usize), FileProblem> {
         }
     }
     if !missing.is_empty() {
-        return Err((1, format!("missing column(s) {missing:?}")));
+        let mut problem = format!("missing column(s) {missing:?}");
+        let line = String::from_utf8_lossy(text);
+        if VALUE_COLUMNS
+            .iter()
+            .all(|c| line.split(';').any(|h| h.trim() == *c))
+        {
+            problem.push_str(
+                "; the header is separated by semicolons: hydro import reads comma-separated \
+                 CSV (values with a decimal point), as spreadsheets export it with \
+                 \"CSV (comma delimited)\"",
+            );
+        }
+        return Err((1, problem));
     }
     Ok((
         CsvColumns {
