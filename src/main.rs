@@ -134,7 +134,8 @@ enum Command {
         /// apply here.
         #[arg(long, env = "HYDRO_CONFIG")]
         config: Option<PathBuf>,
-        #[arg(long, default_value_t = 40)]
+        /// Stations: the 46 real gauges first, then made-up stations of every type.
+        #[arg(long, default_value_t = GenerateOptions::default().stations)]
         stations: usize,
         /// Years of values (0: catalog only).
         #[arg(long, default_value_t = 3)]

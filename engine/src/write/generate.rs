@@ -15,7 +15,7 @@ use crate::model::{
     Characteristic, CharacteristicType, Coordinates, GaugeZero, Micros, Parameter, Period, Station,
     StationType, Text,
 };
-use crate::write::gauges::{GAUGES, NAME_PARTS, STATES};
+use crate::write::gauges::{GAUGES, NAME_PARTS, STATES, gauge_position};
 use crate::write::writer::{DatasetWriter, SeriesChunk, encode_month};
 use bytes::Bytes;
 use chrono::{Datelike, Months, NaiveDate, TimeZone, Timelike, Utc};
@@ -42,7 +42,8 @@ pub struct GenerateOptions {
 impl Default for GenerateOptions {
     fn default() -> Self {
         Self {
-            stations: 40,
+            // The 46 real gauges, then 14 made-up stations of every type.
+            stations: 60,
             years: 3,
             interval_minutes: 15,
             seed: 42,
@@ -133,6 +134,12 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
         .parse()
         .map_err(|e| EngineError::Internal(format!("generated id: {e}")))?;
     if let Some(&(name, water, water_id, state, lat, lon, operator)) = GAUGES.get(index) {
+        let (river_km, gauge_zero) = gauge_position(name).unwrap_or_else(|| {
+            (
+                (rng.random_range(5.0..900.0_f64) * 10.0).round() / 10.0,
+                (rng.random_range(1.0..350.0_f64) * 100.0).round() / 100.0,
+            )
+        });
         return Ok(Station {
             id,
             name: name.to_owned(),
@@ -142,9 +149,9 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
             water_body_id: water_id.into(),
             water_body_name: water.into(),
             coordinates: Coordinates { lat, lon },
-            river_km: Some((rng.random_range(5.0..900.0_f64) * 10.0).round() / 10.0),
+            river_km: Some(river_km),
             gauge_zero: Some(GaugeZero {
-                value: (rng.random_range(1.0..350.0_f64) * 100.0).round() / 100.0,
+                value: gauge_zero,
                 unit: "m".into(),
                 datum: "DHHN2016".into(),
             }),
@@ -152,9 +159,10 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
             elevation: None,
         });
     }
-    let kind = match index % 10 {
+    // Beyond the real gauges, two in five stations are wells and weather stations.
+    let kind = match index % 5 {
         3 => StationType::Groundwater,
-        7 => StationType::Weather,
+        4 => StationType::Weather,
         _ => StationType::SurfaceWater,
     };
     let (prefixes, suffixes) = NAME_PARTS;
