@@ -295,7 +295,7 @@ SELECTION = [
     q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
     q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
     BBOX, NEAR, SEARCH, SERIES]
-MANY = ["json", "csv", "ndjson", "arrow", "parquet"]
+MANY = ["json", "csv", "ndjson", "arrow", "parquet", "svg", "png"]
 LATEST = ["json", "csv", "geojson", "ndjson", "arrow", "parquet"]
 SERIES_FIELDS = ["stationId", "parameterId", "timestamp", "value", "quality"]
 S = "/stations/{stationId}"
@@ -318,7 +318,8 @@ openapi = {
                              "Values of many series in one answer: stationId, parameterId, timestamp, value, "
                              "quality by station, parameter and time; each series' window as on the "
                              "single-series endpoint", "seriesValues",
-                             SELECTION + [WINDOW, fields_param(SERIES_FIELDS)] + PAGING + [FMT(MANY)], MANY)),
+                             SELECTION + [WINDOW, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
+                             + [FMT(MANY)], MANY)),
         "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
                                     "coordinates (GeoJSON: a map layer of current values)", "latest",
                       SELECTION + PAGING + [FMT(LATEST)], LATEST),

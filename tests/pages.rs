@@ -58,12 +58,17 @@ fn look_at(url: &str, dir: &Path, name: &str) -> String {
     dom
 }
 
-/// The points of the chart's data line (its polylines of the line colour).
+/// The points of the chart's data line (its polylines of the first line colour).
 fn line_points(svg: &str) -> usize {
+    points_in(svg, "#003C8C")
+}
+
+/// The points of the polylines of `colour`, one pixel wide (a legend's sample is two).
+fn points_in(svg: &str, colour: &str) -> usize {
     svg.split("<polyline")
         .skip(1)
         .filter_map(|p| p.split("/>").next())
-        .filter(|p| p.contains("stroke=\"#003C8C\""))
+        .filter(|p| p.contains(&format!("stroke=\"{colour}\"")) && p.contains("stroke-width=\"1\""))
         .filter_map(|p| p.split("points=\"").nth(1))
         .map(|p| p.split('"').next().unwrap_or("").split_whitespace().count())
         .sum()
@@ -190,6 +195,57 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
     let bad = get(&format!("{all}?format=svg&width=5")).await;
     assert_eq!(bad.status, 400);
     assert_eq!(bad.json()["invalidParams"][0]["name"], "width");
+
+    // Many series in one chart: a line each, in the order of the answer's rows, with a
+    // legend; more series than a chart can show is a 400.
+    let two = get(&format!("{b}/stations?q=rhein&limit=2&fields=id"))
+        .await
+        .json();
+    let ids: Vec<&str> = two["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    let window = "from=2023-03-01T00:00:00Z&to=2023-03-01T11:45:00Z";
+    let mut ids_sorted = ids.clone();
+    ids_sorted.sort();
+    let mut want = Vec::new();
+    for id in &ids_sorted {
+        let rows = get(&format!(
+            "{b}/stations/{id}/parameters/water-level-15min/values?{window}"
+        ))
+        .await
+        .json();
+        want.push(
+            rows["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["value"].is_number())
+                .count(),
+        );
+    }
+    let many = format!(
+        "{b}/values?stations={}&parameters=water-level-15min&{window}",
+        ids.join(",")
+    );
+    let svg = get(&format!("{many}&format=svg")).await;
+    assert_eq!(svg.status, 200, "{}", svg.text());
+    let svg = svg.text();
+    assert_eq!(
+        [points_in(&svg, "#003C8C"), points_in(&svg, "#E67800")],
+        [want[0], want[1]],
+        "{svg:.2000}"
+    );
+    assert!(svg.contains("Series: "), "legend in the description");
+    let png = get(&format!("{many}&format=png")).await;
+    assert_eq!(png.header("content-type").as_deref(), Some("image/png"));
+    let crowded = get(&format!(
+        "{b}/values?parameters=water-level-15min&recent=1&format=svg"
+    ))
+    .await;
+    assert_eq!(crowded.status, 400, "{}", crowded.text());
 
     // The map's script and Leaflet come from this server.
     for asset in ["leaflet.js", "leaflet.css", "map.js", "leaflet-LICENSE.txt"] {

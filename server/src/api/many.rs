@@ -11,7 +11,7 @@
 use crate::api::params::shorten;
 use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
 use crate::api::values::{ValuesBody, read_ahead, values_body};
-use crate::api::{Ctx, Reply, attachment, download, fault};
+use crate::api::{Ctx, Reply, attachment, chart, download, fault};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::envelope::Page;
@@ -33,8 +33,12 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             given: paging,
         },
         format,
+        size,
         ..
     } = request;
+    if matches!(format, Format::Svg | Format::Png) {
+        return chart::many_chart(ctx, series, window, size, format).await;
+    }
     let permit = ctx.heavy_permit()?;
     let query = ManyQuery {
         series,

@@ -304,6 +304,8 @@ pub struct ManyValuesRequest {
     pub columns: Vec<ValueColumn>,
     pub paging: Paging,
     pub format: Format,
+    /// A chart's size in pixels (`width`, `height`).
+    pub size: (u32, u32),
 }
 
 pub const MANY_VALUES_FORMATS: &[Format] = &[
@@ -312,6 +314,8 @@ pub const MANY_VALUES_FORMATS: &[Format] = &[
     Format::NdJson,
     Format::Arrow,
     Format::Parquet,
+    Format::Svg,
+    Format::Png,
 ];
 
 impl Request for ManyValuesRequest {
@@ -334,6 +338,8 @@ impl Request for ManyValuesRequest {
         "limit",
         "offset",
         "format",
+        "width",
+        "height",
     ];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let raw = q.raw;
@@ -353,6 +359,7 @@ impl Request for ManyValuesRequest {
             columns,
             paging: q.paging()?,
             format: q.format(MANY_VALUES_FORMATS)?,
+            size: chart_size(raw)?,
         })
     }
 }

@@ -18,8 +18,26 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::sync::OnceLock;
 
-/// The data line's colour: the test of a chart finds its polylines by it.
-pub const LINE_COLOUR: RGBColor = RGBColor(0, 60, 140);
+/// The data lines' colours, one a series, of lightnesses far enough apart to tell in grey
+/// (dark blue, orange, black, teal, purple, olive); the first is the only one of a
+/// single-series chart, whose test finds its polylines by it.
+pub const LINE_COLOURS: [RGBColor; 6] = [
+    RGBColor(0, 60, 140),
+    RGBColor(230, 120, 0),
+    RGBColor(0, 0, 0),
+    RGBColor(0, 150, 140),
+    RGBColor(120, 40, 140),
+    RGBColor(150, 150, 40),
+];
+
+/// Series one chart draws at most: beyond a few, lines cannot be told apart.
+pub const MOST_LINES: usize = 12;
+
+/// One series of a chart: its buckets and, when a chart has several, its legend text.
+pub struct Line {
+    pub label: String,
+    pub buckets: Vec<Bucket>,
+}
 const LEVEL_COLOUR: RGBColor = RGBColor(110, 110, 110);
 
 /// Sizes a chart may have (pixels), and the one it has when none is asked for.
@@ -81,21 +99,21 @@ fn fonts() -> Result<(), ChartError> {
 }
 
 /// The chart as an SVG document.
-pub fn svg(spec: &ChartSpec, buckets: &[Bucket]) -> Result<String, ChartError> {
+pub fn svg(spec: &ChartSpec, lines: &[Line]) -> Result<String, ChartError> {
     fonts()?;
     let mut out = String::new();
-    draw(spec, buckets, SVGBackend::with_string(&mut out, spec.size))?;
-    Ok(accessible(out, spec, buckets))
+    draw(spec, lines, SVGBackend::with_string(&mut out, spec.size))?;
+    Ok(accessible(out, spec, lines))
 }
 
 /// The chart as a PNG image (8-bit RGB).
-pub fn png(spec: &ChartSpec, buckets: &[Bucket]) -> Result<Vec<u8>, ChartError> {
+pub fn png(spec: &ChartSpec, lines: &[Line]) -> Result<Vec<u8>, ChartError> {
     fonts()?;
     let (width, height) = spec.size;
     let mut pixels = vec![0u8; width as usize * height as usize * 3];
     draw(
         spec,
-        buckets,
+        lines,
         BitMapBackend::with_buffer(&mut pixels, spec.size),
     )?;
     let mut out = Vec::with_capacity(pixels.len() / 8);
@@ -108,15 +126,20 @@ pub fn png(spec: &ChartSpec, buckets: &[Bucket]) -> Result<Vec<u8>, ChartError> 
     Ok(out)
 }
 
+/// Every bucket of every line.
+fn all(lines: &[Line]) -> impl Iterator<Item = &Bucket> {
+    lines.iter().flat_map(|l| l.buckets.iter())
+}
+
 fn draw<DB: DrawingBackend>(
     spec: &ChartSpec,
-    buckets: &[Bucket],
+    lines: &[Line],
     backend: DB,
 ) -> Result<(), ChartError> {
     let root = backend.into_drawing_area();
     root.fill(&WHITE).map_err(failed)?;
-    let (x0, x1) = time_range(spec, buckets);
-    let (y0, y1) = value_range(spec, buckets);
+    let (x0, x1) = time_range(spec, lines);
+    let (y0, y1) = value_range(spec, lines);
     let mut chart = ChartBuilder::on(&root)
         .margin(MARGIN)
         .x_label_area_size(X_AXIS)
@@ -159,26 +182,43 @@ fn draw<DB: DrawingBackend>(
             )))
             .map_err(failed)?;
     }
-    for run in runs(buckets) {
-        let points: Vec<(i64, f64)> = run
-            .iter()
-            .flat_map(Bucket::points)
-            .map(|p| (p.t, p.v))
-            .collect();
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                points,
-                LINE_COLOUR.stroke_width(1),
-            )))
-            .map_err(failed)?;
+    for (i, line) in lines.iter().enumerate() {
+        let colour = LINE_COLOURS[i % LINE_COLOURS.len()];
+        for (r, run) in runs(&line.buckets).enumerate() {
+            let points: Vec<(i64, f64)> = run
+                .iter()
+                .flat_map(Bucket::points)
+                .map(|p| (p.t, p.v))
+                .collect();
+            let drawn = chart
+                .draw_series(std::iter::once(PathElement::new(
+                    points,
+                    colour.stroke_width(1),
+                )))
+                .map_err(failed)?;
+            if lines.len() > 1 && r == 0 {
+                drawn.label(line.label.clone()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
+                });
+            }
+        }
     }
-    let flagged = buckets
-        .iter()
+    let flagged = all(lines)
         .filter(|b| b.flagged)
         .flat_map(Bucket::points)
         .map(|p| Cross::new((p.t, p.v), 4, BLACK.stroke_width(1)));
     chart.draw_series(flagged).map_err(failed)?;
-    if buckets.is_empty() {
+    if lines.len() > 1 {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 11))
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(failed)?;
+    }
+    if all(lines).next().is_none() {
         let font = ("sans-serif", 14)
             .into_font()
             .color(&BLACK)
@@ -200,9 +240,9 @@ fn runs(buckets: &[Bucket]) -> impl Iterator<Item = &[Bucket]> {
     buckets.chunk_by(|_, next| !next.break_before)
 }
 
-fn time_range(spec: &ChartSpec, buckets: &[Bucket]) -> (i64, i64) {
-    let first = buckets.first().map(|b| b.first);
-    let last = buckets.last().map(|b| b.last);
+fn time_range(spec: &ChartSpec, lines: &[Line]) -> (i64, i64) {
+    let first = all(lines).map(|b| b.first).min();
+    let last = all(lines).map(|b| b.last).max();
     let now = chrono::Utc::now().timestamp_micros();
     let x0 = spec.from.or(first).unwrap_or(now - 86_400_000_000);
     let x1 = spec.to.or(last).unwrap_or(now).max(x0);
@@ -216,9 +256,8 @@ fn time_range(spec: &ChartSpec, buckets: &[Bucket]) -> (i64, i64) {
 /// The values' range, widened by the levels near it (within one span of it): a level far from
 /// the window's values (a flood mark over a week of low water) would flatten the line to
 /// nothing, so it is left out of the chart ([`visible_levels`]).
-fn value_range(spec: &ChartSpec, buckets: &[Bucket]) -> (f64, f64) {
-    let (lo, hi) = buckets
-        .iter()
+fn value_range(spec: &ChartSpec, lines: &[Line]) -> (f64, f64) {
+    let (lo, hi) = all(lines)
         .flat_map(|b| [b.min.v, b.max.v])
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
@@ -265,22 +304,28 @@ fn time_label(t: i64, span: i64, offset: FixedOffset) -> String {
 
 /// The SVG with a role, a title and a description for screen readers (a chart in an `<img>`
 /// has its page's alt text; one opened by itself has these).
-fn accessible(svg: String, spec: &ChartSpec, buckets: &[Bucket]) -> String {
+fn accessible(svg: String, spec: &ChartSpec, lines: &[Line]) -> String {
     let Some(end) = svg.find('>') else {
         return svg;
     };
     let values =
-        buckets
-            .iter()
+        all(lines)
             .flat_map(|b| [b.min.v, b.max.v])
             .fold(None, |acc: Option<(f64, f64)>, v| match acc {
                 None => Some((v, v)),
                 Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
             });
+    let series = match lines {
+        [_] => String::new(),
+        _ => {
+            let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+            format!(" Series: {}.", labels.join("; "))
+        }
+    };
     let desc = match values {
-        None => format!("{}: no values in this window.", spec.quantity),
+        None => format!("{}: no values in this window.{series}", spec.quantity),
         Some((lo, hi)) => format!(
-            "{} from {lo} to {hi} over the window; time in UTC{}.",
+            "{} from {lo} to {hi} over the window; time in UTC{}.{series}",
             spec.quantity, spec.offset
         ),
     };
@@ -317,7 +362,10 @@ mod tests {
             let v = (i != 40).then_some(100.0 + (i as f64).sin() * 10.0);
             d.push(i * 900_000_000, v, i == 7);
         }
-        let buckets = d.finish();
+        let lines = [Line {
+            label: "Köln".into(),
+            buckets: d.finish(),
+        }];
         let spec = ChartSpec {
             title: "Köln <Rhein> – water level".into(),
             quantity: "water level (cm)".into(),
@@ -330,13 +378,13 @@ mod tests {
                 value: 125.0,
             }],
         };
-        let svg = svg(&spec, &buckets).unwrap();
+        let svg = svg(&spec, &lines).unwrap();
         assert!(svg.contains("<title id=\"chart-title\">Köln &lt;Rhein&gt; – water level</title>"));
         let stroke = format!(
             "stroke=\"#{:02X}{:02X}{:02X}\"",
-            LINE_COLOUR.0, LINE_COLOUR.1, LINE_COLOUR.2
+            LINE_COLOURS[0].0, LINE_COLOURS[0].1, LINE_COLOURS[0].2
         );
-        let lines: Vec<usize> = svg
+        let drawn: Vec<usize> = svg
             .split("<polyline")
             .skip(1)
             .filter(|p| p.split("/>").next().unwrap_or("").contains(&stroke))
@@ -345,12 +393,12 @@ mod tests {
                 points.split('"').next().unwrap().split_whitespace().count()
             })
             .collect();
-        assert_eq!(lines, [40, 55], "{svg:.400}");
+        assert_eq!(drawn, [40, 55], "{svg:.400}");
         assert!(svg.contains("MHW 125 cm"));
         assert!(svg.contains("UTC+01:00"));
 
         // The same chart as a PNG of the size asked for, with ink in it.
-        let png = png(&spec, &buckets).unwrap();
+        let png = png(&spec, &lines).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let decoder = ::png::Decoder::new(std::io::Cursor::new(png));
         let mut reader = decoder.read_info().unwrap();
