@@ -109,6 +109,24 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
     assert_eq!(markers, 5, "{list:.2000}");
     assert!(list.contains("<th scope=\"col\">Name</th>"));
     assert!(list.contains("rel=\"next\""));
+    // Sorted as the API sorts.
+    let sorted = get(&format!("{b}/stations?format=html&sort=-name&limit=3"))
+        .await
+        .text();
+    let names = get(&format!("{b}/stations?sort=-name&limit=3&fields=name"))
+        .await
+        .json();
+    let positions: Vec<usize> = names["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            sorted
+                .find(&format!(">{}</a>", s["name"].as_str().unwrap()))
+                .unwrap()
+        })
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
     let found = look_at(
         &format!("{b}/stations?format=html&q=koeln"),
         dir.path(),

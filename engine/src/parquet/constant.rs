@@ -152,9 +152,10 @@ mod tests {
             .unwrap();
         let (mut out, head) = Assembly::new(&empty).unwrap();
         let mut bytes = head.to_vec();
-        for n in [2_976, 2_880, 2_976] {
-            let (footer, file) = values(n);
-            let enc = constants.encoded(n as usize).unwrap();
+        // Ids for `ids` rows joined to a stored chunk of `rows` rows.
+        let mut join = |ids: usize, rows: i32| {
+            let (footer, file) = values(rows);
+            let enc = constants.encoded(ids).unwrap();
             let stored = Chunks {
                 footer: &footer,
                 group: 0,
@@ -162,21 +163,15 @@ mod tests {
                 data: &file,
                 data_start: 0,
             };
-            for f in out.copy_joined(&[enc.chunks(), stored]).unwrap() {
+            out.copy_joined(&[enc.chunks(), stored])
+        };
+        for n in [2_976, 2_880, 2_976] {
+            for f in join(n as usize, n).unwrap() {
                 bytes.extend_from_slice(&f);
             }
         }
-        assert_eq!(constants.made.lock().unwrap().len(), 2);
-        let (footer, file) = values(10);
-        let enc = constants.encoded(11).unwrap();
-        let stored = Chunks {
-            footer: &footer,
-            group: 0,
-            columns: &[0],
-            data: &file,
-            data_start: 0,
-        };
-        assert!(out.copy_joined(&[enc.chunks(), stored]).is_err());
+        assert!(join(11, 10).is_err());
+        assert_eq!(constants.made.lock().unwrap().len(), 3);
         bytes.extend_from_slice(&out.finish().unwrap());
 
         let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(bytes))

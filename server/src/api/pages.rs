@@ -7,7 +7,8 @@
 //! Lists without `limit` are cut to a page ([`PAGE_ROWS`]), with links to the next ones: a
 //! table of 350 000 values is of no use on a screen, and the data formats give them all.
 
-use crate::api::{Ctx, Reply, built, fault};
+use crate::api::params::SortSpec;
+use crate::api::{Ctx, Reply, built, fault, station_list};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::envelope::Page;
@@ -108,10 +109,12 @@ pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Ok(reply(html::page(frame, content)))
 }
 
-/// The station list: the stations the filters select, a page of them on a map and in a table.
+/// The station list: the stations the filters select, in the order asked for, a page of them
+/// on a map and in a table.
 pub fn station_list(
     ctx: &Ctx<'_>,
     filter: &StationFilter,
+    sort: &[SortSpec],
     limit: Option<u64>,
     offset: u64,
     offered: &[Format],
@@ -119,19 +122,32 @@ pub fn station_list(
     let limit = limit.unwrap_or(PAGE_ROWS);
     let first = usize::try_from(offset).unwrap_or(usize::MAX);
     let keep = first..first.saturating_add(usize::try_from(limit).unwrap_or(usize::MAX));
-    let (total, hits) = ctx.version.dataset.catalog.find_stations(filter, keep);
+    let catalog = &ctx.version.dataset.catalog;
+    let (total, hits) = if sort.is_empty() {
+        let (total, hits) = catalog.find_stations(filter, keep);
+        let hits = hits.iter().map(|h| (h.station, h.distance_km)).collect();
+        (total, hits)
+    } else {
+        let (total, hits) = catalog.find_stations(filter, 0..usize::MAX);
+        let stations = catalog.stations();
+        let hits: Vec<(&Station, Option<f64>)> = station_list::order(&hits, sort, keep)
+            .iter()
+            .filter_map(|c| Some((stations.get(c.index)?, c.distance_km)))
+            .collect();
+        (total, hits)
+    };
     let page = Page::new(total as u64, Some(limit), offset);
     let mut url = ctx.paging_url();
     url.pairs.retain(|(k, _)| k != "format");
     let pages = page.links(&url);
     let map: Vec<serde_json::Value> = hits
         .iter()
-        .map(|h| {
+        .map(|(s, _)| {
             serde_json::json!({
-                "name": h.station.name,
-                "lat": h.station.coordinates.lat,
-                "lon": h.station.coordinates.lon,
-                "href": station_url(ctx, h.station),
+                "name": s.name,
+                "lat": s.coordinates.lat,
+                "lon": s.coordinates.lon,
+                "href": station_url(ctx, s),
             })
         })
         .collect();
@@ -140,7 +156,7 @@ pub fn station_list(
         .to_string()
         .replace('<', "\\u003c");
     let tiles = ctx.state.config.map_tile_url.clone();
-    let near = hits.iter().any(|h| h.distance_km.is_some());
+    let near = hits.iter().any(|(_, d)| d.is_some());
     let search = ctx.query.get("q").ok().flatten().unwrap_or("").to_owned();
     let content = html! {
         form.inline method="get" action=(ctx.url("/stations")) role="search" {
@@ -165,16 +181,16 @@ pub fn station_list(
                 }
             }
             tbody {
-                @for h in &hits {
+                @for (s, distance) in &hits {
                     tr {
-                        td { a href=(station_url(ctx, h.station)) { (h.station.name) } }
-                        td { (h.station.water_body_name) }
-                        td { (h.station.kind.as_str()) }
-                        td { (h.station.state) }
-                        td.num { (format!("{:.4}", h.station.coordinates.lat)) }
-                        td.num { (format!("{:.4}", h.station.coordinates.lon)) }
+                        td { a href=(station_url(ctx, s)) { (s.name) } }
+                        td { (s.water_body_name) }
+                        td { (s.kind.as_str()) }
+                        td { (s.state) }
+                        td.num { (format!("{:.4}", s.coordinates.lat)) }
+                        td.num { (format!("{:.4}", s.coordinates.lon)) }
                         @if near {
-                            td.num { (h.distance_km.map(|d| format!("{d:.1}")).unwrap_or_default()) }
+                            td.num { (distance.map(|d| format!("{d:.1}")).unwrap_or_default()) }
                         }
                     }
                 }

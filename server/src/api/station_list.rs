@@ -39,8 +39,9 @@ const PARALLEL_FRAMES: usize = 4;
 /// A station of the answer: its position in the catalog and its distance for `near`.
 #[derive(Debug, Clone, Copy)]
 pub struct Chosen {
-    index: usize,
-    distance_km: Option<f64>,
+    /// Its position in the catalog's stations.
+    pub index: usize,
+    pub distance_km: Option<f64>,
 }
 
 /// How one station becomes an item of the answer.

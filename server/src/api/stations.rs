@@ -37,7 +37,7 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         format,
     } = ctx.request()?;
     if format == Format::Html {
-        return pages::station_list(ctx, &filter, limit, offset, STATION_FORMATS);
+        return pages::station_list(ctx, &filter, &sort, limit, offset, STATION_FORMATS);
     }
 
     // The page's positions in the list. Unsorted, only the page's matches are collected;

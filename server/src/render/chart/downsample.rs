@@ -95,26 +95,19 @@ impl Downsampler {
         self.last = Some(t);
         let index = t.saturating_sub(origin) / self.width;
         let point = Point { t, v };
+        let one = Bucket {
+            index,
+            min: point,
+            max: point,
+            first: t,
+            last: t,
+            flagged,
+            break_before,
+        };
         match self.buckets.last_mut() {
-            Some(b) if b.index == index && !break_before => b.merge(&Bucket {
-                index,
-                min: point,
-                max: point,
-                first: t,
-                last: t,
-                flagged,
-                break_before,
-            }),
+            Some(b) if b.index == index && !break_before => b.merge(&one),
             _ => {
-                self.buckets.push(Bucket {
-                    index,
-                    min: point,
-                    max: point,
-                    first: t,
-                    last: t,
-                    flagged,
-                    break_before,
-                });
+                self.buckets.push(one);
                 if self.buckets.len() > self.most {
                     self.coarsen();
                 }
