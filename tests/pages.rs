@@ -107,7 +107,7 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
     );
     let markers = list.matches("leaflet-interactive").count();
     assert_eq!(markers, 5, "{list:.2000}");
-    assert!(list.contains("<th scope=\"col\">Name</th>"));
+    assert!(list.contains("<th scope=\"col\"><a href="), "{list:.3000}");
     assert!(list.contains("rel=\"next\""));
     // Sorted as the API sorts.
     let sorted = get(&format!("{b}/stations?format=html&sort=-name&limit=3"))
@@ -127,6 +127,12 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
         })
         .collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    // Column headings sort: the sorted column says so and links the other direction.
+    assert!(
+        sorted.contains("aria-sort=\"descending\""),
+        "{sorted:.3000}"
+    );
+    assert!(sorted.contains("sort=name\">Name</a>"), "{sorted:.3000}");
     let found = look_at(
         &format!("{b}/stations?format=html&q=koeln"),
         dir.path(),

@@ -11,7 +11,7 @@ use crate::api::params::SortSpec;
 use crate::api::{Ctx, Reply, built, fault, station_list};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
-use crate::render::envelope::Page;
+use crate::render::envelope::{Page, PagingUrl};
 use crate::render::html::{self, Frame, Link};
 use chrono::{DateTime, FixedOffset, SecondsFormat};
 use datafusion::arrow::array::{Array, AsArray};
@@ -171,12 +171,11 @@ pub fn station_list(
             caption { "Stations" }
             thead {
                 tr {
-                    th scope="col" { "Name" }
-                    th scope="col" { "Water body" }
-                    th scope="col" { "Type" }
-                    th scope="col" { "State" }
-                    th scope="col" { "Latitude" }
-                    th scope="col" { "Longitude" }
+                    @for (field, heading) in SORTABLE {
+                        th scope="col" aria-sort=[sorted_by(sort, field)] {
+                            a href=(sort_url(&url, sort, field)) { (heading) }
+                        }
+                    }
                     @if near { th scope="col" { "Distance (km)" } }
                 }
             }
@@ -209,6 +208,37 @@ pub fn station_list(
         head: html! { link rel="stylesheet" href=(ctx.url("/assets/leaflet.css")); },
     };
     Ok(reply(html::page(frame, content)))
+}
+
+/// The station table's columns: the sort field each orders by, and its heading. A heading
+/// links the list sorted by it (descending when it is sorted ascending by it already).
+const SORTABLE: [(&str, &str); 6] = [
+    ("name", "Name"),
+    ("waterBodyName", "Water body"),
+    ("type", "Type"),
+    ("state", "State"),
+    ("coordinates.lat", "Latitude"),
+    ("coordinates.lon", "Longitude"),
+];
+
+/// `aria-sort` of a column the list is sorted by first.
+fn sorted_by(sort: &[SortSpec], field: &str) -> Option<&'static str> {
+    match sort.first() {
+        Some(k) if k.path == field => Some(if k.descending {
+            "descending"
+        } else {
+            "ascending"
+        }),
+        _ => None,
+    }
+}
+
+fn sort_url(url: &PagingUrl, sort: &[SortSpec], field: &str) -> String {
+    let value = match sorted_by(sort, field) {
+        Some("ascending") => format!("-{field}"),
+        _ => field.to_owned(),
+    };
+    url.rewritten(&["sort", "offset"], &[("sort", &value)])
 }
 
 /// The chart of a series as an image, with its text alternative.

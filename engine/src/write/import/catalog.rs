@@ -21,7 +21,7 @@ fn read_rows(path: &Path, required: &[&str], problems: &mut Problems) -> Vec<(u6
             .trim(csv::Trim::All)
             .from_reader(r),
         Err(e) => {
-            problems.add(path, 0, format!("cannot read: {e}"));
+            problems.add(path, 0, format!("cannot open: {e}"));
             return Vec::new();
         }
     };

@@ -124,7 +124,8 @@ pub const QUALITY_FLAGS: [&str; 5] = ["good", "suspect", "estimated", "unchecked
 /// Reports shown at most: a file that is wrong throughout stays readable.
 const SHOWN_PROBLEMS: usize = 1000;
 
-/// Collects `file:line: reason` messages; the import fails if there is any.
+/// Collects `file:line: reason` messages (`file: reason` for the whole file); the import
+/// fails if there is any.
 #[derive(Default)]
 pub(super) struct Problems {
     shown: Vec<String>,
@@ -132,11 +133,14 @@ pub(super) struct Problems {
 }
 
 impl Problems {
+    /// A problem at `line` of `file` (1-based; Parquet: the row), or of the whole file (0).
     pub(super) fn add(&mut self, file: &Path, line: u64, reason: impl std::fmt::Display) {
         self.total += 1;
         if self.shown.len() < SHOWN_PROBLEMS {
-            self.shown
-                .push(format!("{}:{line}: {reason}", file.display()));
+            self.shown.push(match line {
+                0 => format!("{}: {reason}", file.display()),
+                _ => format!("{}:{line}: {reason}", file.display()),
+            });
         }
     }
 

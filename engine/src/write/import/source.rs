@@ -111,15 +111,15 @@ pub(super) fn plan_inputs(paths: &[PathBuf], problems: &mut Problems) -> Vec<Val
     let mut inputs = Vec::new();
     for path in paths {
         let planned = (|| -> Result<ValueInput, String> {
-            let kind = sniff(path).map_err(|e| format!("cannot read: {e}"))?;
+            let kind = sniff(path).map_err(|e| format!("cannot open: {e}"))?;
             let size = std::fs::metadata(path)
-                .map_err(|e| format!("cannot read: {e}"))?
+                .map_err(|e| format!("cannot open: {e}"))?
                 .len();
             let rows_estimate = match kind {
                 InputKind::Csv(Compression::None) => size / CSV_BYTES_PER_ROW,
                 InputKind::Csv(_) => size * COMPRESSED_EXPANSION / CSV_BYTES_PER_ROW,
                 InputKind::Parquet => {
-                    let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+                    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
                     let builder = ParquetRecordBatchReaderBuilder::try_new(file)
                         .map_err(|e| format!("not a readable Parquet file: {e}"))?;
                     u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0)
@@ -301,7 +301,7 @@ fn read_csv(
     send: &mut dyn FnMut(Block) -> bool,
 ) -> Result<(), FileProblem> {
     let mut reader = text_reader(&input.path, compression, Arc::clone(progress))
-        .map_err(|e| (0, format!("cannot read: {e}")))?;
+        .map_err(|e| (0, format!("cannot open: {e}")))?;
     let mut columns: Option<Arc<CsvColumns>> = None;
     let mut line = 1u64;
     let mut carry: Vec<u8> = Vec::new();
@@ -436,7 +436,7 @@ fn read_parquet(
     progress: &Arc<ImportProgress>,
     send: &mut dyn FnMut(Block) -> bool,
 ) -> Result<(), FileProblem> {
-    let opened = File::open(&input.path).map_err(|e| (0, format!("cannot read: {e}")))?;
+    let opened = File::open(&input.path).map_err(|e| (0, format!("cannot open: {e}")))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(opened)
         .map_err(|e| (0, format!("not a readable Parquet file: {e}")))?;
     let schema = Arc::clone(builder.schema());
