@@ -27,7 +27,10 @@ use maud::{Markup, PreEscaped, html};
 /// Rows of a page when the request gives no `limit`.
 pub const PAGE_ROWS: u64 = 200;
 
-/// The windows a station page offers for its charts, the first shown at once.
+/// Rows a values page shows at most.
+pub const MOST_ROWS: u64 = 10_000;
+
+/// The windows a station page offers for its charts; its charts show the second.
 const CHART_WINDOWS: [(&str, &str); 4] = [
     ("P7D", "7 days"),
     ("P30D", "30 days"),
@@ -359,7 +362,7 @@ pub async fn values(
     size: (u32, u32),
     offered: &[Format],
 ) -> Result<Reply, ApiError> {
-    let limit = query.limit.unwrap_or(PAGE_ROWS);
+    let limit = query.limit.unwrap_or(PAGE_ROWS).min(MOST_ROWS);
     query.limit = Some(limit);
     query.need_total = true;
     query.columns = vec![
