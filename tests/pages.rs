@@ -177,7 +177,9 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
 
     // A values page is built in memory: at most 10 000 rows whatever the limit.
     let all_values = format!("{b}/stations/{id}/parameters/water-level-15min/values");
-    let long = get(&format!("{all_values}?format=html&limit=50000")).await.text();
+    let long = get(&format!("{all_values}?format=html&limit=50000"))
+        .await
+        .text();
     assert_eq!(long.matches("<tr>").count(), 10_001);
 
     // The chart of that day draws every value, broken where one is missing.
