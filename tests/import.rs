@@ -283,10 +283,11 @@ async fn appends_add_and_correct_values() {
     let p = get(&format!("{b}/stations/koeln/parameters/water-level-15min"))
         .await
         .json();
-    assert_eq!(
-        p["data"]["availability"][0]["end"],
-        "2024-03-01T00:00:00+00:00"
-    );
+    // The appended value a month after the others is a period of its own.
+    let periods = p["data"]["availability"].as_array().unwrap();
+    assert_eq!(periods.len(), 2, "{periods:?}");
+    assert_eq!(periods[0]["end"], "2024-02-02T01:45:00+00:00");
+    assert_eq!(periods[1]["end"], "2024-03-01T00:00:00+00:00");
     let health = get(&format!("{b}/health")).await.json();
     assert_eq!(health["checks"]["catalog"]["stations"], 4);
 }
@@ -431,4 +432,83 @@ fn bad_flags_are_refused() {
     assert!(err.contains("--older-than"), "{err}");
     let err = run(&["vacuum", "--out", out]);
     assert!(err.contains("no dataset is published there"), "{err}");
+}
+
+/// Availability is split where a series has a gap longer than six of its steps: a 23.5-hour
+/// outage of a 15-minute series inside one month is two periods; the months an append
+/// carries over keep theirs.
+#[tokio::test]
+async fn availability_splits_at_outages_and_keeps_them_on_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let step = chrono::Duration::minutes(15);
+    let start = chrono::DateTime::parse_from_rfc3339("2031-01-10T00:00:00Z").unwrap();
+    let mut csv = String::from("stationId,parameterId,timestamp,value,quality\n");
+    for i in 0..400 {
+        // Values 100..194 (23.5 hours) are missing.
+        if (100..194).contains(&i) {
+            continue;
+        }
+        let t = (start + step * i).to_rfc3339();
+        csv.push_str(&format!("koeln,water-level-15min,{t},{i}.5,good\n"));
+    }
+    let values = dir.path().join("outage.csv");
+    std::fs::write(&values, csv).unwrap();
+    let out = dir.path().join("dataset");
+    let r = import(&out, &[values.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let periods = |server: &Server| {
+        let url = format!(
+            "{}/stations/koeln/parameters/water-level-15min",
+            server.base
+        );
+        async move {
+            let p = get(&url).await.json();
+            p["data"]["availability"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    (
+                        p["start"].as_str().unwrap().to_owned(),
+                        p["end"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let server = Server::start_with(&out, &[]);
+    let got = periods(&server).await;
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].0, "2031-01-10T00:00:00+00:00");
+    assert_eq!(
+        got[0].1,
+        (start + step * 99).to_rfc3339().replace('Z', "+00:00")
+    );
+    assert_eq!(
+        got[1].0,
+        (start + step * 194).to_rfc3339().replace('Z', "+00:00")
+    );
+    drop(server);
+
+    // An append in February: January is carried over, its outage with it.
+    let more = dir.path().join("february.csv");
+    std::fs::write(
+        &more,
+        "stationId,parameterId,timestamp,value,quality\n\
+         koeln,water-level-15min,2031-02-01T00:00:00Z,1.5,good\n",
+    )
+    .unwrap();
+    let r = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["import", "--append", "--out"])
+        .arg(&out)
+        .arg("--values")
+        .arg(&more)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let server = Server::start_with(&out, &[]);
+    let after = periods(&server).await;
+    assert_eq!(after.len(), 3, "{after:?}");
+    assert_eq!(after[..2], got[..]);
+    assert_eq!(after[2].0, "2031-02-01T00:00:00+00:00");
 }

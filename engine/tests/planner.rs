@@ -463,9 +463,9 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
         values: vec![1.0, 2.0],
         quality: vec!["good", "good"],
     }];
-    let (bytes, stats) = hydro_engine::write::writer::encode_month(&mut chunk).unwrap();
+    let encoded = hydro_engine::write::writer::encode_month(&mut chunk).unwrap();
     writer
-        .write_month(&station, "1970-01".parse().unwrap(), bytes, stats)
+        .write_month(&station, "1970-01".parse().unwrap(), encoded)
         .await
         .unwrap();
     // The crash: the writer is gone without publishing. Its lock stays; this process still

@@ -688,7 +688,7 @@ mod tests {
                 })
                 .collect(),
         }];
-        let (bytes, _) = encode_month(&mut chunk).unwrap();
+        let bytes = encode_month(&mut chunk).unwrap().bytes;
         let location = Path::from(name);
         store
             .put(&location, PutPayload::from(bytes.clone()))

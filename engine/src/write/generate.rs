@@ -7,7 +7,7 @@
 //! so stations can be generated in parallel and the result does not depend on scheduling.
 //! Memory is bounded: stations are produced a few at a time, month by month.
 
-use crate::dataset::manifest::{Manifest, SeriesStats};
+use crate::dataset::manifest::Manifest;
 use crate::error::{EngineError, Result};
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::month::Month;
@@ -16,8 +16,7 @@ use crate::model::{
     StationType, Text,
 };
 use crate::write::gauges::{GAUGES, NAME_PARTS, STATES, gauge_position};
-use crate::write::writer::{DatasetWriter, SeriesChunk, encode_month};
-use bytes::Bytes;
+use crate::write::writer::{DatasetWriter, EncodedMonth, SeriesChunk, encode_month};
 use chrono::{Datelike, Months, NaiveDate, TimeZone, Timelike, Utc};
 use datafusion::object_store::ObjectStore;
 use futures::StreamExt;
@@ -366,7 +365,7 @@ struct YearStats {
 }
 
 struct StationOutput {
-    months: Vec<(Month, Bytes, Vec<SeriesStats>)>,
+    months: Vec<(Month, EncodedMonth)>,
     characteristics: Vec<Characteristic>,
 }
 
@@ -447,8 +446,7 @@ fn generate_station(
         }
         let month = Month::of(month_start.timestamp_micros());
         if chunks.iter().any(|c| !c.timestamps.is_empty()) {
-            let (bytes, stats) = encode_month(&mut chunks)?;
-            months.push((month, bytes, stats));
+            months.push((month, encode_month(&mut chunks)?));
         }
         month_start = month_end;
     }
@@ -730,8 +728,8 @@ pub async fn generate(
                 what: "generator task",
                 source,
             })??;
-            for (month, bytes, stats) in out.months {
-                writer.write_month(&station, month, bytes, stats).await?;
+            for (month, encoded) in out.months {
+                writer.write_month(&station, month, encoded).await?;
             }
             characteristics.extend(out.characteristics);
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);

@@ -4,6 +4,7 @@
 //! publish writes value and catalog files under new names first and the manifest last, so
 //! readers never see half of it.
 
+pub mod availability;
 pub(crate) mod gauges;
 pub mod generate;
 pub mod import;

@@ -15,6 +15,7 @@ use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, Micros, Parameter, Period, Station};
+use crate::write::availability::{Spans, periods_of};
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
 use datafusion::arrow::array::{
@@ -40,8 +41,16 @@ pub struct SeriesChunk {
     pub quality: Vec<&'static str>,
 }
 
+/// A station-month encoded: the file's bytes, and for each series in it (in row group order)
+/// its statistics and its periods with values ([`periods_of`]).
+pub struct EncodedMonth {
+    pub bytes: Bytes,
+    pub series: Vec<SeriesStats>,
+    pub periods: Vec<Vec<Period>>,
+}
+
 /// Encodes one station-month (chunks sorted by parameter, one row group each) as Parquet.
-pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<(Bytes, Vec<SeriesStats>)> {
+pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
     chunks.sort_by(|a, b| a.parameter.cmp(&b.parameter));
     let schema = layout::values_schema();
     let mut buf = Vec::with_capacity(64 * 1024);
@@ -52,6 +61,7 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<(Bytes, Vec<SeriesStat
         Some(layout::value_file_properties(repeating)),
     )?;
     let mut stats = Vec::new();
+    let mut periods = Vec::new();
     for chunk in chunks.iter() {
         let n = chunk.timestamps.len();
         if n == 0 {
@@ -95,18 +105,25 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<(Bytes, Vec<SeriesStat
             min: chunk.timestamps[0],
             max: chunk.timestamps[n - 1],
         });
+        periods.push(periods_of(&chunk.timestamps));
     }
     writer.close()?;
-    Ok((Bytes::from(buf), stats))
+    Ok(EncodedMonth {
+        bytes: Bytes::from(buf),
+        series: stats,
+        periods,
+    })
 }
 
-/// What a publish says about the files written: counts, and each series' time range (its
-/// availability). Grows with the series, not with the files.
+/// What a publish says about the files written: counts, and each series' periods with values
+/// (its availability), of the months written and of those carried over from the previous
+/// version. Grows with the series and their gaps, not with the files.
 #[derive(Default)]
 struct Written {
     files: u64,
     values: u64,
-    ranges: HashMap<(StationId, ParameterId), Period>,
+    written: HashMap<(StationId, ParameterId), Spans>,
+    carried: HashMap<(StationId, ParameterId), Spans>,
 }
 
 /// Writes the value files of a new version and publishes it.
@@ -170,29 +187,33 @@ impl DatasetWriter {
 
     /// Lists a file of an earlier version in the new one, as it is.
     pub async fn carry(&self, file: ValueFile) -> Result<()> {
-        self.note(&file)?;
+        self.note(&file, None)?;
         self.table.lock().await.add(file).await
     }
 
-    fn note(&self, file: &ValueFile) -> Result<()> {
+    /// Counts a file and notes its series' periods: those found while encoding it, or for a
+    /// carried file its time range (cut to the previous availability at publish).
+    fn note(&self, file: &ValueFile, periods: Option<&[Vec<Period>]>) -> Result<()> {
         let mut written = self
             .written
             .lock()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
         written.files += 1;
-        for s in &file.series {
+        for (i, s) in file.series.iter().enumerate() {
             written.values += s.rows;
-            written
-                .ranges
-                .entry((file.station.clone(), s.parameter.clone()))
-                .and_modify(|p| {
-                    p.start = p.start.min(s.min);
-                    p.end = p.end.max(s.max);
-                })
-                .or_insert(Period {
-                    start: s.min,
-                    end: s.max,
-                });
+            let key = (file.station.clone(), s.parameter.clone());
+            let range = [Period {
+                start: s.min,
+                end: s.max,
+            }];
+            let (spans, found) = match periods.and_then(|p| p.get(i)) {
+                Some(found) => (&mut written.written, found.as_slice()),
+                None => (&mut written.carried, &range[..]),
+            };
+            spans
+                .entry(key)
+                .or_default()
+                .add(found, s.rows, s.min, s.max);
         }
         Ok(())
     }
@@ -202,9 +223,13 @@ impl DatasetWriter {
         &self,
         station: &StationId,
         month: Month,
-        bytes: Bytes,
-        series: Vec<SeriesStats>,
+        encoded: EncodedMonth,
     ) -> Result<()> {
+        let EncodedMonth {
+            bytes,
+            series,
+            periods,
+        } = encoded;
         let file = ValueFile {
             station: station.clone(),
             month,
@@ -213,7 +238,7 @@ impl DatasetWriter {
             series: series.into_boxed_slice(),
         };
         self.put(&file.path(), bytes).await?;
-        self.note(&file)?;
+        self.note(&file, Some(&periods))?;
         self.table.lock().await.add(file).await
     }
 
@@ -254,7 +279,8 @@ impl DatasetWriter {
     }
 
     /// Writes the catalog and the manifest. Parameters' availability is derived from the
-    /// value files written, so it is always true to the data.
+    /// value files written, so it is always true to the data; a parameter's availability as
+    /// given is its previous version's, which carried months take their periods from.
     pub async fn publish(
         self,
         stations: &[Station],
@@ -282,12 +308,21 @@ impl DatasetWriter {
             .into_inner()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
         let files_table = self.table.into_inner().finish().await?;
+        let Written {
+            written: mut new,
+            mut carried,
+            ..
+        } = written;
         for p in &mut parameters {
-            p.availability = written
-                .ranges
-                .get(&(p.station.clone(), p.id.clone()))
-                .map(|r| vec![*r])
-                .unwrap_or_default();
+            let key = (p.station.clone(), p.id.clone());
+            let new = new.remove(&key).unwrap_or_default();
+            let spans = match carried.remove(&key) {
+                // A dataset of an older layout gave no availability: the months' ranges.
+                Some(c) if p.availability.is_empty() => new.merged(c),
+                Some(c) => new.merged(c.within(&p.availability)),
+                None => new,
+            };
+            p.availability = spans.into_periods();
         }
         let g = self.generation;
         let catalog = CatalogFiles {
@@ -519,7 +554,7 @@ mod tests {
     /// Whether the value column of an encoded month has a dictionary page, after checking that
     /// its values read back as written.
     fn value_dictionary(values: Vec<f64>) -> bool {
-        let (bytes, _) = encode_month(&mut [month(values.clone())]).unwrap();
+        let bytes = encode_month(&mut [month(values.clone())]).unwrap().bytes;
         let batches: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(bytes.clone())
             .unwrap()
             .build()

@@ -578,12 +578,11 @@ impl WriteContext<'_> {
                         self.replaced.fetch_add(replaced, Ordering::Relaxed);
                         lock(self.rewritten).insert(key);
                     }
-                    let (bytes, stats) = encode_month(&mut month.chunks)?;
+                    let encoded = encode_month(&mut month.chunks)?;
                     self.runtime.block_on(self.writer.write_month(
                         month.station,
                         month.month,
-                        bytes,
-                        stats,
+                        encoded,
                     ))?;
                     rows += n;
                     self.progress.rows_written.fetch_add(n, Ordering::Relaxed);
