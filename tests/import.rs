@@ -512,3 +512,37 @@ async fn availability_splits_at_outages_and_keeps_them_on_append() {
     assert_eq!(after[..2], got[..]);
     assert_eq!(after[2].0, "2031-02-01T00:00:00+00:00");
 }
+
+/// A bad station row is one error: its parameters and characteristics, which refer to it,
+/// are counted in one line rather than each reported as an unknown station.
+#[test]
+fn a_bad_station_row_is_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let stations = std::fs::read_to_string(sample("stations.csv"))
+        .unwrap()
+        .replace(
+            "koeln,Köln,surfaceWater,NW,",
+            "koeln,Köln,surfaceWater,Nordrhein,",
+        );
+    let bad = dir.path().join("stations.csv");
+    std::fs::write(&bad, stations).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .arg("import")
+        .arg("--out")
+        .arg(dir.path().join("dataset"))
+        .arg("--stations")
+        .arg(&bad)
+        .args(["--parameters", &sample("parameters.csv")])
+        .args(["--characteristics", &sample("characteristics.csv")])
+        .args(["--values", &sample("values.csv")])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stations.csv:2: "), "{err}");
+    assert!(!err.contains("unknown station"), "{err}");
+    assert!(
+        err.contains("(5 rows that refer to a station or parameter rejected above are not listed)"),
+        "{err}"
+    );
+}

@@ -245,6 +245,10 @@ pub(super) fn read_catalog(
 ) -> CatalogInput {
     let mut stations = Vec::new();
     let mut station_ids = HashSet::new();
+    // Ids of rows rejected: what refers to them is not reported again.
+    let mut rejected_stations: HashSet<String> = HashSet::new();
+    let mut rejected_parameters: HashSet<(String, String)> = HashSet::new();
+    let text = |row: &Row, name: &str| row.get(name).cloned().unwrap_or_default();
     if let Some(path) = paths.stations {
         for (line, row) in read_rows(path, &["id", "name", "type", "state"], problems) {
             match station_from(&row) {
@@ -252,7 +256,10 @@ pub(super) fn read_catalog(
                     problems.add(path, line, format!("duplicate station id {}", s.id))
                 }
                 Ok(s) => stations.push(s),
-                Err(e) => problems.add(path, line, e),
+                Err(e) => {
+                    rejected_stations.insert(text(&row, "id"));
+                    problems.add(path, line, e)
+                }
             }
         }
     }
@@ -270,6 +277,7 @@ pub(super) fn read_catalog(
         ];
         for (line, row) in read_rows(path, &required, problems) {
             match parameter_from(&row) {
+                Ok(p) if rejected_stations.contains(p.station.as_str()) => problems.follow_up(),
                 Ok(p) if !station_ids.contains(&p.station) => {
                     problems.add(path, line, format!("unknown station {}", p.station))
                 }
@@ -277,7 +285,10 @@ pub(super) fn read_catalog(
                     problems.add(path, line, format!("duplicate parameter {}", p.id))
                 }
                 Ok(p) => parameters.push(p),
-                Err(e) => problems.add(path, line, e),
+                Err(e) => {
+                    rejected_parameters.insert((text(&row, "stationId"), text(&row, "id")));
+                    problems.add(path, line, e)
+                }
             }
         }
     }
@@ -302,6 +313,13 @@ pub(super) fn read_catalog(
         ];
         for (line, row) in read_rows(path, &required, problems) {
             match characteristic_from(&row) {
+                Ok(c)
+                    if rejected_stations.contains(c.station.as_str())
+                        || rejected_parameters
+                            .contains(&(c.station.to_string(), c.parameter.to_string())) =>
+                {
+                    problems.follow_up()
+                }
                 Ok(c) if !parameter_ids.contains(&(c.station.clone(), c.parameter.clone())) => {
                     problems.add(
                         path,

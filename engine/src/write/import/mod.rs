@@ -130,6 +130,9 @@ const SHOWN_PROBLEMS: usize = 1000;
 pub(super) struct Problems {
     shown: Vec<String>,
     total: u64,
+    /// Rows that refer to a station or parameter whose own row was rejected: one error is
+    /// said once, not again for every row that follows from it.
+    followups: u64,
 }
 
 impl Problems {
@@ -144,6 +147,11 @@ impl Problems {
         }
     }
 
+    /// A row that refers to a station or parameter rejected above.
+    pub(super) fn follow_up(&mut self) {
+        self.followups += 1;
+    }
+
     fn is_empty(&self) -> bool {
         self.total == 0
     }
@@ -152,6 +160,12 @@ impl Problems {
         let hidden = self.total - self.shown.len() as u64;
         if hidden > 0 {
             self.shown.push(format!("… and {hidden} more"));
+        }
+        if self.followups > 0 {
+            self.shown.push(format!(
+                "({} rows that refer to a station or parameter rejected above are not listed)",
+                self.followups
+            ));
         }
         self.shown.extend(note.map(str::to_owned));
         EngineError::Import(self.shown)
