@@ -3,7 +3,8 @@
 //! status codes and content types, and no schema-valid request refused
 //! (`positive_data_acceptance`): the document says exactly what the server accepts (patterns
 //! and enums for lists, ranges, `from`/`to`, `recent` and `last` as one object parameter whose
-//! schema says which go together).
+//! schema says which go together). The one thing the document cannot say, that `from` must not
+//! be after `to`, is left out of the generated requests by `tests/schemathesis_hooks.py`.
 
 mod common;
 
@@ -36,6 +37,12 @@ fn schemathesis_finds_no_server_error_or_schema_violation() {
         ])
         .args(["--max-examples", "25", "--seed", "1", "--checks", "all"])
         .env("NO_COLOR", "1")
+        // A window with `from` after `to` is schema-valid and a 400: left out (see the hook).
+        .env(
+            "PYTHONPATH",
+            format!("{}/tests", env!("CARGO_MANIFEST_DIR")),
+        )
+        .env("SCHEMATHESIS_HOOKS", "schemathesis_hooks")
         .output()
         .expect("schemathesis must be installed (pip install schemathesis; .ci/run does)");
     let stdout = String::from_utf8_lossy(&out.stdout);

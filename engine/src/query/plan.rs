@@ -633,10 +633,17 @@ impl Dataset {
             None => {
                 // Sort by other keys: the collection through a DataFusion sort (top-k when a
                 // page is asked for), then the page.
+                // The sort keys, and the timestamp that breaks their ties, whatever the answer's
+                // columns are.
                 let mut needed = columns.clone();
-                for k in &q.sort {
-                    if !needed.contains(&k.column) {
-                        needed.push(k.column);
+                for c in q
+                    .sort
+                    .iter()
+                    .map(|k| k.column)
+                    .chain([ValueColumn::Timestamp])
+                {
+                    if !needed.contains(&c) {
+                        needed.push(c);
                     }
                 }
                 let predicate = self.predicate(&q.parameter, lo, hi)?;
