@@ -1282,3 +1282,41 @@ async fn sorting_by_a_column_without_the_timestamp_in_fields() {
     assert_eq!(by_quality.status, 200, "{}", by_quality.text());
     assert!(by_quality.text().starts_with("quality\r\n"));
 }
+
+/// `near` takes lon,lat; typed the other way round (lat,lon, as maps show it) it finds nothing
+/// near Köln, and the answer links the list with the two swapped, which finds Köln. A point
+/// that finds nothing either way gets no such link.
+#[tokio::test]
+async fn a_swapped_near_links_the_list_it_meant() {
+    let server = server();
+    let b = &server.base;
+    let wrong = get(&format!("{b}/stations?near=50.94,6.96,20")).await;
+    assert_eq!(wrong.status, 200);
+    let body = wrong.json();
+    assert_eq!(body["data"], serde_json::json!([]));
+    let alternate = body["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["rel"] == "alternate")
+        .expect("an alternate link")["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        alternate.ends_with("/stations?near=6.96,50.94,20"),
+        "{alternate}"
+    );
+    let link = wrong.header("link").unwrap_or_default();
+    assert!(link.contains("rel=\"alternate\""), "{link}");
+    let right = get(&alternate).await.json();
+    assert_eq!(right["data"][0]["name"], "Köln", "{right}");
+    let nowhere = get(&format!("{b}/stations?near=-170,-80,20")).await.json();
+    assert!(
+        nowhere["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["rel"] != "alternate")
+    );
+}

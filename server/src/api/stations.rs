@@ -8,7 +8,9 @@ use crate::render::encode::catalog::{Data, Document, ListEncoder, csv_columns, e
 use crate::render::encode::table;
 use crate::render::envelope::Page;
 use crate::render::resources::{STATION_CSV, project};
-use http::HeaderMap;
+use http::{HeaderMap, HeaderValue, header};
+use hydro_engine::catalog::StationFilter;
+use hydro_engine::catalog::spatial::Near;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -69,13 +71,13 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         fields,
     };
     let page = paging.then_some(page);
-    let links = ctx.links(
-        vec![
-            ("self", ctx.paging_url().this()),
-            ("station", ctx.url("/stations/{stationId}")),
-        ],
-        page.as_ref(),
-    );
+    let swapped = swapped_near(ctx, &filter, total);
+    let mut listed = vec![
+        ("self", ctx.paging_url().this()),
+        ("station", ctx.url("/stations/{stationId}")),
+    ];
+    listed.extend(swapped.clone().map(|url| ("alternate", url)));
+    let links = ctx.links(listed, page.as_ref());
     let columns = match csv_station_columns(&items.fields, filter.near.is_some()) {
         Some(c) => c,
         // Named fields: the columns the page's items have, known before its first row.
@@ -85,6 +87,12 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     };
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, "stations");
+    if let Some(v) = swapped
+        .map(|url| format!("<{url}>; rel=\"alternate\"; title=\"near takes lon,lat\""))
+        .and_then(|v| HeaderValue::from_str(&v).ok())
+    {
+        headers.append(header::LINK, v);
+    }
     if matches!(format, Format::Arrow | Format::Parquet) {
         let values: Vec<Value> = chosen.iter().map(|&c| items.item(c)).collect();
         let refs: Vec<&Value> = values.iter().collect();
@@ -112,6 +120,38 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         compressible: true,
         keep: false,
     })
+}
+
+/// When `near` finds nothing and its point the other way round would (`near` takes lon,lat;
+/// people type lat,lon, as maps show it), the list with the two swapped: an `alternate` link
+/// in the envelope and the `Link` header. The answer itself stays what was asked for.
+fn swapped_near(ctx: &Ctx<'_>, filter: &StationFilter, total: usize) -> Option<String> {
+    let near = filter.near.as_ref().filter(|_| total == 0)?;
+    if near.lon.abs() > 90.0 {
+        return None;
+    }
+    let swapped = StationFilter {
+        near: Some(Near {
+            lon: near.lat,
+            lat: near.lon,
+            radius_km: near.radius_km,
+        }),
+        ..filter.clone()
+    };
+    let (found, _) = ctx.version.dataset.catalog.find_stations(&swapped, 0..0);
+    if found == 0 {
+        return None;
+    }
+    let given = ctx.query.get("near").ok().flatten()?;
+    let mut parts: Vec<&str> = given.split(',').collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    parts.swap(0, 1);
+    Some(
+        ctx.paging_url()
+            .rewritten(&["near", "offset"], &[("near", &parts.join(","))]),
+    )
 }
 
 pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
