@@ -1,7 +1,8 @@
-//! `format=svg` and `format=png` on the values endpoints: a chart of the answer's rows (the window, or the page
-//! of it asked for), in time order whatever `sort` says (a chart's time axis orders them). The rows are read as for any other format and reduced as
-//! they arrive (`render::chart::downsample`), so a 10-year chart holds a few thousand points,
-//! never the series.
+//! `format=svg` and `format=png` on the values endpoints: a chart of the answer's rows (the
+//! window, or the page of it asked for), in time order whatever `sort` says (a chart's time
+//! axis orders them). The rows are read as for any other format and reduced as they arrive
+//! (`render::chart::downsample`), so a 10-year chart holds a few thousand points, never the
+//! series.
 
 use crate::api::{Ctx, Reply, built, fault};
 use crate::http::error::ApiError;
@@ -30,11 +31,7 @@ pub async fn values_chart(
     format: Format,
 ) -> Result<Reply, ApiError> {
     query.sort.clear();
-    query.columns = vec![
-        ValueColumn::Timestamp,
-        ValueColumn::Value,
-        ValueColumn::Quality,
-    ];
+    query.columns = ValueColumn::ALL.to_vec();
     let _permit = ctx.heavy_permit()?;
     let mut plan = ctx
         .version
@@ -47,10 +44,7 @@ pub async fn values_chart(
         let batch = batch.map_err(|e| fault(ctx.state, EngineError::from(e)))?;
         push(&mut reduced, &batch, 0).map_err(|e| fault(ctx.state, e))?;
     }
-    let (from, to) = match query.window {
-        Window::Between { from, to } => (from, to),
-        _ => (None, None),
-    };
+    let (from, to) = bounds(query.window);
     let catalog = &ctx.version.dataset.catalog;
     let levels = catalog
         .characteristics(&station.id)
@@ -128,11 +122,7 @@ pub async fn many_chart(
     let query = ManyQuery {
         series: series.clone(),
         window,
-        columns: vec![
-            ValueColumn::Timestamp,
-            ValueColumn::Value,
-            ValueColumn::Quality,
-        ],
+        columns: ValueColumn::ALL.to_vec(),
         offset: 0,
         limit: None,
         need_total: false,
@@ -165,10 +155,7 @@ pub async fn many_chart(
     for (line, r) in lines.iter_mut().zip(reduced) {
         line.buckets = r.finish();
     }
-    let (from, to) = match window {
-        Window::Between { from, to } => (from, to),
-        _ => (None, None),
-    };
+    let (from, to) = bounds(window);
     let same = |f: fn(&Parameter) -> &str| parameters.windows(2).all(|w| f(w[0]) == f(w[1]));
     let first = parameters.first();
     let unit = first
@@ -187,6 +174,15 @@ pub async fn many_chart(
         levels: Vec::new(),
     };
     drawn(&spec, &lines, format)
+}
+
+/// The window's ends where the request gave them: the chart's time axis spans them even where
+/// there are no values.
+fn bounds(window: Window) -> (Option<i64>, Option<i64>) {
+    match window {
+        Window::Between { from, to } => (from, to),
+        _ => (None, None),
+    }
 }
 
 /// A break in the line at a step of [`GAP_INTERVALS`] of the parameter's interval.

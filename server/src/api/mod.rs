@@ -3,8 +3,10 @@
 //! the reply: once the status line is out, an error can only cut the connection.
 //!
 //! One module per resource ([`landing`], [`health`], [`stations`], [`parameters`],
-//! [`characteristics`], [`values`]); [`params`] parses single parameters, [`station_list`]
-//! and [`download`] make the streamed bodies of long station lists and value answers.
+//! [`characteristics`], [`values`], [`many`], [`latest`], [`assets`]); [`params`] parses single
+//! parameters, [`station_list`] and [`download`] make the streamed bodies of long station lists
+//! and value answers, [`chart`] the charts (`format=svg`, `png`) and [`pages`] the HTML pages
+//! of the resources that have them.
 
 pub mod assets;
 pub mod characteristics;

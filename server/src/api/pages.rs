@@ -365,11 +365,7 @@ pub async fn values(
     let limit = query.limit.unwrap_or(PAGE_ROWS).min(MOST_ROWS);
     query.limit = Some(limit);
     query.need_total = true;
-    query.columns = vec![
-        ValueColumn::Timestamp,
-        ValueColumn::Value,
-        ValueColumn::Quality,
-    ];
+    query.columns = ValueColumn::ALL.to_vec();
     let offset = ctx.state.offset;
     let _permit = ctx.heavy_permit()?;
     let mut plan = ctx
