@@ -329,6 +329,13 @@ fn bad_values_files_publish_nothing() {
     // The second file repeats one timestamp of the sample (in another spelling of the same
     // instant) among new ones.
     let first = &rows[0];
+    let first_written = csv::Reader::from_path(&csv_path)
+        .unwrap()
+        .records()
+        .next()
+        .unwrap()
+        .unwrap()[2]
+        .to_owned();
     let repeated = dir.path().join("repeated.csv");
     let again = chrono::DateTime::from_timestamp_micros(first.micros)
         .unwrap()
@@ -394,8 +401,12 @@ fn bad_values_files_publish_nothing() {
         (
             vec![&csv_path, &repeated],
             vec![
-                "repeated.csv:3: duplicate timestamp".into(),
-                format!("(first at {}:2)", csv_path.display()),
+                // Both times as their files wrote them.
+                format!(
+                    "repeated.csv:3: duplicate timestamp {again} for {}/{}",
+                    first.station, first.parameter
+                ),
+                format!("(first at {}:2 as {first_written})", csv_path.display()),
             ],
         ),
         (

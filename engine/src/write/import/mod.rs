@@ -610,16 +610,22 @@ impl WriteContext<'_> {
         let mut problems = lock(self.problems);
         for r in found {
             let (station, parameter) = &self.index.series[r.series as usize];
-            let when = chrono::DateTime::from_timestamp_micros(r.ts)
-                .map(|t| t.to_rfc3339())
-                .unwrap_or_default();
-            let (file, line) = r.first;
+            let (first, again) = (&r.first, &r.again);
+            // Each time as its own file wrote it; the first named again only when it differs.
+            let when = again.offset.show(r.ts);
+            let first_when = first.offset.show(r.ts);
+            let first_as = if first_when == when {
+                String::new()
+            } else {
+                format!(" as {first_when}")
+            };
             problems.add(
-                &self.inputs[r.again.0 as usize].path,
-                r.again.1,
+                &self.inputs[again.file as usize].path,
+                again.line,
                 format!(
-                    "duplicate timestamp {when} for {station}/{parameter} (first at {}:{line})",
-                    self.inputs[file as usize].path.display()
+                    "duplicate timestamp {when} for {station}/{parameter} (first at {}:{}{first_as})",
+                    self.inputs[first.file as usize].path.display(),
+                    first.line,
                 ),
             );
         }

@@ -28,10 +28,49 @@ pub(super) struct Rec {
     /// Index of the input file, and the line (CSV) or row (Parquet) in it.
     pub(super) file: u32,
     pub(super) line: u64,
+    /// The offset the timestamp was written in, so reports echo it as the file has it.
+    pub(super) offset: Offset,
 }
 
-/// Bytes of a [`Rec`] in a spill file.
+/// Bytes of a [`Rec`] in a spill file: the offset shares the line's eight bytes (a line
+/// number needs 48 bits at most), so spill files are no larger for it.
 pub(super) const REC_BYTES: usize = 4 + 8 + 8 + 1 + 4 + 8;
+
+/// Bits of the spilled line field that hold the line number; the offset takes the rest.
+const LINE_BITS: u32 = 48;
+
+/// The UTC offset a timestamp was written with, in minutes east, or `Z`: what an import
+/// report needs to show a time the way the user's file wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Offset(i16);
+
+impl Offset {
+    /// Written as `Z` (and for timestamps typed as such in a Parquet input).
+    pub(super) const Z: Offset = Offset(i16::MIN);
+
+    fn of_seconds(seconds: i32) -> Self {
+        Offset((seconds / 60) as i16)
+    }
+
+    /// `micros` (UTC) in RFC 3339 form, in this offset.
+    pub(super) fn show(self, micros: Micros) -> String {
+        use chrono::{DateTime, FixedOffset, SecondsFormat};
+        let Some(utc) = DateTime::from_timestamp_micros(micros) else {
+            return format!("{micros} µs after 1970");
+        };
+        let zone = if self == Self::Z {
+            None
+        } else {
+            FixedOffset::east_opt(i32::from(self.0) * 60)
+        };
+        match zone {
+            Some(zone) => utc
+                .with_timezone(&zone)
+                .to_rfc3339_opts(SecondsFormat::AutoSi, false),
+            None => utc.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+        }
+    }
+}
 
 impl Rec {
     pub(super) fn encode(&self, out: &mut Vec<u8>) {
@@ -40,7 +79,8 @@ impl Rec {
         out.extend_from_slice(&self.value.to_le_bytes());
         out.push(self.quality);
         out.extend_from_slice(&self.file.to_le_bytes());
-        out.extend_from_slice(&self.line.to_le_bytes());
+        let offset = u64::from(self.offset.0 as u16) << LINE_BITS;
+        out.extend_from_slice(&(self.line | offset).to_le_bytes());
     }
 
     /// Reads one record from the first [`REC_BYTES`] of `b`.
@@ -57,7 +97,8 @@ impl Rec {
             value: f64::from_bits(u64_at(12)),
             quality: b[20],
             file: u32_at(21),
-            line: u64_at(25),
+            line: u64_at(25) & ((1 << LINE_BITS) - 1),
+            offset: Offset((u64_at(25) >> LINE_BITS) as u16 as i16),
         }
     }
 }
@@ -159,13 +200,20 @@ fn value_of(v: &[u8]) -> Result<f64, String> {
         .and_then(finite)
 }
 
-/// A timestamp in RFC 3339 with an offset, as UTC microseconds.
-pub(super) fn timestamp_of(t: &[u8]) -> Result<Micros, String> {
+/// A timestamp in RFC 3339 with an offset, as UTC microseconds and the offset it was written in.
+pub(super) fn timestamp_of(t: &[u8]) -> Result<(Micros, Offset), String> {
     let t = required("timestamp", t)?;
-    if let Some(micros) = rfc3339_common(t) {
-        return Ok(micros);
+    if let Some(parsed) = rfc3339_common(t) {
+        return Ok(parsed);
     }
-    parse_time(&String::from_utf8_lossy(t)).map_err(|e| format!("timestamp: {e}"))
+    let text = String::from_utf8_lossy(t);
+    let micros = parse_time(&text).map_err(|e| format!("timestamp: {e}"))?;
+    let offset = match chrono::DateTime::parse_from_rfc3339(&text) {
+        Ok(_) if text.ends_with(['Z', 'z']) => Offset::Z,
+        Ok(t) => Offset::of_seconds(t.offset().local_minus_utc()),
+        Err(_) => Offset::Z,
+    };
+    Ok((micros, offset))
 }
 
 impl<'a> RowParser<'a> {
@@ -236,13 +284,16 @@ impl<'a> RowParser<'a> {
                     }
                     let field = |i: usize| record.get(i).unwrap_or_default();
                     let parsed = (|| {
+                        let series = self.series(field(s), field(p))?;
+                        let (ts, offset) = timestamp_of(field(t))?;
                         Ok::<_, String>(Rec {
-                            series: self.series(field(s), field(p))?,
-                            ts: timestamp_of(field(t))?,
+                            series,
+                            ts,
                             value: value_of(field(v))?,
                             quality: quality_of(field(q))?,
                             file: block.file,
                             line,
+                            offset,
                         })
                     })();
                     match parsed {
@@ -281,9 +332,9 @@ impl<'a> RowParser<'a> {
         for i in 0..block.station.len() {
             let row = block.first_row + i as u64;
             let parsed = (|| {
-                let ts = match &block.timestamp {
+                let (ts, offset) = match &block.timestamp {
                     TimeColumn::Micros(m) if m.is_null(i) => Err("timestamp is required".into()),
-                    TimeColumn::Micros(m) => Ok(m.value(i)),
+                    TimeColumn::Micros(m) => Ok((m.value(i), Offset::Z)),
                     TimeColumn::Text(t) => timestamp_of(text(t, i)),
                 }?;
                 let value = if block.value.is_null(i) {
@@ -298,6 +349,7 @@ impl<'a> RowParser<'a> {
                     quality: quality_of(text(&block.quality, i))?,
                     file: block.file,
                     line: row,
+                    offset,
                 })
             })();
             match parsed {
@@ -330,7 +382,7 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.f{1,6}](Z|±HH:MM)`, or None for anything else (which chrono reads).
-fn rfc3339_common(b: &[u8]) -> Option<Micros> {
+fn rfc3339_common(b: &[u8]) -> Option<(Micros, Offset)> {
     let digits = |r: std::ops::Range<usize>| -> Option<i64> {
         let mut n = 0i64;
         for &c in b.get(r)? {
@@ -366,19 +418,20 @@ fn rfc3339_common(b: &[u8]) -> Option<Micros> {
         i = end;
     }
     let offset = match b.get(i..)? {
-        b"Z" | b"z" => 0,
+        b"Z" | b"z" => None,
         [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
             let (oh, om) = (digits(i + 1..i + 3)?, digits(i + 4..i + 6)?);
             if oh > 23 || om > 59 {
                 return None;
             }
             let o = oh * 3600 + om * 60;
-            if *sign == b'-' { -o } else { o }
+            Some(if *sign == b'-' { -o } else { o })
         }
         _ => return None,
     };
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset;
-    Some(secs * 1_000_000 + micros)
+    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset.unwrap_or(0);
+    let written = offset.map_or(Offset::Z, |o| Offset::of_seconds(o as i32));
+    Some((secs * 1_000_000 + micros, written))
 }
 
 #[cfg(test)]
@@ -387,10 +440,15 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::{RngExt, SeedableRng};
 
-    fn chrono_micros(s: &str) -> Option<Micros> {
-        chrono::DateTime::parse_from_rfc3339(s)
-            .ok()
-            .map(|t| t.timestamp_micros())
+    fn chrono_micros(s: &str) -> Option<(Micros, Offset)> {
+        chrono::DateTime::parse_from_rfc3339(s).ok().map(|t| {
+            let offset = if s.ends_with(['Z', 'z']) {
+                Offset::Z
+            } else {
+                Offset::of_seconds(t.offset().local_minus_utc())
+            };
+            (t.timestamp_micros(), offset)
+        })
     }
 
     /// Wherever the short path answers, chrono answers the same; where it declines, the
@@ -448,9 +506,30 @@ mod tests {
                 answered += 1;
                 assert_eq!(Some(m), chrono_micros(&s), "{s}");
             }
-            assert_eq!(timestamp_of(s.as_bytes()).ok(), chrono_micros(&s), "{s}");
+            let parsed = timestamp_of(s.as_bytes()).ok();
+            assert_eq!(parsed, chrono_micros(&s), "{s}");
+            // A report shows the time back in the offset it was written in.
+            if let Some((micros, offset)) = parsed {
+                assert_eq!(
+                    timestamp_of(offset.show(micros).as_bytes()),
+                    Ok((micros, offset))
+                );
+            }
         }
         assert!(answered > 10_000, "the short path answered only {answered}");
+    }
+
+    #[test]
+    fn reports_echo_times_as_written() {
+        for written in [
+            "2024-01-31T00:00:00+01:00",
+            "2024-07-31T23:45:00-03:30",
+            "2024-01-31T00:00:00Z",
+            "2024-01-31T00:00:00.250+00:00",
+        ] {
+            let (micros, offset) = timestamp_of(written.as_bytes()).unwrap();
+            assert_eq!(offset.show(micros), written);
+        }
     }
 
     #[test]
@@ -461,11 +540,25 @@ mod tests {
             value: -0.25,
             quality: 3,
             file: 2,
-            line: 1 << 40,
+            line: (1 << LINE_BITS) - 1,
+            offset: Offset(-210),
         };
-        let mut bytes = Vec::new();
-        rec.encode(&mut bytes);
-        assert_eq!(bytes.len(), REC_BYTES);
-        assert_eq!(Rec::decode(bytes.as_slice().try_into().unwrap()), rec);
+        for rec in [
+            rec,
+            Rec {
+                offset: Offset::Z,
+                ..rec
+            },
+            Rec {
+                offset: Offset(840),
+                line: 1,
+                ..rec
+            },
+        ] {
+            let mut bytes = Vec::new();
+            rec.encode(&mut bytes);
+            assert_eq!(bytes.len(), REC_BYTES);
+            assert_eq!(Rec::decode(bytes.as_slice().try_into().unwrap()), rec);
+        }
     }
 }

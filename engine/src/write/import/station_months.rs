@@ -2,17 +2,35 @@
 //! file holds. Timestamps repeated within a series are found here, once the rows are sorted.
 
 use super::QUALITY_FLAGS;
-use super::rows::{Rec, SeriesIndex};
+use super::rows::{Offset, Rec, SeriesIndex};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
 use crate::write::writer::SeriesChunk;
 
 /// A timestamp that two rows of one series share.
 pub(super) struct Repeated {
-    pub(super) first: (u32, u64),
-    pub(super) again: (u32, u64),
+    pub(super) first: Place,
+    pub(super) again: Place,
     pub(super) series: u32,
     pub(super) ts: i64,
+}
+
+/// Where a row came from: input file index, line (or row), and the offset its time was
+/// written in.
+pub(super) struct Place {
+    pub(super) file: u32,
+    pub(super) line: u64,
+    pub(super) offset: Offset,
+}
+
+impl From<&Rec> for Place {
+    fn from(r: &Rec) -> Self {
+        Place {
+            file: r.file,
+            line: r.line,
+            offset: r.offset,
+        }
+    }
 }
 
 /// Sorts `records` by (series, time) and returns the repeated timestamps.
@@ -22,8 +40,8 @@ pub(super) fn sort_and_check(records: &mut [Rec]) -> Vec<Repeated> {
         .windows(2)
         .filter(|w| w[0].series == w[1].series && w[0].ts == w[1].ts)
         .map(|w| Repeated {
-            first: (w[0].file, w[0].line),
-            again: (w[1].file, w[1].line),
+            first: Place::from(&w[0]),
+            again: Place::from(&w[1]),
             series: w[0].series,
             ts: w[0].ts,
         })
