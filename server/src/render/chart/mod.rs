@@ -10,6 +10,7 @@
 //! flood mark) as dashed levels where they are near the values. The SVG carries a `<title>` and `<desc>` for screen readers.
 
 pub mod downsample;
+mod ticks;
 
 use chrono::{DateTime, FixedOffset};
 use downsample::Bucket;
@@ -53,6 +54,10 @@ pub fn plot_columns(width: u32) -> usize {
 const MARGIN: u32 = 12;
 const Y_AXIS: u32 = 70;
 const X_AXIS: u32 = 50;
+/// Pixels of plot a time-axis tick needs: room for a `2024-03-01` label and space around it.
+const X_TICK_PIXELS: usize = 100;
+/// Most time-axis ticks, however wide the chart: more labels than this are not read.
+const MOST_X_TICKS: usize = 10;
 
 /// A level drawn across the chart: a characteristic value of the parameter.
 pub struct Level {
@@ -140,19 +145,20 @@ fn draw<DB: DrawingBackend>(
     root.fill(&WHITE).map_err(failed)?;
     let (x0, x1) = time_range(spec, lines);
     let (y0, y1) = value_range(spec, lines);
+    let offset = spec.offset;
+    let most_ticks = (plot_columns(spec.size.0) / X_TICK_PIXELS).clamp(2, MOST_X_TICKS);
+    let (ticks, format) = ticks::calendar_ticks(x0, x1, offset, most_ticks);
     let mut chart = ChartBuilder::on(&root)
         .margin(MARGIN)
         .x_label_area_size(X_AXIS)
         .y_label_area_size(Y_AXIS)
         .caption(&spec.title, ("sans-serif", 16))
-        .build_cartesian_2d(x0..x1, y0..y1)
+        .build_cartesian_2d((x0..x1).with_key_points(ticks), y0..y1)
         .map_err(failed)?;
     let span = x1 - x0;
-    let offset = spec.offset;
-    let label = move |t: &i64| time_label(*t, span, offset);
+    let label = move |t: &i64| time_label(*t, offset, format);
     chart
         .configure_mesh()
-        .x_labels(6)
         .y_labels(6)
         .x_label_formatter(&label)
         .x_desc(format!("time (UTC{offset})"))
@@ -286,20 +292,11 @@ fn visible_levels(spec: &ChartSpec, (y0, y1): (f64, f64)) -> impl Iterator<Item 
         .filter(move |l| (y0..=y1).contains(&l.value))
 }
 
-/// A tick's label in the output offset, as fine as the window's span needs.
-fn time_label(t: i64, span: i64, offset: FixedOffset) -> String {
-    const DAY: i64 = 86_400_000_000;
-    let Some(at) = DateTime::from_timestamp_micros(t) else {
-        return String::new();
-    };
-    let local = at.with_timezone(&offset);
-    let format = match span {
-        s if s > 3 * 365 * DAY => "%Y",
-        s if s > 90 * DAY => "%Y-%m",
-        s if s > 3 * DAY => "%Y-%m-%d",
-        _ => "%m-%d %H:%M",
-    };
-    local.format(format).to_string()
+/// A tick's label in the output offset.
+fn time_label(t: i64, offset: FixedOffset, format: &str) -> String {
+    DateTime::from_timestamp_micros(t)
+        .map(|at| at.with_timezone(&offset).format(format).to_string())
+        .unwrap_or_default()
 }
 
 /// The SVG with a role, a title and a description for screen readers (a chart in an `<img>`

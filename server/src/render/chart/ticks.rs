@@ -1,0 +1,220 @@
+//! Time-axis ticks on calendar boundaries of the output offset: whole hours, midnights,
+//! Mondays, firsts of months, New Year's days. plotters spaces an integer axis's ticks evenly
+//! over the span, which puts labels at times nobody reads a chart by (03:17, the 9th).
+
+use chrono::{
+    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, TimeZone, Timelike,
+};
+
+const HOUR: i64 = 3_600_000_000;
+const DAY: i64 = 24 * HOUR;
+
+/// A distance between ticks on the calendar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    Hours(u32),
+    Days(u32),
+    Week,
+    Months(u32),
+    Years(i32),
+}
+
+/// From finest to coarsest; the first that gives at most the wanted number of ticks is used.
+const STEPS: [Step; 17] = [
+    Step::Hours(1),
+    Step::Hours(2),
+    Step::Hours(3),
+    Step::Hours(6),
+    Step::Hours(12),
+    Step::Days(1),
+    Step::Days(2),
+    Step::Week,
+    Step::Months(1),
+    Step::Months(2),
+    Step::Months(3),
+    Step::Months(6),
+    Step::Years(1),
+    Step::Years(2),
+    Step::Years(5),
+    Step::Years(10),
+    Step::Years(100),
+];
+
+impl Step {
+    /// About how long a step is, for choosing one.
+    fn micros(self) -> i64 {
+        match self {
+            Step::Hours(h) => i64::from(h) * HOUR,
+            Step::Days(d) => i64::from(d) * DAY,
+            Step::Week => 7 * DAY,
+            Step::Months(m) => i64::from(m) * 30 * DAY,
+            Step::Years(y) => i64::from(y) * 365 * DAY,
+        }
+    }
+
+    /// How a tick at this step is labelled: no finer than the step.
+    fn format(self) -> &'static str {
+        match self {
+            Step::Hours(_) => "%m-%d %H:%M",
+            Step::Days(_) | Step::Week => "%Y-%m-%d",
+            Step::Months(_) => "%Y-%m",
+            Step::Years(_) => "%Y",
+        }
+    }
+
+    /// The last tick at or before `t` (local time).
+    fn floor(self, t: NaiveDateTime) -> NaiveDateTime {
+        let date = t.date();
+        let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0).unwrap_or(t);
+        let first_of =
+            |year: i32, month: u32| NaiveDate::from_ymd_opt(year, month, 1).map_or(t, midnight);
+        match self {
+            Step::Hours(h) => date.and_hms_opt(t.hour() / h * h, 0, 0).unwrap_or(t),
+            Step::Days(d) => {
+                let behind = date.num_days_from_ce().rem_euclid(d as i32);
+                midnight(date - Duration::days(i64::from(behind)))
+            }
+            Step::Week => {
+                let behind = date.weekday().num_days_from_monday();
+                midnight(date - Duration::days(i64::from(behind)))
+            }
+            Step::Months(m) => first_of(date.year(), (date.month0() / m) * m + 1),
+            Step::Years(y) => first_of(date.year().div_euclid(y) * y, 1),
+        }
+    }
+
+    /// The tick after `t` (a tick).
+    fn next(self, t: NaiveDateTime) -> Option<NaiveDateTime> {
+        match self {
+            Step::Hours(h) => t.checked_add_signed(Duration::hours(i64::from(h))),
+            Step::Days(d) => t.checked_add_signed(Duration::days(i64::from(d))),
+            Step::Week => t.checked_add_signed(Duration::days(7)),
+            Step::Months(m) => t.checked_add_months(chrono::Months::new(m)),
+            Step::Years(y) => t.with_year(t.year().checked_add(y)?),
+        }
+    }
+}
+
+/// Ticks within `from..=to` (UTC microseconds), at most `most` of them (at least two unless the
+/// span is shorter than an hour), on calendar boundaries in `offset`, and the `strftime` form
+/// their labels take.
+pub(super) fn calendar_ticks(
+    from: i64,
+    to: i64,
+    offset: FixedOffset,
+    most: usize,
+) -> (Vec<i64>, &'static str) {
+    let span = to.saturating_sub(from).max(1);
+    let step = STEPS
+        .into_iter()
+        .find(|s| span / s.micros() < most as i64)
+        .unwrap_or(Step::Years(100));
+    let local = |t: i64| DateTime::from_timestamp_micros(t).map(|t| t.with_timezone(&offset));
+    let mut ticks = Vec::new();
+    let Some(start) = local(from) else {
+        return (ticks, step.format());
+    };
+    let mut at = Some(step.floor(start.naive_local()));
+    while let Some(t) = at {
+        let Some(micros) = offset
+            .from_local_datetime(&t)
+            .single()
+            .map(|t| t.timestamp_micros())
+        else {
+            break;
+        };
+        if micros > to || ticks.len() >= most {
+            break;
+        }
+        if micros >= from {
+            ticks.push(micros);
+        }
+        at = step.next(t);
+    }
+    (ticks, step.format())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> i64 {
+        DateTime::parse_from_rfc3339(s).unwrap().timestamp_micros()
+    }
+
+    fn labels(from: &str, to: &str, offset: FixedOffset) -> Vec<String> {
+        let (ticks, format) = calendar_ticks(at(from), at(to), offset, 8);
+        ticks
+            .into_iter()
+            .map(|t| {
+                DateTime::from_timestamp_micros(t)
+                    .unwrap()
+                    .with_timezone(&offset)
+                    .format(format)
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ticks_fall_on_calendar_boundaries_of_the_offset() {
+        let cet = FixedOffset::east_opt(3600).unwrap();
+        let utc = FixedOffset::east_opt(0).unwrap();
+        // Ten years: every other New Year's day (ten would be more than eight).
+        assert_eq!(
+            labels("2014-03-17T09:13:00Z", "2024-03-17T09:13:00Z", utc),
+            ["2016", "2018", "2020", "2022", "2024"]
+        );
+        // A day in +01:00: every three hours from local midnight.
+        assert_eq!(
+            labels(
+                "2024-03-01T00:00:00+01:00",
+                "2024-03-02T00:00:00+01:00",
+                cet
+            ),
+            [
+                "03-01 00:00",
+                "03-01 03:00",
+                "03-01 06:00",
+                "03-01 09:00",
+                "03-01 12:00",
+                "03-01 15:00",
+                "03-01 18:00",
+                "03-01 21:00",
+                "03-02 00:00"
+            ][..]
+                .iter()
+                .step_by(2)
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+        );
+        // Thirty days: Mondays.
+        assert_eq!(
+            labels("2024-03-01T00:00:00Z", "2024-03-31T00:00:00Z", utc),
+            ["2024-03-04", "2024-03-11", "2024-03-18", "2024-03-25"]
+        );
+        // A year: firsts of every other month.
+        assert_eq!(
+            labels("2023-11-25T10:00:00Z", "2024-11-25T10:00:00Z", utc),
+            [
+                "2024-01", "2024-03", "2024-05", "2024-07", "2024-09", "2024-11"
+            ]
+        );
+    }
+
+    #[test]
+    fn ticks_stay_within_the_window_and_few() {
+        let utc = FixedOffset::east_opt(0).unwrap();
+        for (from, to) in [
+            (0, 1),
+            (0, 59 * 60_000_000),
+            (at("1900-01-01T00:00:00Z"), at("2100-01-01T00:00:00Z")),
+            (at("2024-02-29T23:00:00Z"), at("2024-03-01T01:00:00Z")),
+        ] {
+            let (ticks, _) = calendar_ticks(from, to, utc, 8);
+            assert!(ticks.len() <= 8, "{ticks:?}");
+            assert!(ticks.iter().all(|t| (from..=to).contains(t)), "{ticks:?}");
+            assert!(ticks.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+}
