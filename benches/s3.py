@@ -79,6 +79,53 @@ def gets(base):
     raise SystemExit("no GET count on /metrics")
 
 
+def wall_ms(*args):
+    t = time.perf_counter()
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - t) * 1e3
+
+
+def store_floor(weed, station, runs):
+    """What the bucket itself costs for the 10-year download's reads, without hydro: curl
+    fetching the series' 120 month objects whole (48 at once, as the server reads them), and
+    the same bytes as 10 objects of 12 months each (what a station-year layout would read).
+    Wall time of one curl process less that of a curl fetching one object (process start)."""
+    listed = weed.client.list_objects_v2(Bucket="bench", Prefix=f"archive/values/station={station}/")
+    keys = sorted(o["Key"] for o in listed.get("Contents", [])
+                  if "month=2014-01" <= o["Key"].split("/")[-2] <= "month=2023-12")
+    years = []
+    for y in range(10):
+        body = b"".join(weed.client.get_object(Bucket="bench", Key=k)["Body"].read() for k in keys[12 * y:12 * y + 12])
+        key = f"reference/year-{y}"
+        weed.client.put_object(Bucket="bench", Key=key, Body=body)
+        years.append(key)
+    total = sum(o["Size"] for o in listed["Contents"] if o["Key"] in keys)
+
+    def config(name, objects):
+        path = os.path.join(weed.dir, name)
+        with open(path, "w") as f:
+            for k in objects:
+                url = weed.client.generate_presigned_url("get_object", Params={"Bucket": "bench", "Key": k})
+                f.write(f'url = "{url}"\noutput = "/dev/null"\n')
+        return path
+
+    one, months, year_files = config("one", keys[:1]), config("months", keys), config("years", years)
+    fetch = ("curl", "-s", "--parallel", "--parallel-max", "48", "-K")
+    rows = {"one": [], "months": [], "years": []}
+    for _ in range(runs):
+        for name, cfg in (("one", one), ("months", months), ("years", year_files)):
+            rows[name].append(wall_ms(*fetch, cfg))
+    start = statistics.median(rows["one"])
+    print()
+    print(f"The bucket alone (curl, {total} bytes of month objects, medians of {runs}, less {start:.1f} ms "
+          "for a curl fetching one object):")
+    print()
+    print("| reads | ms |")
+    print("|---|---:|")
+    print(f"| {len(keys)} month objects | {statistics.median(rows['months']) - start:.1f} |")
+    print(f"| the same bytes in {len(years)} objects | {statistics.median(rows['years']) - start:.1f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-build", action="store_true")
@@ -118,6 +165,8 @@ def main():
                 ratios.append(b[0] / a[0])
             print(f"| {name} | {statistics.median(theirs) * 1e3:.1f} | {statistics.median(ours) * 1e3:.1f} | "
                   f"{statistics.median(ratios):.2f} | {a[2]} | {cost} ({months}) |")
+        station = series.split("/")[2]
+        store_floor(weed, station, args.runs)
         local.stop()
         bucket.stop()
     finally:
