@@ -36,12 +36,17 @@ pub struct Version {
 }
 
 impl Version {
-    /// The version of `dataset`; its series' newest values are found in the background (for
-    /// `/v1/latest`) when a runtime runs.
-    pub fn of(dataset: Dataset) -> Self {
+    /// The version of `dataset`, following `previous` if one was served before it; its
+    /// series' newest values (for `/v1/latest`) are taken over from `previous` where its files
+    /// say they are unchanged, and the rest found in the background when a runtime runs.
+    pub fn of(dataset: Dataset, previous: Option<&Dataset>) -> Self {
         let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
             .ok()
             .map(|t| t.with_timezone(&chrono::Utc));
+        if let Some(previous) = previous {
+            let carried = dataset.carry_latest(previous);
+            tracing::debug!("{carried} series' newest values carried over to the new version");
+        }
         let dataset = Arc::new(dataset);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(Arc::clone(&dataset).warm_latest());
@@ -105,7 +110,7 @@ impl AppState {
             gate,
             rate,
             last_fault: std::sync::Mutex::new(None),
-            current: RwLock::new(Arc::new(Version::of(dataset))),
+            current: RwLock::new(Arc::new(Version::of(dataset, None))),
             switch_fault: Mutex::new(None),
             heavy: Arc::new(Semaphore::new(config.max_heavy_queries.max(1))),
             config,
@@ -123,7 +128,7 @@ impl AppState {
 
     /// Serves `dataset` from now on; requests under way keep the version they began with.
     pub fn switch_to(&self, dataset: Dataset) {
-        let next = Arc::new(Version::of(dataset));
+        let next = Arc::new(Version::of(dataset, Some(&self.version().dataset)));
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = next;
         self.clear_switch_fault();
     }

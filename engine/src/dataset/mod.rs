@@ -260,7 +260,10 @@ impl Dataset {
     }
 
     /// A station's value files, ascending by month.
-    pub fn value_files(&self, station: &StationId) -> impl Iterator<Item = &manifest::ValueFile> {
+    pub fn value_files(
+        &self,
+        station: &StationId,
+    ) -> impl DoubleEndedIterator<Item = &manifest::ValueFile> {
         self.files
             .get(station)
             .into_iter()

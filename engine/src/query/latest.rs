@@ -5,10 +5,16 @@
 //! lookup per series rather than a month read each. A version is immutable, so what is kept
 //! is never stale; [`Dataset::warm_latest`] finds them all in the background when a version
 //! is opened, and a request that comes before it is done reads the series still missing (the
-//! newest row of the series' last month file, several at once).
+//! newest row of the series' last month file, several at once). A version that follows
+//! another takes over the newest values of series whose newest month file it shares
+//! ([`Dataset::carry_latest`]): an append rewrites the station-months it touches, so on a live
+//! archive most series are unchanged, and a new version every few minutes would otherwise read
+//! every series' last month from the store again.
 
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};
+use crate::model::ids::{ParameterId, StationId};
+use crate::model::month::Month;
 use crate::query::many::Series;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
@@ -40,6 +46,15 @@ impl LatestValues {
             .unwrap_or_else(PoisonError::into_inner)
             .get(s)
             .cloned()
+    }
+
+    fn snapshot(&self) -> Vec<(Series, Option<Latest>)> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(s, l)| (s.clone(), l.clone()))
+            .collect()
     }
 
     fn put(&self, s: Series, latest: Option<Latest>) {
@@ -74,6 +89,33 @@ impl Dataset {
             .into_iter()
             .map(|k| k.unwrap_or_else(|| found.next().flatten()))
             .collect())
+    }
+
+    /// Keeps the newest values `previous` has found for the series whose newest month file is
+    /// the same file (station, month and generation) in both versions: files are never
+    /// rewritten in place, so such a series' newest value is the same. Returns how many.
+    pub fn carry_latest(&self, previous: &Dataset) -> usize {
+        let mut carried = 0;
+        for ((station, parameter), latest) in previous.latest.snapshot() {
+            let here = self.newest_file(&station, &parameter);
+            if here.is_some() && here == previous.newest_file(&station, &parameter) {
+                self.latest.put((station, parameter), latest);
+                carried += 1;
+            }
+        }
+        carried
+    }
+
+    /// The month and generation of the newest month file with rows of the series.
+    fn newest_file(&self, station: &StationId, parameter: &ParameterId) -> Option<(Month, u64)> {
+        self.value_files(station)
+            .rev()
+            .find(|f| {
+                f.series
+                    .iter()
+                    .any(|s| s.parameter == *parameter && s.rows > 0)
+            })
+            .map(|f| (f.month, f.generation))
     }
 
     /// Finds every series' newest value, so that requests find them kept. A series that
