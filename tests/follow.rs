@@ -61,6 +61,19 @@ async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
         old.body.len()
     );
     let (first_version, _) = serving(&b).await;
+    // Every series' newest value, before the append (which touches one series only).
+    let parameters: Vec<String> =
+        get(&format!("{b}/stations/{sid}/parameters")).await.json()["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_owned())
+            .collect();
+    let latest_url = format!(
+        "{b}/latest?stations={sid}&parameters={}&format=csv",
+        parameters.join(",")
+    );
+    let latest_before = request("GET", &latest_url, &fresh).await.text();
 
     // A slow reader: the first frame now, the rest after the append is served.
     let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
@@ -152,6 +165,25 @@ async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
     .await
     .json();
     assert_eq!(latest["data"][0]["timestamp"], "2040-01-01T00:00:00+00:00");
+    // /v1/latest: the appended series' new value, every other series' as before (the new
+    // version took those over from the old one).
+    let latest_after = request("GET", &latest_url, &fresh).await.text();
+    let (before_rows, after_rows): (Vec<&str>, Vec<&str>) = (
+        latest_before.lines().collect(),
+        latest_after.lines().collect(),
+    );
+    assert_eq!(before_rows.len(), parameters.len() + 1, "{latest_before}");
+    assert_eq!(after_rows.len(), before_rows.len());
+    for (was, is) in before_rows.iter().zip(&after_rows) {
+        if is.contains(",water-level-15min,") {
+            assert!(
+                is.contains("2040-01-01T00:00:00+00:00,1.5,unchecked"),
+                "{is}"
+            );
+        } else {
+            assert_eq!(was, is);
+        }
+    }
     let landing = get(&format!("{b}/")).await.json();
     assert!(landing.to_string().contains(&second_version), "{landing}");
 
