@@ -58,3 +58,67 @@ async fn the_demo_catalog_is_plausible() {
     };
     assert!(km("Bonn") < km("Köln") && km("Köln") < km("Düsseldorf"));
 }
+
+/// The README's tour, every `curl` in it, against the demo as `serve` makes it: each answers
+/// 200 with a body, and each list or series answer has rows (but the one the README says is
+/// empty).
+#[tokio::test]
+async fn the_readme_tour_answers_with_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    common::generate(dir.path(), &[]);
+    let server = Server::start_with(dir.path(), &[]);
+    let b = &server.base;
+    let root = b.trim_end_matches("/v1");
+    let station = get(&format!("{b}/stations?limit=1&fields=id")).await.json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let tour = readme
+        .split("## Tour")
+        .nth(1)
+        .and_then(|t| t.split("```sh").nth(1))
+        .and_then(|t| t.split("```").next())
+        .expect("a Tour section with a sh block");
+    let mut asked = 0;
+    for line in tour.lines().filter(|l| l.starts_with("curl ")) {
+        let (command, comment) = line.split_once(" #").unwrap_or((line, ""));
+        // Quoted URLs, and bare ones.
+        let urls = command
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .chain(
+                command
+                    .split_whitespace()
+                    .filter(|w| w.starts_with("http://"))
+                    .map(str::to_owned),
+            );
+        for url in urls {
+            let url = url
+                .replace("$B", b)
+                .replace("$S", &station)
+                .replace("http://127.0.0.1:8080", root);
+            let answer = get(&url).await;
+            assert_eq!(answer.status, 200, "{line}: {}", answer.text());
+            assert!(!answer.body.is_empty(), "{line}");
+            let empty_by_design = comment.contains("empty");
+            let kind = answer.header("content-type").unwrap_or_default();
+            if kind.contains("json")
+                && let Ok(json) = serde_json::from_slice::<serde_json::Value>(&answer.body)
+            {
+                let rows = json.get("data").or_else(|| json.get("features"));
+                if let Some(rows) = rows.and_then(|d| d.as_array()) {
+                    assert_eq!(rows.is_empty(), empty_by_design, "{line}");
+                }
+            }
+            if kind.starts_with("text/csv") {
+                assert!(answer.text().lines().count() > 1, "{line}");
+            }
+            asked += 1;
+        }
+    }
+    assert!(asked > 30, "only {asked} URLs found in the tour");
+}
