@@ -231,7 +231,7 @@ async fn appends_add_and_correct_values() {
     assert!(!r.status.success());
     assert!(
         String::from_utf8_lossy(&r.stderr)
-            .contains("bad.csv:2: unknown station/parameter bonn/water-level-15min")
+            .contains("bad.csv:2: stationId: 'bonn' is not a station of the catalog")
     );
     assert_eq!(
         std::fs::read(dir.path().join("manifest.json")).unwrap(),
@@ -540,7 +540,7 @@ fn a_bad_station_row_is_one_error() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("stations.csv:2: "), "{err}");
-    assert!(!err.contains("unknown station"), "{err}");
+    assert!(!err.contains("is not a station"), "{err}");
     assert!(
         err.contains("(5 rows that refer to a station or parameter rejected above are not listed)"),
         "{err}"

@@ -326,6 +326,13 @@ fn bad_values_files_publish_nothing() {
          atlantis,water-level-15min,2031-01-01T00:00:00Z,1,good\n",
     )
     .unwrap();
+    let typo = dir.path().join("typo.csv");
+    std::fs::write(
+        &typo,
+        "stationId,parameterId,timestamp,value,quality\n\
+         koeln,water-level,2031-01-01T00:00:00Z,1,good\n",
+    )
+    .unwrap();
     // The second file repeats one timestamp of the sample (in another spelling of the same
     // instant) among new ones.
     let first = &rows[0];
@@ -396,7 +403,15 @@ fn bad_values_files_publish_nothing() {
         ),
         (
             vec![&unknown],
-            vec!["unknown.csv:3: unknown station/parameter atlantis/water-level-15min".into()],
+            vec!["unknown.csv:3: stationId: 'atlantis' is not a station of the catalog".into()],
+        ),
+        (
+            vec![&typo],
+            vec![
+                "typo.csv:2: parameterId: 'water-level' is not a parameter of station 'koeln' \
+                 (it has discharge-15min, water-level-15min)"
+                    .into(),
+            ],
         ),
         (
             vec![&csv_path, &repeated],

@@ -278,9 +278,11 @@ pub(super) fn read_catalog(
         for (line, row) in read_rows(path, &required, problems) {
             match parameter_from(&row) {
                 Ok(p) if rejected_stations.contains(p.station.as_str()) => problems.follow_up(),
-                Ok(p) if !station_ids.contains(&p.station) => {
-                    problems.add(path, line, format!("unknown station {}", p.station))
-                }
+                Ok(p) if !station_ids.contains(&p.station) => problems.add(
+                    path,
+                    line,
+                    format!("stationId: '{}' is not a station of the catalog", p.station),
+                ),
                 Ok(p) if !seen.insert((p.station.clone(), p.id.clone())) => {
                     problems.add(path, line, format!("duplicate parameter {}", p.id))
                 }
@@ -320,11 +322,19 @@ pub(super) fn read_catalog(
                 {
                     problems.follow_up()
                 }
+                Ok(c) if !station_ids.contains(&c.station) => problems.add(
+                    path,
+                    line,
+                    format!("stationId: '{}' is not a station of the catalog", c.station),
+                ),
                 Ok(c) if !parameter_ids.contains(&(c.station.clone(), c.parameter.clone())) => {
                     problems.add(
                         path,
                         line,
-                        format!("unknown station/parameter {}/{}", c.station, c.parameter),
+                        format!(
+                            "parameterId: '{}' is not a parameter of station '{}'",
+                            c.parameter, c.station
+                        ),
                     )
                 }
                 Ok(c) if !seen.insert((c.station.clone(), c.id.clone())) => {

@@ -141,6 +141,35 @@ impl SeriesIndex {
     fn find(&self, station: &[u8], parameter: &[u8]) -> Option<u32> {
         self.lookup.get(station)?.get(parameter).copied()
     }
+
+    /// Why a row's series is not one the catalog has, naming the column at fault and, for a
+    /// known station, the parameters it has (a typo is then plain to see).
+    fn not_found(&self, station: &[u8], parameter: &[u8]) -> String {
+        let (station, parameter_text) = (
+            String::from_utf8_lossy(station),
+            String::from_utf8_lossy(parameter),
+        );
+        let Some(known) = self.lookup.get(station.as_bytes()) else {
+            return format!("stationId: '{station}' is not a station of the catalog");
+        };
+        let mut names: Vec<String> = known
+            .keys()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        names.sort();
+        const LISTED: usize = 8;
+        let more = names.len().saturating_sub(LISTED);
+        names.truncate(LISTED);
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!(
+            "parameterId: '{parameter_text}' is not a parameter of station '{station}' (it has {}{tail})",
+            names.join(", ")
+        )
+    }
 }
 
 /// Reads rows into [`Rec`]s, remembering the last series it looked up: rows of one series
@@ -169,8 +198,9 @@ fn quality_of(q: &[u8]) -> Result<u8, String> {
         .map(|i| i as u8)
         .ok_or_else(|| {
             format!(
-                "quality '{}' is not one of {QUALITY_FLAGS:?}",
-                String::from_utf8_lossy(q)
+                "quality: '{}' is not one of {}",
+                String::from_utf8_lossy(q),
+                QUALITY_FLAGS.join(", ")
             )
         })
 }
@@ -230,13 +260,10 @@ impl<'a> RowParser<'a> {
         }
         let station = required("stationId", station)?;
         let parameter = required("parameterId", parameter)?;
-        let i = self.index.find(station, parameter).ok_or_else(|| {
-            format!(
-                "unknown station/parameter {}/{}",
-                String::from_utf8_lossy(station),
-                String::from_utf8_lossy(parameter)
-            )
-        })?;
+        let i = self
+            .index
+            .find(station, parameter)
+            .ok_or_else(|| self.index.not_found(station, parameter))?;
         self.last = Some((station.to_vec(), parameter.to_vec(), i));
         Ok(i)
     }
