@@ -171,7 +171,9 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
         suffixes[rng.random_range(0..suffixes.len())]
     );
     let (state, operator) = STATES[rng.random_range(0..STATES.len())];
-    let (_, water, water_id, ..) = GAUGES[rng.random_range(0..GAUGES.len())];
+    if kind == StationType::SurfaceWater {
+        return Ok(between_gauges(id, format!("{place} {index}"), &mut rng));
+    }
     let name = match kind {
         StationType::Groundwater => format!("{place} GWM {}", index % 97 + 1),
         StationType::Weather => format!("{place} (Wetter)"),
@@ -184,30 +186,62 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
         kind,
         state: format!("DE-{state}").into(),
         operator: operator.into(),
-        water_body_id: if kind == StationType::SurfaceWater {
-            water_id.into()
-        } else {
-            Text::default()
-        },
-        water_body_name: if kind == StationType::SurfaceWater {
-            water.into()
-        } else {
-            Text::default()
-        },
+        water_body_id: Text::default(),
+        water_body_name: Text::default(),
         coordinates: Coordinates {
             lat: (rng.random_range(47.3..55.0_f64) * 1e5).round() / 1e5,
             lon: (rng.random_range(5.9..15.0_f64) * 1e5).round() / 1e5,
         },
-        river_km: (kind == StationType::SurfaceWater)
-            .then(|| (rng.random_range(1.0..300.0_f64) * 10.0).round() / 10.0),
-        gauge_zero: (kind == StationType::SurfaceWater).then(|| GaugeZero {
-            value: ground,
-            unit: "m".into(),
-            datum: "DHHN2016".into(),
-        }),
+        river_km: None,
+        gauge_zero: None,
         ground_level: (kind == StationType::Groundwater).then_some(ground),
         elevation: (kind == StationType::Weather).then_some(ground),
     })
+}
+
+/// A made-up gauge on a river between two neighbouring real ones: its river km, gauge zero
+/// and position a share of the way from one to the other, so that along each river they
+/// agree with the real gauges (a hydrologist reading the demo sees no gauge upstream of its
+/// own source); state and operator those of the nearer real gauge.
+fn between_gauges(id: StationId, name: String, rng: &mut StdRng) -> Station {
+    // Neighbouring real gauges with known positions, river by river, in river-km order.
+    let mut placed: Vec<(&str, f64, f64, usize)> = GAUGES
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| gauge_position(g.0).map(|(km, zero)| (g.2, km, zero, i)))
+        .collect();
+    placed.sort_by(|a, b| a.0.cmp(b.0).then(a.1.total_cmp(&b.1)));
+    let pairs: Vec<_> = placed
+        .windows(2)
+        .filter(|w| w[0].0 == w[1].0)
+        .map(|w| (w[0], w[1]))
+        .collect();
+    let (a, b) = pairs[rng.random_range(0..pairs.len())];
+    let share = rng.random_range(0.2..0.8_f64);
+    let lerp = |x: f64, y: f64| x + share * (y - x);
+    let (ga, gb) = (GAUGES[a.3], GAUGES[b.3]);
+    let near = if share < 0.5 { ga } else { gb };
+    Station {
+        id,
+        name,
+        kind: StationType::SurfaceWater,
+        state: format!("DE-{}", near.3).into(),
+        operator: near.6.into(),
+        water_body_id: ga.2.into(),
+        water_body_name: ga.1.into(),
+        coordinates: Coordinates {
+            lat: (lerp(ga.4, gb.4) * 1e5).round() / 1e5,
+            lon: (lerp(ga.5, gb.5) * 1e5).round() / 1e5,
+        },
+        river_km: Some((lerp(a.1, b.1) * 10.0).round() / 10.0),
+        gauge_zero: Some(GaugeZero {
+            value: (lerp(a.2, b.2) * 100.0).round() / 100.0,
+            unit: "m".into(),
+            datum: "DHHN2016".into(),
+        }),
+        ground_level: None,
+        elevation: None,
+    }
 }
 
 fn parameters_of(station: &Station, interval_minutes: u32) -> Result<Vec<(Quantity, Parameter)>> {
