@@ -79,16 +79,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let body = values_body(ctx, answer, parts, links, held);
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, "values");
-    Ok(Reply {
-        status: http::StatusCode::OK,
-        body,
-        len: None,
-        content_type: format.content_type(),
-        headers,
-        cacheable: true,
-        compressible: format != Format::Parquet,
-        keep: true,
-    })
+    Ok(Reply::values(format, body, headers))
 }
 
 /// The series the request selects, by station id and parameter id. A station or parameter

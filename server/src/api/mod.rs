@@ -69,6 +69,23 @@ pub struct Reply {
     pub keep: bool,
 }
 
+impl Reply {
+    /// A values answer (one series or many) as it streams: cacheable, kept by the response
+    /// store, compressed by `Accept-Encoding` unless it is Parquet.
+    pub(crate) fn values(format: Format, body: Body, headers: HeaderMap) -> Self {
+        Self {
+            status: http::StatusCode::OK,
+            body,
+            len: None,
+            content_type: format.content_type(),
+            headers,
+            cacheable: true,
+            compressible: format != Format::Parquet,
+            keep: true,
+        }
+    }
+}
+
 impl Ctx<'_> {
     fn basic(&self) -> bool {
         self.state.basic()

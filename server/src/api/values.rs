@@ -179,14 +179,5 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
     );
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, &format!("{}_{pid}", s.id));
-    Ok(Reply {
-        status: http::StatusCode::OK,
-        body,
-        len: None,
-        content_type: format.content_type(),
-        headers,
-        cacheable: true,
-        compressible: format != Format::Parquet,
-        keep: true,
-    })
+    Ok(Reply::values(format, body, headers))
 }
