@@ -315,6 +315,39 @@ async fn rate_limit_answers_429_with_headers() {
     assert_eq!(r.json()["status"], 429);
 }
 
+/// Behind a balancer every request comes from it: with the balancer trusted, each client it
+/// forwards for has an allowance of its own; without, `X-Forwarded-For` (which anyone can
+/// write) changes nothing.
+#[tokio::test]
+async fn rate_limits_count_the_client_a_trusted_balancer_names() {
+    let limits = [
+        ("HYDRO_RATE_LIMIT_PER_SECOND", "0.001"),
+        ("HYDRO_RATE_BURST", "2"),
+    ];
+    let statuses = |base: String| async move {
+        let url = format!("{base}/stations?limit=1");
+        let mut seen = Vec::new();
+        for client in ["203.0.113.5", "203.0.113.5", "203.0.113.5", "203.0.113.6"] {
+            seen.push(get_with(&url, &[("X-Forwarded-For", client)]).await.status);
+        }
+        seen
+    };
+    let trusting = Server::start_with(
+        dataset(),
+        &[
+            limits[0],
+            limits[1],
+            ("HYDRO_TRUSTED_PROXIES", "127.0.0.1, ::1"),
+        ],
+    );
+    assert_eq!(statuses(trusting.base.clone()).await, [200, 200, 429, 200]);
+    let wary = Server::start_with(dataset(), &limits);
+    assert_eq!(statuses(wary.base.clone()).await, [200, 200, 429, 429]);
+
+    let err = common::serve_refused(&[("HYDRO_TRUSTED_PROXIES", "nginx")]);
+    assert!(err.contains("trusted_proxies: 'nginx'"), "{err}");
+}
+
 #[test]
 fn restricted_without_credentials_configured_refuses_to_start() {
     let err = common::serve_refused(&[("HYDRO_ACCESS", "restricted")]);

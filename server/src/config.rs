@@ -205,6 +205,10 @@ settings! {
     rate_limit_per_second: f64 = 0.0;
     /// Requests a client may make in a burst above the rate limit.
     rate_burst: u32 = 50;
+    /// Load balancers (addresses, or ranges like `10.0.0.0/8`) whose `X-Forwarded-For` names
+    /// the client that rate limits count: the rightmost address in it that is not one of them.
+    /// Unset: the connection's address counts and the header is ignored (anyone can write it).
+    trusted_proxies: Vec<String> = Vec::new();
     /// `public`, or `restricted`: credentials required except for /v1/health.
     access: Access = Access::Public;
     /// API keys (`X-API-Key`) as `sha256:<hex>` of the key (`hydro hash-key` makes one).

@@ -42,9 +42,10 @@ fn api_segments(path: &str) -> Option<Vec<String>> {
         .collect()
 }
 
-pub async fn handle<B>(state: Arc<AppState>, client: IpAddr, req: Request<B>) -> Response<Body> {
+pub async fn handle<B>(state: Arc<AppState>, peer: IpAddr, req: Request<B>) -> Response<Body> {
     state.metrics.requests.fetch_add(1, Ordering::Relaxed);
     let path = req.uri().path().to_owned();
+    let client = state.trusted.client(peer, req.headers());
     let mut response = match limit_rate(&state, client, &path) {
         Ok(headers) => {
             let mut r = respond(&state, &req)

@@ -3,6 +3,7 @@
 use crate::cache::ResponseStore;
 use crate::config::{Config, Variant};
 use crate::http::access::Gate;
+use crate::http::client::TrustedProxies;
 use crate::http::conditional::format_http_date;
 use crate::http::ratelimit::RateLimiter;
 use crate::render::envelope::Meta;
@@ -77,6 +78,8 @@ pub struct AppState {
     pub metrics: Metrics,
     pub gate: Gate,
     pub rate: Option<RateLimiter>,
+    /// Balancers whose `X-Forwarded-For` says who the client is (for rate limits).
+    pub trusted: TrustedProxies,
     /// The last failure to read data (when, what), for `/v1/health`.
     pub last_fault: std::sync::Mutex<Option<(Instant, String)>>,
     /// Finished value answers kept on disk and sent again (the response store).
@@ -98,6 +101,7 @@ impl AppState {
             .to_owned();
         let gate = Gate::new(&config)?;
         let rate = RateLimiter::new(config.rate_limit_per_second, config.rate_burst);
+        let trusted = TrustedProxies::parse(&config.trusted_proxies)?;
         let responses = ResponseStore::new(
             config.answer_store_dir.as_deref(),
             config.answer_store_bytes,
@@ -109,6 +113,7 @@ impl AppState {
             responses: Arc::new(responses),
             gate,
             rate,
+            trusted,
             last_fault: std::sync::Mutex::new(None),
             current: RwLock::new(Arc::new(Version::of(dataset, None))),
             switch_fault: Mutex::new(None),

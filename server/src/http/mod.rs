@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod body;
+pub mod client;
 pub mod compress;
 pub mod conditional;
 pub mod cors;
