@@ -295,7 +295,9 @@ async fn rate_limit_answers_429_with_headers() {
     let server = Server::start_with(
         dataset(),
         &[
-            ("HYDRO_RATE_LIMIT_PER_SECOND", "0.5"),
+            // So slow a refill that the five requests cannot earn a sixth, however slow the
+            // machine.
+            ("HYDRO_RATE_LIMIT_PER_SECOND", "0.001"),
             ("HYDRO_RATE_BURST", "3"),
         ],
     );

@@ -38,6 +38,7 @@ pub(super) const REC_BYTES: usize = 4 + 8 + 8 + 1 + 4 + 8;
 
 /// Bits of the spilled line field that hold the line number; the offset takes the rest.
 const LINE_BITS: u32 = 48;
+const LINE_MASK: u64 = (1 << LINE_BITS) - 1;
 
 /// The UTC offset a timestamp was written with, in minutes east, or `Z`: what an import
 /// report needs to show a time the way the user's file wrote it.
@@ -80,7 +81,7 @@ impl Rec {
         out.push(self.quality);
         out.extend_from_slice(&self.file.to_le_bytes());
         let offset = u64::from(self.offset.0 as u16) << LINE_BITS;
-        out.extend_from_slice(&(self.line | offset).to_le_bytes());
+        out.extend_from_slice(&((self.line & LINE_MASK) | offset).to_le_bytes());
     }
 
     /// Reads one record from the first [`REC_BYTES`] of `b`.
@@ -97,7 +98,7 @@ impl Rec {
             value: f64::from_bits(u64_at(12)),
             quality: b[20],
             file: u32_at(21),
-            line: u64_at(25) & ((1 << LINE_BITS) - 1),
+            line: u64_at(25) & LINE_MASK,
             offset: Offset((u64_at(25) >> LINE_BITS) as u16 as i16),
         }
     }
