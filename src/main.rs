@@ -86,9 +86,10 @@ enum Command {
         /// neither) and description.
         #[arg(long)]
         characteristics: Option<PathBuf>,
-        /// One or more values files or glob patterns (quoted, e.g. 'archive/*.csv.gz'):
-        /// stationId, parameterId, timestamp (RFC 3339 with an offset; in Parquet also a
-        /// timestamp with time zone), value, quality (good|suspect|estimated|unchecked|missing).
+        /// One or more values files or glob patterns (quoted, e.g. 'archive/*.csv.gz'), also
+        /// in a bucket ('s3://BUCKET/raw/*.csv.gz', read in place, with the S3 settings of
+        /// --out): stationId, parameterId, timestamp (RFC 3339 with an offset; in Parquet also
+        /// a timestamp with time zone), value, quality (good|suspect|estimated|unchecked|missing).
         #[arg(long, num_args = 1.., required = true)]
         values: Vec<PathBuf>,
         /// Add to the dataset published in --out instead of replacing it: only the
@@ -420,8 +421,10 @@ async fn run() -> anyhow::Result<()> {
                 values,
                 append,
             };
+            let s3 = s3_settings(config.as_deref())?;
             let mut options = ImportOptions {
                 memory_bytes: memory,
+                s3: s3.clone(),
                 ..ImportOptions::default()
             };
             if let Some(dir) = spill_dir {
@@ -429,13 +432,7 @@ async fn run() -> anyhow::Result<()> {
             }
             let progress = Arc::new(ImportProgress::default());
             let stop_showing = show_import_progress(Arc::clone(&progress));
-            let imported = import(
-                store_for(&out, &s3_settings(config.as_deref())?)?,
-                &input,
-                &options,
-                progress,
-            )
-            .await;
+            let imported = import(store_for(&out, &s3)?, &input, &options, progress).await;
             stop_showing();
             match imported {
                 Ok(done) => {

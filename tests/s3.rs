@@ -294,6 +294,128 @@ async fn generate_import_append_and_vacuum_write_to_a_bucket() {
     }
 }
 
+/// Values files kept in a bucket are imported where they are: plain CSV, gzip'd CSV and
+/// Parquet found by a pattern, into the same value files as the same files on local disk.
+/// A pattern that finds nothing and a missing object are errors that publish nothing.
+#[test]
+fn values_files_in_a_bucket_are_imported_in_place() {
+    let s3 = S3::start();
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(sample("values.csv")).unwrap();
+    let (header, rows) = text.split_once('\n').unwrap();
+    let rows: Vec<&str> = rows.lines().collect();
+    let third = rows.len() / 3;
+    let part = |r: &[&str]| format!("{header}\n{}\n", r.join("\n"));
+    let plain = part(&rows[..third]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, part(&rows[third..2 * third]).as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let parquet = parquet_of(&rows[2 * third..]);
+    let files = [
+        ("a.csv", plain.into_bytes()),
+        ("b.csv.gz", gz),
+        ("c.parquet", parquet),
+    ];
+    let raw = s3.bucket_store("raw");
+    common::s3::on_own_runtime(async {
+        use object_store::ObjectStoreExt;
+        for (name, bytes) in &files {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+            raw.put(&format!("2024/{name}").into(), bytes.clone().into())
+                .await
+                .unwrap();
+        }
+        // Not matched by the pattern: another directory, another name.
+        raw.put(&"2024/old/d.csv".into(), b"not values".to_vec().into())
+            .await
+            .unwrap();
+        raw.put(&"2024/readme.txt".into(), b"not values".to_vec().into())
+            .await
+            .unwrap();
+    });
+
+    let from_bucket = dir.path().join("from-bucket");
+    let from_disk = dir.path().join("from-disk");
+    let catalog = |out: &std::path::Path| {
+        let mut cmd = hydro(&s3);
+        cmd.args(["import", "--out"]).arg(out);
+        for (flag, file) in [
+            ("--stations", "stations.csv"),
+            ("--parameters", "parameters.csv"),
+        ] {
+            cmd.args([flag, &sample(file)]);
+        }
+        cmd.arg("--values");
+        cmd
+    };
+    let out =
+        succeeds(catalog(&from_bucket).args(["s3://raw/2024/*.csv*", "s3://raw/2024/c.parquet"]));
+    assert!(out.contains(&format!("{} values", rows.len())), "{out}");
+    succeeds(catalog(&from_disk).args(files.map(|(name, _)| dir.path().join(name))));
+    let values = |root: &std::path::Path| {
+        let mut files: Vec<(String, Vec<u8>)> = common::files_under(&root.join("values"))
+            .into_iter()
+            .map(|f| {
+                let rel = f.strip_prefix(root).unwrap().display().to_string();
+                (rel, std::fs::read(&f).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let stored = values(&from_bucket);
+    assert!(!stored.is_empty());
+    assert!(stored == values(&from_disk), "the same value files");
+
+    for (pattern, said) in [
+        (
+            "s3://raw/2025/*.csv",
+            "s3://raw/2025/*.csv: no file matches this pattern",
+        ),
+        (
+            "s3://raw/2024/gone.csv",
+            "s3://raw/2024/gone.csv: cannot open: no such object",
+        ),
+    ] {
+        let out = catalog(&dir.path().join("bad"))
+            .arg(pattern)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(said),
+            "{pattern}: {err}"
+        );
+        assert!(!dir.path().join("bad/manifest.json").exists());
+    }
+}
+
+/// Values rows (`stationId,parameterId,timestamp,value,quality` CSV lines) as a Parquet file.
+fn parquet_of(rows: &[&str]) -> Vec<u8> {
+    use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+    let fields: Vec<Vec<&str>> = rows.iter().map(|r| r.split(',').collect()).collect();
+    let text = |i: usize| -> ArrayRef {
+        std::sync::Arc::new(StringArray::from_iter_values(fields.iter().map(|f| f[i])))
+    };
+    let value: ArrayRef = std::sync::Arc::new(Float64Array::from_iter_values(
+        fields.iter().map(|f| f[3].parse::<f64>().unwrap()),
+    ));
+    let batch = RecordBatch::try_from_iter([
+        ("stationId", text(0)),
+        ("parameterId", text(1)),
+        ("timestamp", text(2)),
+        ("value", value),
+        ("quality", text(4)),
+    ])
+    .unwrap();
+    let mut bytes = Vec::new();
+    let mut writer =
+        datafusion::parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    bytes
+}
+
 /// `hydro serve --data s3://…` that must refuse to start; what it said.
 fn serve_refuses(location: &str, env: &[(&str, String)]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_hydro"))

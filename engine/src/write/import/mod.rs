@@ -29,6 +29,7 @@
 //! import already wrote. Every bad row is reported as `file:line: reason` (for Parquet the
 //! number is the row's, from 1).
 
+mod bucket;
 mod catalog;
 mod merge;
 mod rows;
@@ -42,6 +43,7 @@ use crate::dataset::manifest::{Manifest, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
+use crate::storage::{Location, S3Settings, Store};
 use crate::write::writer::{DatasetWriter, encode_month};
 use catalog::CatalogInput;
 use datafusion::object_store::ObjectStore;
@@ -91,6 +93,8 @@ pub struct ImportOptions {
     pub workers: usize,
     /// Where spill files go (about 33 bytes a row while the import runs).
     pub spill_dir: PathBuf,
+    /// How to reach values files given as `s3://BUCKET/KEY`.
+    pub s3: S3Settings,
 }
 
 /// The default budget of an import's buffers.
@@ -102,6 +106,7 @@ impl Default for ImportOptions {
             memory_bytes: DEFAULT_MEMORY_BYTES,
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
             spill_dir: std::env::temp_dir(),
+            s3: S3Settings::default(),
         }
     }
 }
@@ -274,8 +279,31 @@ pub async fn import(
             "(the values files were not read: their rows are checked against good catalog files)";
         return Err(problems.into_error(Some(note)));
     }
-    let paths = source::expand_values(&input.values, &mut problems);
-    let inputs = source::plan_inputs(&paths, &mut problems);
+    // Listing a bucket and reading the files' first bytes block on the store's client: off
+    // the runtime's threads.
+    let (inputs, problems) = {
+        let (patterns, s3) = (input.values.clone(), options.s3.clone());
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            let bucket_store = |bucket: &str| {
+                let location = Location::S3 {
+                    bucket: bucket.to_owned(),
+                    prefix: String::new(),
+                };
+                Store::open(&location, &s3)
+                    .map(|s| s.object_store())
+                    .map_err(|e| e.to_string())
+            };
+            let files = source::expand_values(&patterns, &bucket_store, &runtime, &mut problems);
+            let inputs = source::plan_inputs(files, &mut problems);
+            (inputs, problems)
+        })
+        .await
+        .map_err(|source| EngineError::Task {
+            what: "import",
+            source,
+        })?
+    };
     if !problems.is_empty() {
         return Err(problems.into_error(None));
     }

@@ -8,18 +8,24 @@
 
 use super::ImportProgress;
 use super::Problems;
+use super::bucket::{self, BucketObject, ObjectChunks};
+use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::object_store::ObjectStore;
 use datafusion::parquet::arrow::ProjectionMask;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::errors::ParquetError;
+use datafusion::parquet::file::reader::{ChunkReader, Length};
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use tokio::runtime::Handle;
 
 /// The columns every values file has, in this order in [`CsvColumns::at`].
 pub(super) const VALUE_COLUMNS: [&str; 5] =
@@ -39,10 +45,80 @@ pub(super) enum InputKind {
     Parquet,
 }
 
-/// A values file as planned: its kind, its size on disk, and about how many rows it holds.
-#[derive(Debug)]
+/// Where a values file is: on this machine, or in a bucket (`s3://…`, see [`super::bucket`]).
+#[derive(Clone)]
+pub(super) enum Source {
+    File(PathBuf),
+    Object(Arc<BucketObject>),
+}
+
+impl Source {
+    /// The file from its first byte.
+    fn read(&self) -> io::Result<Box<dyn Read + Send>> {
+        Ok(match self {
+            Source::File(path) => Box::new(File::open(path)?),
+            Source::Object(object) => Box::new(object.read_from(0)?),
+        })
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        match self {
+            Source::File(path) => Ok(std::fs::metadata(path)?.len()),
+            Source::Object(object) => Ok(object.size()),
+        }
+    }
+
+    /// The Parquet reader's builder over the file.
+    fn parquet(&self) -> Result<ParquetRecordBatchReaderBuilder<ParquetInput>, String> {
+        let input = match self {
+            Source::File(path) => {
+                ParquetInput::File(File::open(path).map_err(|e| format!("cannot open: {e}"))?)
+            }
+            Source::Object(object) => ParquetInput::Object(ObjectChunks(Arc::clone(object))),
+        };
+        ParquetRecordBatchReaderBuilder::try_new(input)
+            .map_err(|e| format!("not a readable Parquet file: {e}"))
+    }
+}
+
+/// A Parquet values file, local or in a bucket, as the parquet crate's reader reads it.
+pub(super) enum ParquetInput {
+    File(File),
+    Object(ObjectChunks),
+}
+
+impl Length for ParquetInput {
+    fn len(&self) -> u64 {
+        match self {
+            ParquetInput::File(f) => f.len(),
+            ParquetInput::Object(o) => o.len(),
+        }
+    }
+}
+
+impl ChunkReader for ParquetInput {
+    type T = Box<dyn Read + Send>;
+
+    fn get_read(&self, start: u64) -> Result<Self::T, ParquetError> {
+        Ok(match self {
+            ParquetInput::File(f) => Box::new(f.get_read(start)?),
+            ParquetInput::Object(o) => Box::new(o.get_read(start)?),
+        })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {
+        match self {
+            ParquetInput::File(f) => f.get_bytes(start, length),
+            ParquetInput::Object(o) => o.get_bytes(start, length),
+        }
+    }
+}
+
+/// A values file as planned: its kind, its size, and about how many rows it holds.
 pub(super) struct ValueInput {
+    /// As the user named it (a path, or `s3://BUCKET/KEY`): what reports show.
     pub(super) path: PathBuf,
+    pub(super) source: Source,
     pub(super) kind: InputKind,
     pub(super) size: u64,
     pub(super) rows_estimate: u64,
@@ -54,15 +130,38 @@ const CSV_BYTES_PER_ROW: u64 = 32;
 /// How much a compressed CSV is assumed to expand, for the same purpose.
 const COMPRESSED_EXPANSION: u64 = 12;
 
+/// Opens a bucket by name, with the import's S3 settings.
+pub(super) type BucketOpener<'a> = dyn Fn(&str) -> Result<Arc<dyn ObjectStore>, String> + 'a;
+
 /// The files the `--values` arguments name: each one as given, or, when it does not exist and
-/// holds a glob pattern (`*`, `?`, `[`), the files it matches, in name order. A pattern that
-/// matches nothing and a missing file are errors.
-pub(super) fn expand_values(patterns: &[PathBuf], problems: &mut Problems) -> Vec<PathBuf> {
+/// holds a glob pattern (`*`, `?`, `[`), the files it matches, in name order; the same for
+/// `s3://BUCKET/KEY` (objects of the bucket, opened by `bucket_store`). A pattern that matches
+/// nothing and a missing file are errors.
+pub(super) fn expand_values(
+    patterns: &[PathBuf],
+    bucket_store: &BucketOpener<'_>,
+    runtime: &Handle,
+    problems: &mut Problems,
+) -> Vec<(PathBuf, Source)> {
     let mut files = Vec::new();
     for pattern in patterns {
         let text = pattern.to_string_lossy();
+        if let Some((bucket, key)) = bucket::bucket_and_key(&text) {
+            let found = bucket_store(bucket).and_then(|store| bucket::find(&store, key, runtime));
+            match found {
+                Ok(objects) if objects.is_empty() => {
+                    problems.add(pattern, 0, "no file matches this pattern");
+                }
+                Ok(objects) => files.extend(objects.into_iter().map(|o| {
+                    let path = PathBuf::from(format!("s3://{bucket}/{}", o.key()));
+                    (path, Source::Object(Arc::new(o)))
+                })),
+                Err(reason) => problems.add(pattern, 0, reason),
+            }
+            continue;
+        }
         if pattern.exists() || !text.contains(['*', '?', '[']) {
-            files.push(pattern.clone());
+            files.push((pattern.clone(), Source::File(pattern.clone())));
             continue;
         }
         let matched: Vec<PathBuf> = match glob::glob(&text) {
@@ -75,15 +174,20 @@ pub(super) fn expand_values(patterns: &[PathBuf], problems: &mut Problems) -> Ve
         if matched.is_empty() {
             problems.add(pattern, 0, "no file matches this pattern");
         }
-        files.extend(matched.into_iter().filter(|p| p.is_file()));
+        files.extend(
+            matched
+                .into_iter()
+                .filter(|p| p.is_file())
+                .map(|p| (p.clone(), Source::File(p))),
+        );
     }
     files
 }
 
-/// What kind of file `path` is, from its first bytes.
-fn sniff(path: &Path) -> io::Result<InputKind> {
+/// What kind of file `source` is, from its first bytes.
+fn sniff(source: &Source) -> io::Result<InputKind> {
     let mut magic = [0u8; 4];
-    let mut file = File::open(path)?;
+    let mut file = source.read()?;
     let n = read_up_to(&mut file, &mut magic)?;
     Ok(match &magic[..n] {
         [0x1f, 0x8b, ..] => InputKind::Csv(Compression::Gzip),
@@ -107,26 +211,26 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Plans the values files: kind, size, rows. Files that cannot be opened are reported.
-pub(super) fn plan_inputs(paths: &[PathBuf], problems: &mut Problems) -> Vec<ValueInput> {
+pub(super) fn plan_inputs(
+    files: Vec<(PathBuf, Source)>,
+    problems: &mut Problems,
+) -> Vec<ValueInput> {
     let mut inputs = Vec::new();
-    for path in paths {
+    for (path, source) in files {
         let planned = (|| -> Result<ValueInput, String> {
-            let kind = sniff(path).map_err(|e| format!("cannot open: {e}"))?;
-            let size = std::fs::metadata(path)
-                .map_err(|e| format!("cannot open: {e}"))?
-                .len();
+            let kind = sniff(&source).map_err(|e| format!("cannot open: {e}"))?;
+            let size = source.size().map_err(|e| format!("cannot open: {e}"))?;
             let rows_estimate = match kind {
                 InputKind::Csv(Compression::None) => size / CSV_BYTES_PER_ROW,
                 InputKind::Csv(_) => size * COMPRESSED_EXPANSION / CSV_BYTES_PER_ROW,
                 InputKind::Parquet => {
-                    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-                    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-                        .map_err(|e| format!("not a readable Parquet file: {e}"))?;
+                    let builder = source.parquet()?;
                     u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0)
                 }
             };
             Ok(ValueInput {
                 path: path.clone(),
+                source: source.clone(),
                 kind,
                 size,
                 rows_estimate,
@@ -134,7 +238,7 @@ pub(super) fn plan_inputs(paths: &[PathBuf], problems: &mut Problems) -> Vec<Val
         })();
         match planned {
             Ok(input) => inputs.push(input),
-            Err(reason) => problems.add(path, 0, reason),
+            Err(reason) => problems.add(&path, 0, reason),
         }
     }
     inputs
@@ -158,12 +262,12 @@ impl<R: Read> Read for Counted<R> {
 
 /// A file's text, decompressed when it is gzip (any number of members) or zstd.
 fn text_reader(
-    path: &Path,
+    source: &Source,
     compression: Compression,
     progress: Arc<ImportProgress>,
 ) -> io::Result<Box<dyn Read + Send>> {
     let file = Counted {
-        inner: File::open(path)?,
+        inner: source.read()?,
         progress,
     };
     Ok(match compression {
@@ -178,7 +282,8 @@ fn text_reader(
 
 /// Any CSV input (the catalog files too), decompressed as needed.
 pub(crate) fn open_input(path: &Path) -> io::Result<Box<dyn Read + Send>> {
-    let compression = match sniff(path)? {
+    let source = Source::File(path.to_path_buf());
+    let compression = match sniff(&source)? {
         InputKind::Csv(c) => c,
         InputKind::Parquet => {
             return Err(io::Error::new(
@@ -187,7 +292,7 @@ pub(crate) fn open_input(path: &Path) -> io::Result<Box<dyn Read + Send>> {
             ));
         }
     };
-    text_reader(path, compression, Arc::default())
+    text_reader(&source, compression, Arc::default())
 }
 
 /// Where each value column is in a CSV file's rows.
@@ -300,7 +405,7 @@ fn read_csv(
     recycled: &mut dyn FnMut() -> Option<Vec<u8>>,
     send: &mut dyn FnMut(Block) -> bool,
 ) -> Result<(), FileProblem> {
-    let mut reader = text_reader(&input.path, compression, Arc::clone(progress))
+    let mut reader = text_reader(&input.source, compression, Arc::clone(progress))
         .map_err(|e| (0, format!("cannot open: {e}")))?;
     let mut columns: Option<Arc<CsvColumns>> = None;
     let mut line = 1u64;
@@ -436,9 +541,7 @@ fn read_parquet(
     progress: &Arc<ImportProgress>,
     send: &mut dyn FnMut(Block) -> bool,
 ) -> Result<(), FileProblem> {
-    let opened = File::open(&input.path).map_err(|e| (0, format!("cannot open: {e}")))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(opened)
-        .map_err(|e| (0, format!("not a readable Parquet file: {e}")))?;
+    let builder = input.source.parquet().map_err(|e| (0, e))?;
     let schema = Arc::clone(builder.schema());
     let mut roots = Vec::new();
     let mut problems = Vec::new();
