@@ -87,8 +87,8 @@ enum Command {
         #[arg(long)]
         characteristics: Option<PathBuf>,
         /// One or more values files or glob patterns (quoted, e.g. 'archive/*.csv.gz'), also
-        /// in a bucket ('s3://BUCKET/raw/*.csv.gz', read in place, with the S3 settings of
-        /// --out): stationId, parameterId, timestamp (RFC 3339 with an offset; in Parquet also
+        /// in a bucket ('s3://BUCKET/raw/*.csv.gz', read in place with the S3 settings of
+        /// --out, as the catalog files may be): stationId, parameterId, timestamp (RFC 3339 with an offset; in Parquet also
         /// a timestamp with time zone), value, quality (good|suspect|estimated|unchecked|missing).
         #[arg(long, num_args = 1.., required = true)]
         values: Vec<PathBuf>,

@@ -294,9 +294,10 @@ async fn generate_import_append_and_vacuum_write_to_a_bucket() {
     }
 }
 
-/// Values files kept in a bucket are imported where they are: plain CSV, gzip'd CSV and
-/// Parquet found by a pattern, into the same value files as the same files on local disk.
-/// A pattern that finds nothing and a missing object are errors that publish nothing.
+/// An import whose files are kept in a bucket reads them where they are: the catalog, and
+/// plain CSV, gzip'd CSV and Parquet values found by a pattern, into the same value files as
+/// the same files on local disk. A pattern that finds nothing and a missing object are errors
+/// that publish nothing.
 #[test]
 fn values_files_in_a_bucket_are_imported_in_place() {
     let s3 = S3::start();
@@ -325,6 +326,20 @@ fn values_files_in_a_bucket_are_imported_in_place() {
                 .await
                 .unwrap();
         }
+        // The catalog beside them (one file gzip'd).
+        let stations = std::fs::read(sample("stations.csv")).unwrap();
+        raw.put(&"catalog/stations.csv".into(), stations.into())
+            .await
+            .unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, &std::fs::read(sample("parameters.csv")).unwrap())
+            .unwrap();
+        raw.put(
+            &"catalog/parameters.csv.gz".into(),
+            gz.finish().unwrap().into(),
+        )
+        .await
+        .unwrap();
         // Not matched by the pattern: another directory, another name.
         raw.put(&"2024/old/d.csv".into(), b"not values".to_vec().into())
             .await
@@ -336,22 +351,31 @@ fn values_files_in_a_bucket_are_imported_in_place() {
 
     let from_bucket = dir.path().join("from-bucket");
     let from_disk = dir.path().join("from-disk");
-    let catalog = |out: &std::path::Path| {
+    let import = |out: &std::path::Path, stations: &str, parameters: &str| {
         let mut cmd = hydro(&s3);
         cmd.args(["import", "--out"]).arg(out);
-        for (flag, file) in [
-            ("--stations", "stations.csv"),
-            ("--parameters", "parameters.csv"),
-        ] {
-            cmd.args([flag, &sample(file)]);
-        }
-        cmd.arg("--values");
+        cmd.args([
+            "--stations",
+            stations,
+            "--parameters",
+            parameters,
+            "--values",
+        ]);
         cmd
     };
+    let in_bucket = [
+        "s3://raw/catalog/stations.csv",
+        "s3://raw/catalog/parameters.csv.gz",
+    ];
+    let catalog = |out: &std::path::Path| import(out, in_bucket[0], in_bucket[1]);
     let out =
         succeeds(catalog(&from_bucket).args(["s3://raw/2024/*.csv*", "s3://raw/2024/c.parquet"]));
     assert!(out.contains(&format!("{} values", rows.len())), "{out}");
-    succeeds(catalog(&from_disk).args(files.map(|(name, _)| dir.path().join(name))));
+    let (stations, parameters) = (sample("stations.csv"), sample("parameters.csv"));
+    succeeds(
+        import(&from_disk, &stations, &parameters)
+            .args(files.map(|(name, _)| dir.path().join(name))),
+    );
     let values = |root: &std::path::Path| {
         let mut files: Vec<(String, Vec<u8>)> = common::files_under(&root.join("values"))
             .into_iter()
@@ -367,6 +391,19 @@ fn values_files_in_a_bucket_are_imported_in_place() {
     assert!(!stored.is_empty());
     assert!(stored == values(&from_disk), "the same value files");
 
+    let missing_catalog = import(
+        &dir.path().join("bad"),
+        "s3://raw/catalog/gone.csv",
+        in_bucket[1],
+    )
+    .arg("s3://raw/2024/a.csv")
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&missing_catalog.stderr);
+    assert!(
+        err.contains("s3://raw/catalog/gone.csv: cannot open: no such object"),
+        "{err}"
+    );
     for (pattern, said) in [
         (
             "s3://raw/2025/*.csv",

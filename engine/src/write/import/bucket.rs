@@ -1,5 +1,6 @@
-//! Values files in a bucket (`--values 's3://BUCKET/raw/*.csv.gz'`), read where they are: an
-//! archive kept in object storage is imported without a copy on local disk first. A file is
+//! Import inputs in a bucket (`--values 's3://BUCKET/raw/*.csv.gz'`, `--stations
+//! s3://BUCKET/stations.csv`), read where they are: an archive kept in object storage is
+//! imported without a copy on local disk first. A file is
 //! read as a stream (CSV) or by ranges (Parquet's footer and column chunks) through the same
 //! S3 client as the dataset's store, from the import's reading threads (which block on the
 //! client's requests), so memory is what a local file's reading takes.

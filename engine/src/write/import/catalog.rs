@@ -1,7 +1,8 @@
 //! The catalog files of an import (stations, parameters, characteristic values): small, so
 //! read whole, checked row by row and kept in memory.
 
-use super::{Problems, open_input};
+use super::Problems;
+use super::source::Inputs;
 use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::{
@@ -15,13 +16,18 @@ use std::path::Path;
 type Row = HashMap<String, String>;
 
 /// Reads a CSV file with a header row into (line number, row) pairs.
-fn read_rows(path: &Path, required: &[&str], problems: &mut Problems) -> Vec<(u64, Row)> {
-    let mut reader = match open_input(path) {
+fn read_rows(
+    path: &Path,
+    required: &[&str],
+    inputs: &Inputs<'_>,
+    problems: &mut Problems,
+) -> Vec<(u64, Row)> {
+    let mut reader = match inputs.open_text(path) {
         Ok(r) => csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
             .from_reader(r),
-        Err(e) => {
-            problems.add(path, 0, format!("cannot open: {e}"));
+        Err(reason) => {
+            problems.add(path, 0, reason);
             return Vec::new();
         }
     };
@@ -241,6 +247,7 @@ pub(super) struct CatalogPaths<'a> {
 pub(super) fn read_catalog(
     paths: &CatalogPaths<'_>,
     existing: &CatalogInput,
+    inputs: &Inputs<'_>,
     problems: &mut Problems,
 ) -> CatalogInput {
     let mut stations = Vec::new();
@@ -250,7 +257,7 @@ pub(super) fn read_catalog(
     let mut rejected_parameters: HashSet<(String, String)> = HashSet::new();
     let text = |row: &Row, name: &str| row.get(name).cloned().unwrap_or_default();
     if let Some(path) = paths.stations {
-        for (line, row) in read_rows(path, &["id", "name", "type", "state"], problems) {
+        for (line, row) in read_rows(path, &["id", "name", "type", "state"], inputs, problems) {
             match station_from(&row) {
                 Ok(s) if !station_ids.insert(s.id.clone()) => {
                     problems.add(path, line, format!("duplicate station id {}", s.id))
@@ -275,7 +282,7 @@ pub(super) fn read_catalog(
             "unit",
             "interval",
         ];
-        for (line, row) in read_rows(path, &required, problems) {
+        for (line, row) in read_rows(path, &required, inputs, problems) {
             match parameter_from(&row) {
                 Ok(p) if rejected_stations.contains(p.station.as_str()) => problems.follow_up(),
                 Ok(p) if !station_ids.contains(&p.station) => problems.add(
@@ -313,7 +320,7 @@ pub(super) fn read_catalog(
             "value",
             "unit",
         ];
-        for (line, row) in read_rows(path, &required, problems) {
+        for (line, row) in read_rows(path, &required, inputs, problems) {
             match characteristic_from(&row) {
                 Ok(c)
                     if rejected_stations.contains(c.station.as_str())

@@ -37,8 +37,6 @@ mod source;
 mod spill;
 mod station_months;
 
-pub(crate) use source::open_input;
-
 use crate::dataset::manifest::{Manifest, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
@@ -267,22 +265,11 @@ pub async fn import(
         }
         (CatalogInput::default(), HashMap::new())
     };
-    let paths = catalog::CatalogPaths {
-        stations: input.stations.as_deref(),
-        parameters: input.parameters.as_deref(),
-        characteristics: input.characteristics.as_deref(),
-    };
-    let new_catalog = catalog::read_catalog(&paths, &existing, &mut problems);
-    let catalog = existing.updated_by(new_catalog);
-    if !problems.is_empty() {
-        let note =
-            "(the values files were not read: their rows are checked against good catalog files)";
-        return Err(problems.into_error(Some(note)));
-    }
-    // Listing a bucket and reading the files' first bytes block on the store's client: off
-    // the runtime's threads.
-    let (inputs, problems) = {
-        let (patterns, s3) = (input.values.clone(), options.s3.clone());
+    // The catalog and the values files' first bytes are read off the runtime's threads:
+    // reading from a bucket blocks on its client.
+    let (catalog, inputs, problems) = {
+        let input = input.clone();
+        let s3 = options.s3.clone();
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             let bucket_store = |bucket: &str| {
@@ -294,19 +281,35 @@ pub async fn import(
                     .map(|s| s.object_store())
                     .map_err(|e| e.to_string())
             };
-            let files = source::expand_values(&patterns, &bucket_store, &runtime, &mut problems);
-            let inputs = source::plan_inputs(files, &mut problems);
-            (inputs, problems)
+            let inputs = source::Inputs {
+                bucket_store: &bucket_store,
+                runtime: &runtime,
+            };
+            let paths = catalog::CatalogPaths {
+                stations: input.stations.as_deref(),
+                parameters: input.parameters.as_deref(),
+                characteristics: input.characteristics.as_deref(),
+            };
+            let new_catalog = catalog::read_catalog(&paths, &existing, &inputs, &mut problems);
+            let catalog = existing.updated_by(new_catalog);
+            if !problems.is_empty() {
+                let note = "(the values files were not read: their rows are checked against \
+                            good catalog files)";
+                return Err(problems.into_error(Some(note)));
+            }
+            let files = inputs.expand_values(&input.values, &mut problems);
+            let planned = source::plan_inputs(files, &mut problems);
+            if !problems.is_empty() {
+                return Err(problems.into_error(None));
+            }
+            Ok((catalog, planned, problems))
         })
         .await
         .map_err(|source| EngineError::Task {
             what: "import",
             source,
-        })?
+        })??
     };
-    if !problems.is_empty() {
-        return Err(problems.into_error(None));
-    }
     progress
         .bytes_total
         .store(inputs.iter().map(|i| i.size).sum(), Ordering::Relaxed);

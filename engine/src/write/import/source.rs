@@ -133,55 +133,85 @@ const COMPRESSED_EXPANSION: u64 = 12;
 /// Opens a bucket by name, with the import's S3 settings.
 pub(super) type BucketOpener<'a> = dyn Fn(&str) -> Result<Arc<dyn ObjectStore>, String> + 'a;
 
-/// The files the `--values` arguments name: each one as given, or, when it does not exist and
-/// holds a glob pattern (`*`, `?`, `[`), the files it matches, in name order; the same for
-/// `s3://BUCKET/KEY` (objects of the bucket, opened by `bucket_store`). A pattern that matches
-/// nothing and a missing file are errors.
-pub(super) fn expand_values(
-    patterns: &[PathBuf],
-    bucket_store: &BucketOpener<'_>,
-    runtime: &Handle,
-    problems: &mut Problems,
-) -> Vec<(PathBuf, Source)> {
-    let mut files = Vec::new();
-    for pattern in patterns {
-        let text = pattern.to_string_lossy();
-        if let Some((bucket, key)) = bucket::bucket_and_key(&text) {
-            let found = bucket_store(bucket).and_then(|store| bucket::find(&store, key, runtime));
-            match found {
-                Ok(objects) if objects.is_empty() => {
-                    problems.add(pattern, 0, "no file matches this pattern");
+/// Opens the inputs an import names: files, or objects of a bucket (`s3://BUCKET/KEY`). Its
+/// methods block on the bucket's client, so they run off the runtime's threads.
+pub(super) struct Inputs<'a> {
+    pub(super) bucket_store: &'a BucketOpener<'a>,
+    pub(super) runtime: &'a Handle,
+}
+
+impl Inputs<'_> {
+    /// The objects `key` (a key, or a pattern of keys) names in `bucket`.
+    fn objects(&self, bucket: &str, key: &str) -> Result<Vec<(PathBuf, Source)>, String> {
+        let store = (self.bucket_store)(bucket)?;
+        Ok(bucket::find(&store, key, self.runtime)?
+            .into_iter()
+            .map(|o| {
+                let path = PathBuf::from(format!("s3://{bucket}/{}", o.key()));
+                (path, Source::Object(Arc::new(o)))
+            })
+            .collect())
+    }
+
+    /// The files the `--values` arguments name: each one as given, or, when it does not
+    /// exist and holds a glob pattern (`*`, `?`, `[`), the files it matches, in name order;
+    /// the same for objects of a bucket. A pattern that matches nothing and a missing file are
+    /// errors.
+    pub(super) fn expand_values(
+        &self,
+        patterns: &[PathBuf],
+        problems: &mut Problems,
+    ) -> Vec<(PathBuf, Source)> {
+        let mut files = Vec::new();
+        for pattern in patterns {
+            let text = pattern.to_string_lossy();
+            if let Some((bucket, key)) = bucket::bucket_and_key(&text) {
+                match self.objects(bucket, key) {
+                    Ok(objects) if objects.is_empty() => {
+                        problems.add(pattern, 0, "no file matches this pattern");
+                    }
+                    Ok(objects) => files.extend(objects),
+                    Err(reason) => problems.add(pattern, 0, reason),
                 }
-                Ok(objects) => files.extend(objects.into_iter().map(|o| {
-                    let path = PathBuf::from(format!("s3://{bucket}/{}", o.key()));
-                    (path, Source::Object(Arc::new(o)))
-                })),
-                Err(reason) => problems.add(pattern, 0, reason),
-            }
-            continue;
-        }
-        if pattern.exists() || !text.contains(['*', '?', '[']) {
-            files.push((pattern.clone(), Source::File(pattern.clone())));
-            continue;
-        }
-        let matched: Vec<PathBuf> = match glob::glob(&text) {
-            Ok(paths) => paths.filter_map(std::result::Result::ok).collect(),
-            Err(e) => {
-                problems.add(pattern, 0, format!("bad pattern: {e}"));
                 continue;
             }
-        };
-        if matched.is_empty() {
-            problems.add(pattern, 0, "no file matches this pattern");
+            if pattern.exists() || !text.contains(['*', '?', '[']) {
+                files.push((pattern.clone(), Source::File(pattern.clone())));
+                continue;
+            }
+            let matched: Vec<PathBuf> = match glob::glob(&text) {
+                Ok(paths) => paths.filter_map(std::result::Result::ok).collect(),
+                Err(e) => {
+                    problems.add(pattern, 0, format!("bad pattern: {e}"));
+                    continue;
+                }
+            };
+            if matched.is_empty() {
+                problems.add(pattern, 0, "no file matches this pattern");
+            }
+            files.extend(
+                matched
+                    .into_iter()
+                    .filter(|p| p.is_file())
+                    .map(|p| (p.clone(), Source::File(p))),
+            );
         }
-        files.extend(
-            matched
-                .into_iter()
-                .filter(|p| p.is_file())
-                .map(|p| (p.clone(), Source::File(p))),
-        );
+        files
     }
-    files
+
+    /// A CSV input (a catalog file) as text, decompressed as needed: a file, or the object
+    /// `s3://BUCKET/KEY` names.
+    pub(super) fn open_text(&self, path: &Path) -> Result<Box<dyn Read + Send>, String> {
+        let text = path.to_string_lossy();
+        let source = match bucket::bucket_and_key(&text) {
+            Some((bucket, key)) => match self.objects(bucket, key)?.pop() {
+                Some((_, source)) => source,
+                None => return Err("no file matches this pattern".into()),
+            },
+            None => Source::File(path.to_path_buf()),
+        };
+        open_text(&source).map_err(|e| format!("cannot open: {e}"))
+    }
 }
 
 /// What kind of file `source` is, from its first bytes.
@@ -280,10 +310,9 @@ fn text_reader(
     })
 }
 
-/// Any CSV input (the catalog files too), decompressed as needed.
-pub(crate) fn open_input(path: &Path) -> io::Result<Box<dyn Read + Send>> {
-    let source = Source::File(path.to_path_buf());
-    let compression = match sniff(&source)? {
+/// A CSV input, decompressed as needed.
+fn open_text(source: &Source) -> io::Result<Box<dyn Read + Send>> {
+    let compression = match sniff(source)? {
         InputKind::Csv(c) => c,
         InputKind::Parquet => {
             return Err(io::Error::new(
@@ -292,7 +321,7 @@ pub(crate) fn open_input(path: &Path) -> io::Result<Box<dyn Read + Send>> {
             ));
         }
     };
-    text_reader(&source, compression, Arc::default())
+    text_reader(source, compression, Arc::default())
 }
 
 /// Where each value column is in a CSV file's rows.
