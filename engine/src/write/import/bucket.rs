@@ -116,11 +116,15 @@ impl BucketObject {
         })
     }
 
-    fn range(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {
+    /// Bytes `start..start + length` (fewer at the object's end), in one ranged GET.
+    pub(super) fn range(&self, start: u64, length: usize) -> io::Result<Bytes> {
         let end = start.saturating_add(length as u64).min(self.size);
+        if start >= end {
+            return Ok(Bytes::new());
+        }
         self.runtime
             .block_on(self.store.get_range(&self.location, start..end))
-            .map_err(|e| ParquetError::External(Box::new(e)))
+            .map_err(io::Error::other)
     }
 }
 
@@ -167,6 +171,8 @@ impl ChunkReader for ObjectChunks {
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {
-        self.0.range(start, length)
+        self.0
+            .range(start, length)
+            .map_err(|e| ParquetError::External(Box::new(e)))
     }
 }

@@ -217,8 +217,15 @@ impl Inputs<'_> {
 /// What kind of file `source` is, from its first bytes.
 fn sniff(source: &Source) -> io::Result<InputKind> {
     let mut magic = [0u8; 4];
-    let mut file = source.read()?;
-    let n = read_up_to(&mut file, &mut magic)?;
+    let n = match source {
+        Source::File(path) => read_up_to(&mut File::open(path)?, &mut magic)?,
+        // A ranged read: a stream of the whole object would be cut off after four bytes.
+        Source::Object(object) => {
+            let head = object.range(0, magic.len())?;
+            magic[..head.len()].copy_from_slice(&head);
+            head.len()
+        }
+    };
     Ok(match &magic[..n] {
         [0x1f, 0x8b, ..] => InputKind::Csv(Compression::Gzip),
         [0x28, 0xb5, 0x2f, 0xfd] => InputKind::Csv(Compression::Zstd),
