@@ -9,13 +9,17 @@ answer (footers cached), requests alternate between the two servers; reported: m
 the bucket/local ratio of each pair's median, and the GETs each answer cost in the bucket
 (the server's `hydro_store_requests_total`). Target: a full 10-year download within 2x of
 local disk; a one-month window at most 2 GETs; a full download one GET per month file.
+Then the bucket alone (curl), and `hydro import` of a values file from local disk and from
+the bucket.
 Usage:
 
     python3 benches/s3.py [--no-build] [--runs N]
 """
 
 import argparse
+import gzip
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -126,6 +130,42 @@ def store_floor(weed, station, runs):
     print(f"| the same bytes in {len(years)} objects | {statistics.median(rows['years']) - start:.1f} |")
 
 
+def import_from_bucket(weed, runs):
+    """`hydro import` of one values file (1 050 000 rows of the samples' series, gzip'd CSV)
+    from local disk and from the bucket, alternately; medians (s)."""
+    sample = os.path.join(harness.ROOT, "data", "sample")
+    work = tempfile.mkdtemp(prefix="s3-import-")
+    values = os.path.join(work, "values.csv.gz")
+    start = 1577836800  # 2020-01-01T00:00:00Z
+    with gzip.open(values, "wt") as f:
+        f.write("stationId,parameterId,timestamp,value,quality\n")
+        for station, parameter in (("koeln", "water-level-15min"), ("koeln", "discharge-15min"),
+                                   ("kaub", "water-level-15min")):
+            for i in range(350_000):
+                when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start + 900 * i))
+                f.write(f"{station},{parameter},{when},{100 + (i * 37) % 400 / 10},good\n")
+    weed.client.upload_file(values, "bench", "raw/values.csv.gz")
+    times = {"local": [], "bucket": []}
+    for _ in range(runs):
+        for name, source in (("local", values), ("bucket", "s3://bench/raw/values.csv.gz")):
+            out = os.path.join(work, f"out-{name}")
+            shutil.rmtree(out, ignore_errors=True)
+            t = time.perf_counter()
+            subprocess.run([harness.HYDRO, "import", "--out", out,
+                            "--stations", os.path.join(sample, "stations.csv"),
+                            "--parameters", os.path.join(sample, "parameters.csv"),
+                            "--values", source], check=True, stdout=subprocess.DEVNULL)
+            times[name].append(time.perf_counter() - t)
+    print()
+    print(f"Import of {os.path.getsize(values)} bytes of gzip'd CSV (1 050 000 rows), medians of {runs}:")
+    print()
+    print("| values file | s |")
+    print("|---|---:|")
+    for name in ("local", "bucket"):
+        print(f"| {name} | {statistics.median(times[name]):.2f} |")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-build", action="store_true")
@@ -167,6 +207,7 @@ def main():
                   f"{statistics.median(ratios):.2f} | {a[2]} | {cost} ({months}) |")
         station = series.split("/")[2]
         store_floor(weed, station, args.runs)
+        import_from_bucket(weed, 5)
         local.stop()
         bucket.stop()
     finally:
