@@ -22,6 +22,27 @@ async fn the_demo_catalog_is_plausible() {
             "no {kind} station"
         );
     }
+    // Wells and weather stations lie near a gauge (within 50 km), not anywhere in a box
+    // around Germany.
+    let others = get(&format!("{b}/stations?types=groundwater,weather"))
+        .await
+        .json();
+    for s in others["data"].as_array().unwrap() {
+        let (lon, lat) = (
+            s["coordinates"]["lon"].as_f64().unwrap(),
+            s["coordinates"]["lat"].as_f64().unwrap(),
+        );
+        let near = get(&format!(
+            "{b}/stations?types=surfaceWater&near={lon},{lat},50"
+        ))
+        .await
+        .json();
+        assert!(
+            !near["data"].as_array().unwrap().is_empty(),
+            "{} is far from every gauge",
+            s["name"]
+        );
+    }
     let all = get(&format!("{b}/stations?types=surfaceWater"))
         .await
         .json();

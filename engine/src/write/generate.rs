@@ -170,17 +170,32 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
         prefixes[rng.random_range(0..prefixes.len())],
         suffixes[rng.random_range(0..suffixes.len())]
     );
-    let (state, operator) = STATES[rng.random_range(0..STATES.len())];
-    if kind == StationType::SurfaceWater {
-        return Ok(between_gauges(id, format!("{place} {index}"), &mut rng));
-    }
     let name = match kind {
         StationType::Groundwater => format!("{place} GWM {}", index % 97 + 1),
         StationType::Weather => format!("{place} (Wetter)"),
-        StationType::SurfaceWater => format!("{place} {}", index),
+        StationType::SurfaceWater => {
+            return Ok(between_gauges(id, format!("{place} {index}"), &mut rng));
+        }
     };
-    let ground = (rng.random_range(2.0..800.0_f64) * 100.0).round() / 100.0;
-    Ok(Station {
+    Ok(near_a_gauge(id, name, kind, &mut rng))
+}
+
+/// A made-up well or weather station in the valley of a real gauge: up to ~15 km from it, in
+/// its state (operated by the state's agency, or the weather service), its ground 2 to 60 m
+/// above the gauge's zero. Not anywhere in a box around Germany, which put stations in the
+/// North Sea and in Poland.
+fn near_a_gauge(id: StationId, name: String, kind: StationType, rng: &mut StdRng) -> Station {
+    let (gauge, _, _, state, lat, lon, gauge_operator) = GAUGES[rng.random_range(0..GAUGES.len())];
+    let operator = match kind {
+        StationType::Weather => "DWD",
+        _ => STATES
+            .iter()
+            .find(|(code, _)| *code == state)
+            .map_or(gauge_operator, |(_, agency)| *agency),
+    };
+    let zero = gauge_position(gauge).map_or(100.0, |(_, zero)| zero);
+    let ground = ((zero + rng.random_range(2.0..60.0_f64)) * 100.0).round() / 100.0;
+    Station {
         id,
         name,
         kind,
@@ -189,14 +204,14 @@ fn make_station(index: usize, seed: u64) -> Result<Station> {
         water_body_id: Text::default(),
         water_body_name: Text::default(),
         coordinates: Coordinates {
-            lat: (rng.random_range(47.3..55.0_f64) * 1e5).round() / 1e5,
-            lon: (rng.random_range(5.9..15.0_f64) * 1e5).round() / 1e5,
+            lat: ((lat + rng.random_range(-0.12..0.12_f64)) * 1e5).round() / 1e5,
+            lon: ((lon + rng.random_range(-0.18..0.18_f64)) * 1e5).round() / 1e5,
         },
         river_km: None,
         gauge_zero: None,
         ground_level: (kind == StationType::Groundwater).then_some(ground),
         elevation: (kind == StationType::Weather).then_some(ground),
-    })
+    }
 }
 
 /// A made-up gauge on a river between two neighbouring real ones: its river km, gauge zero
