@@ -265,6 +265,26 @@ pub const LATEST_FORMATS: &[Format] = &[
     Format::Parquet,
 ];
 
+/// The parameters of a [`SeriesSelection`] (the station filters, `parameters`,
+/// `observedProperties`) followed by `$rest`: the parameter list of a many-series request, as
+/// a constant (constant slices cannot be joined).
+macro_rules! selection_and {
+    ($($rest:literal),* $(,)?) => {
+        &[
+            "stations",
+            "states",
+            "types",
+            "waterBodyIds",
+            "bbox",
+            "near",
+            "q",
+            "parameters",
+            "observedProperties",
+            $($rest),*
+        ]
+    };
+}
+
 /// `GET /v1/latest`: the newest value of each selected series.
 pub struct LatestRequest {
     pub selection: SeriesSelection,
@@ -274,20 +294,7 @@ pub struct LatestRequest {
 
 impl Request for LatestRequest {
     const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &[
-        "stations",
-        "states",
-        "types",
-        "waterBodyIds",
-        "bbox",
-        "near",
-        "q",
-        "parameters",
-        "observedProperties",
-        "limit",
-        "offset",
-        "format",
-    ];
+    const EXTENDED: &'static [&'static str] = selection_and!["limit", "offset", "format"];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             selection: SeriesSelection::parse(q.raw)?,
@@ -320,26 +327,8 @@ pub const MANY_VALUES_FORMATS: &[Format] = &[
 
 impl Request for ManyValuesRequest {
     const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &[
-        "stations",
-        "states",
-        "types",
-        "waterBodyIds",
-        "bbox",
-        "near",
-        "q",
-        "parameters",
-        "observedProperties",
-        "from",
-        "to",
-        "recent",
-        "last",
-        "fields",
-        "limit",
-        "offset",
-        "format",
-        "width",
-        "height",
+    const EXTENDED: &'static [&'static str] = selection_and![
+        "from", "to", "recent", "last", "fields", "limit", "offset", "format", "width", "height",
     ];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let raw = q.raw;
