@@ -404,6 +404,19 @@ fn values_files_in_a_bucket_are_imported_in_place() {
         err.contains("s3://raw/catalog/gone.csv: cannot open: no such object"),
         "{err}"
     );
+    let catalog_pattern = import(
+        &dir.path().join("bad"),
+        "s3://raw/catalog/*.csv",
+        in_bucket[1],
+    )
+    .arg("s3://raw/2024/a.csv")
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&catalog_pattern.stderr);
+    assert!(
+        err.contains("s3://raw/catalog/*.csv: a catalog file is one object, not a pattern"),
+        "{err}"
+    );
     for (pattern, said) in [
         (
             "s3://raw/2025/*.csv",
@@ -413,6 +426,7 @@ fn values_files_in_a_bucket_are_imported_in_place() {
             "s3://raw/2024/gone.csv",
             "s3://raw/2024/gone.csv: cannot open: no such object",
         ),
+        ("s3://raw/2024/[a.csv", "s3://raw/2024/[a.csv: bad pattern"),
     ] {
         let out = catalog(&dir.path().join("bad"))
             .arg(pattern)

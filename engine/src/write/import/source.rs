@@ -204,9 +204,12 @@ impl Inputs<'_> {
     pub(super) fn open_text(&self, path: &Path) -> Result<Box<dyn Read + Send>, String> {
         let text = path.to_string_lossy();
         let source = match bucket::bucket_and_key(&text) {
+            Some((_, key)) if key.contains(['*', '?', '[']) => {
+                return Err("a catalog file is one object, not a pattern".into());
+            }
             Some((bucket, key)) => match self.objects(bucket, key)?.pop() {
                 Some((_, source)) => source,
-                None => return Err("no file matches this pattern".into()),
+                None => return Err("cannot open: no such object".into()),
             },
             None => Source::File(path.to_path_buf()),
         };
