@@ -15,12 +15,14 @@ enum Step {
     Hours(u32),
     Days(u32),
     Week,
+    /// The 1st, 11th and 21st of each month: the ten-day periods hydrology reports by.
+    Dekad,
     Months(u32),
     Years(i32),
 }
 
 /// From finest to coarsest; the first that gives at most the wanted number of ticks is used.
-const STEPS: [Step; 17] = [
+const STEPS: [Step; 18] = [
     Step::Hours(1),
     Step::Hours(2),
     Step::Hours(3),
@@ -29,6 +31,7 @@ const STEPS: [Step; 17] = [
     Step::Days(1),
     Step::Days(2),
     Step::Week,
+    Step::Dekad,
     Step::Months(1),
     Step::Months(2),
     Step::Months(3),
@@ -47,6 +50,7 @@ impl Step {
             Step::Hours(h) => i64::from(h) * HOUR,
             Step::Days(d) => i64::from(d) * DAY,
             Step::Week => 7 * DAY,
+            Step::Dekad => 10 * DAY,
             Step::Months(m) => i64::from(m) * 30 * DAY,
             Step::Years(y) => i64::from(y) * 365 * DAY,
         }
@@ -56,7 +60,7 @@ impl Step {
     fn format(self) -> &'static str {
         match self {
             Step::Hours(_) => "%m-%d %H:%M",
-            Step::Days(_) | Step::Week => "%Y-%m-%d",
+            Step::Days(_) | Step::Week | Step::Dekad => "%Y-%m-%d",
             Step::Months(_) => "%Y-%m",
             Step::Years(_) => "%Y",
         }
@@ -78,6 +82,10 @@ impl Step {
                 let behind = date.weekday().num_days_from_monday();
                 midnight(date - Duration::days(i64::from(behind)))
             }
+            Step::Dekad => {
+                let day = (date.day().min(21) - 1) / 10 * 10 + 1;
+                date.with_day(day).map_or(t, midnight)
+            }
             Step::Months(m) => first_of(date.year(), (date.month0() / m) * m + 1),
             Step::Years(y) => first_of(date.year().div_euclid(y) * y, 1),
         }
@@ -89,15 +97,18 @@ impl Step {
             Step::Hours(h) => t.checked_add_signed(Duration::hours(i64::from(h))),
             Step::Days(d) => t.checked_add_signed(Duration::days(i64::from(d))),
             Step::Week => t.checked_add_signed(Duration::days(7)),
+            Step::Dekad if t.day() < 21 => t.with_day(t.day() + 10),
+            Step::Dekad => t.with_day(1)?.checked_add_months(chrono::Months::new(1)),
             Step::Months(m) => t.checked_add_months(chrono::Months::new(m)),
             Step::Years(y) => t.with_year(t.year().checked_add(y)?),
         }
     }
 }
 
-/// Ticks within `from..=to` (UTC microseconds), at most `most` of them (at least two unless the
-/// span is shorter than an hour), on calendar boundaries in `offset`, and the `strftime` form
-/// their labels take.
+/// Ticks within `from..=to` (UTC microseconds), at most `most` of them, on calendar
+/// boundaries in `offset`, and the `strftime` form their labels take: the finest step that
+/// gives between two and `most` ticks (or, if none does, the finest that gives no more than
+/// `most`: a window shorter than an hour, or a chart too narrow for two labels).
 pub(super) fn calendar_ticks(
     from: i64,
     to: i64,
@@ -105,14 +116,30 @@ pub(super) fn calendar_ticks(
     most: usize,
 ) -> (Vec<i64>, &'static str) {
     let span = to.saturating_sub(from).max(1);
-    let step = STEPS
-        .into_iter()
-        .find(|s| span / s.micros() < most as i64)
-        .unwrap_or(Step::Years(100));
-    let local = |t: i64| DateTime::from_timestamp_micros(t).map(|t| t.with_timezone(&offset));
+    let mut fallback = None;
+    for step in STEPS {
+        // Steps that would give far too many ticks are not walked.
+        if span / step.micros() > 2 * most as i64 {
+            continue;
+        }
+        let ticks = ticks_at(step, from, to, offset, most + 1);
+        if ticks.len() > most {
+            continue;
+        }
+        if ticks.len() >= 2 {
+            return (ticks, step.format());
+        }
+        fallback.get_or_insert((ticks, step.format()));
+    }
+    fallback.unwrap_or_else(|| (Vec::new(), Step::Years(100).format()))
+}
+
+/// The ticks of `step` within `from..=to`, at most `limit` of them.
+fn ticks_at(step: Step, from: i64, to: i64, offset: FixedOffset, limit: usize) -> Vec<i64> {
     let mut ticks = Vec::new();
-    let Some(start) = local(from) else {
-        return (ticks, step.format());
+    let Some(start) = DateTime::from_timestamp_micros(from).map(|t| t.with_timezone(&offset))
+    else {
+        return ticks;
     };
     let mut at = Some(step.floor(start.naive_local()));
     while let Some(t) = at {
@@ -123,7 +150,7 @@ pub(super) fn calendar_ticks(
         else {
             break;
         };
-        if micros > to || ticks.len() >= most {
+        if micros > to || ticks.len() >= limit {
             break;
         }
         if micros >= from {
@@ -131,7 +158,7 @@ pub(super) fn calendar_ticks(
         }
         at = step.next(t);
     }
-    (ticks, step.format())
+    ticks
 }
 
 #[cfg(test)]
@@ -200,6 +227,28 @@ mod tests {
                 "2024-01", "2024-03", "2024-05", "2024-07", "2024-09", "2024-11"
             ]
         );
+    }
+
+    /// A narrow chart of 30 days that holds no first of a month still gets two ticks.
+    #[test]
+    fn narrow_charts_get_dekads() {
+        let utc = FixedOffset::east_opt(0).unwrap();
+        let (ticks, format) = calendar_ticks(
+            at("2024-12-01T23:45:00Z"),
+            at("2024-12-31T23:45:00Z"),
+            utc,
+            3,
+        );
+        let shown: Vec<String> = ticks
+            .iter()
+            .map(|t| {
+                DateTime::from_timestamp_micros(*t)
+                    .unwrap()
+                    .format(format)
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(shown, ["2024-12-11", "2024-12-21"]);
     }
 
     #[test]
