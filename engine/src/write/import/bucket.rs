@@ -5,6 +5,7 @@
 //! S3 client as the dataset's store, from the import's reading threads (which block on the
 //! client's requests), so memory is what a local file's reading takes.
 
+use super::GLOB_CHARS;
 use bytes::{Buf, Bytes};
 use datafusion::object_store::path::Path as ObjectPath;
 use datafusion::object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
@@ -38,18 +39,8 @@ pub(super) fn find(
     pattern: &str,
     runtime: &Handle,
 ) -> Result<Vec<BucketObject>, String> {
-    let object = |location: ObjectPath, size: u64| BucketObject {
-        store: Arc::clone(store),
-        location,
-        size,
-        runtime: runtime.clone(),
-    };
-    let Some(wild) = pattern.find(['*', '?', '[']) else {
-        let location = ObjectPath::from(pattern);
-        let meta = runtime
-            .block_on(store.head(&location))
-            .map_err(|e| format!("cannot open: {}", short(&e)))?;
-        return Ok(vec![object(location, meta.size)]);
+    let Some(wild) = pattern.find(GLOB_CHARS) else {
+        return Ok(vec![object(store, pattern, runtime)?]);
     };
     let matcher = glob::Pattern::new(pattern).map_err(|e| format!("bad pattern: {e}"))?;
     let options = glob::MatchOptions {
@@ -73,8 +64,31 @@ pub(super) fn find(
     found.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(found
         .into_iter()
-        .map(|m| object(m.location, m.size))
+        .map(|m| BucketObject {
+            store: Arc::clone(store),
+            location: m.location,
+            size: m.size,
+            runtime: runtime.clone(),
+        })
         .collect())
+}
+
+/// The object `key` names in `store` (its size from a HEAD request).
+pub(super) fn object(
+    store: &Arc<dyn ObjectStore>,
+    key: &str,
+    runtime: &Handle,
+) -> Result<BucketObject, String> {
+    let location = ObjectPath::from(key);
+    let meta = runtime
+        .block_on(store.head(&location))
+        .map_err(|e| format!("cannot open: {}", short(&e)))?;
+    Ok(BucketObject {
+        store: Arc::clone(store),
+        location,
+        size: meta.size,
+        runtime: runtime.clone(),
+    })
 }
 
 /// The store's error without the request URL and headers it may carry.
@@ -97,13 +111,13 @@ impl BucketObject {
 
     /// The object from byte `start` to its end, as a reader.
     pub(super) fn read_from(self: &Arc<Self>, start: u64) -> io::Result<ObjectRead> {
-        let options = GetOptions {
-            range: (start < self.size).then_some(GetRange::Bounded(start..self.size)),
-            ..GetOptions::default()
-        };
         let stream = if start >= self.size {
             futures::stream::empty().boxed()
         } else {
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(start..self.size)),
+                ..GetOptions::default()
+            };
             self.runtime
                 .block_on(self.store.get_opts(&self.location, options))
                 .map_err(io::Error::other)?

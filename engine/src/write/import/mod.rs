@@ -91,9 +91,12 @@ pub struct ImportOptions {
     pub workers: usize,
     /// Where spill files go (about 33 bytes a row while the import runs).
     pub spill_dir: PathBuf,
-    /// How to reach values files given as `s3://BUCKET/KEY`.
+    /// How to reach input files given as `s3://BUCKET/KEY`.
     pub s3: S3Settings,
 }
+
+/// What makes an input name a glob pattern (locally and in a bucket).
+const GLOB_CHARS: [char; 3] = ['*', '?', '['];
 
 /// The default budget of an import's buffers.
 pub const DEFAULT_MEMORY_BYTES: u64 = 1 << 30;

@@ -6,9 +6,8 @@
 //! column can: ids, timestamps, numbers and flags are one line each). Parquet is read through
 //! the parquet crate's Arrow reader, its columns cast to the types the parsers take.
 
-use super::ImportProgress;
-use super::Problems;
 use super::bucket::{self, BucketObject, ObjectChunks};
+use super::{GLOB_CHARS, ImportProgress, Problems};
 use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
@@ -175,7 +174,7 @@ impl Inputs<'_> {
                 }
                 continue;
             }
-            if pattern.exists() || !text.contains(['*', '?', '[']) {
+            if pattern.exists() || !text.contains(GLOB_CHARS) {
                 files.push((pattern.clone(), Source::File(pattern.clone())));
                 continue;
             }
@@ -204,13 +203,13 @@ impl Inputs<'_> {
     pub(super) fn open_text(&self, path: &Path) -> Result<Box<dyn Read + Send>, String> {
         let text = path.to_string_lossy();
         let source = match bucket::bucket_and_key(&text) {
-            Some((_, key)) if key.contains(['*', '?', '[']) => {
+            Some((_, key)) if key.contains(GLOB_CHARS) => {
                 return Err("a catalog file is one object, not a pattern".into());
             }
-            Some((bucket, key)) => match self.objects(bucket, key)?.pop() {
-                Some((_, source)) => source,
-                None => return Err("cannot open: no such object".into()),
-            },
+            Some((bucket, key)) => {
+                let store = (self.bucket_store)(bucket)?;
+                Source::Object(Arc::new(bucket::object(&store, key, self.runtime)?))
+            }
             None => Source::File(path.to_path_buf()),
         };
         open_text(&source).map_err(|e| format!("cannot open: {e}"))
