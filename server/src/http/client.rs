@@ -50,10 +50,9 @@ impl TrustedProxies {
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .collect::<Vec<_>>();
+            .map(str::trim);
         let mut client = peer;
-        for hop in hops.iter().rev() {
+        for hop in hops.rev() {
             let Ok(address) = hop.parse::<IpAddr>() else {
                 // Not an address: nothing to its left can be vouched for.
                 break;

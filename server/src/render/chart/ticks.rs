@@ -1,6 +1,6 @@
 //! Time-axis ticks on calendar boundaries of the output offset: whole hours, midnights,
-//! Mondays, firsts of months, New Year's days. plotters spaces an integer axis's ticks evenly
-//! over the span, which puts labels at times nobody reads a chart by (03:17, the 9th).
+//! Mondays, dekads, firsts of months, New Year's days. plotters spaces an integer axis's ticks
+//! evenly over the span, which puts labels at times nobody reads a chart by (03:17, the 9th).
 
 use chrono::{
     DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, TimeZone, Timelike,
