@@ -122,6 +122,23 @@ enum Command {
         #[arg(long, default_value = "PT1H")]
         older_than: String,
     },
+    /// Pack each station-year's months before --before into one object, so that a download
+    /// from a bucket reads a year in one request instead of twelve. Publishes a new version
+    /// with the same values (nothing when there is nothing to pack); `vacuum` later removes the
+    /// month files it replaced. Run it now and then on an archive in a bucket, e.g. monthly.
+    Compact {
+        /// Dataset: a directory or s3://BUCKET/PREFIX.
+        #[arg(long)]
+        out: String,
+        /// TOML file of settings; only the s3_* and store_* ones (see `hydro serve --help`)
+        /// apply here.
+        #[arg(long, env = "HYDRO_CONFIG")]
+        config: Option<PathBuf>,
+        /// First month left as files of their own (YYYY-MM, UTC); default: the current month,
+        /// the one appends of a live archive write to.
+        #[arg(long)]
+        before: Option<String>,
+    },
     /// Make a new random API key and print it with the hash for `api_key_hashes`.
     HashKey,
     /// Print the argon2 hash of a password (read from stdin) for `basic_users = ["name:<hash>"]`.
@@ -493,6 +510,34 @@ async fn run() -> anyhow::Result<()> {
                 Err(EngineError::Import(lines)) => bail!("{}", lines.join("\n")),
                 Err(e) => Err(e.into()),
             }
+        }
+        Command::Compact {
+            out,
+            config,
+            before,
+        } => {
+            let before: hydro_engine::model::month::Month = match before {
+                Some(b) => b
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--before: {e} (give YYYY-MM)"))?,
+                None => {
+                    hydro_engine::model::month::Month::of(chrono::Utc::now().timestamp_micros())
+                }
+            };
+            let store = store_for(&out, &s3_settings(config.as_deref())?)?;
+            let c = hydro_engine::write::compact::compact(store, before).await?;
+            match c.generation {
+                Some(g) => println!(
+                    "compacted {out}: {} months into {} packs ({:.1} MB); published generation {g}",
+                    c.months,
+                    c.packs,
+                    c.bytes as f64 / 1e6
+                ),
+                None => {
+                    println!("compacted {out}: nothing to pack before {before}; nothing published")
+                }
+            }
+            Ok(())
         }
         Command::HashKey => {
             let key = hydro_server::http::access::new_key();

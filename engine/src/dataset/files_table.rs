@@ -10,21 +10,25 @@
 //! | parameter  | utf8                  | parameter id; rows in row group order         |
 //! | rows       | uint64                | the parameter's rows in the file              |
 //! | min, max   | timestamp(µs, UTC)    | its oldest and newest timestamp               |
+//! | pack       | uint64, null          | generation of the pack holding it, if packed  |
+//! | offset     | uint64, null          | where the file begins in its pack             |
 //!
-//! A file's path follows from station, month and generation (`layout::values_path`). The
+//! A file's path follows from station, month and generation (`layout::values_path`), a
+//! pack's from station, year and the pack's generation (`layout::pack_path`); tables of
+//! layout version 2 have no `pack` and `offset` (every file an object of its own). The
 //! table is written while the value files are (a row group at a time, uploaded in parts), so
 //! writing an archive of any size keeps only a row group in memory; any Parquet reader can
 //! query it (`SELECT station, sum(rows) FROM 'catalog/files-1.parquet' GROUP BY 1`).
 
 use crate::dataset::catalog_file::{Interner, column, from_parquet, room_for};
 use crate::dataset::layout::{self, UTC, writer_properties};
-use crate::dataset::manifest::{SeriesStats, ValueFile};
+use crate::dataset::manifest::{Packed, SeriesStats, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::ParameterId;
 use crate::model::month::Month;
 use bytes::Bytes;
 use datafusion::arrow::array::{
-    ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
+    Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::object_store::ObjectStore;
@@ -53,6 +57,8 @@ fn schema() -> SchemaRef {
             Field::new("rows", DataType::UInt64, false),
             Field::new("min", ts.clone(), false),
             Field::new("max", ts, false),
+            Field::new("pack", DataType::UInt64, true),
+            Field::new("offset", DataType::UInt64, true),
         ]))
     });
     Arc::clone(&SCHEMA)
@@ -121,6 +127,12 @@ impl FilesTableWriter {
                 TimestampMicrosecondArray::from_iter_values(rows().map(|(_, s)| s.max))
                     .with_timezone(UTC),
             ),
+            Arc::new(UInt64Array::from_iter(
+                rows().map(|(f, _)| f.pack.map(|p| p.generation)),
+            )),
+            Arc::new(UInt64Array::from_iter(
+                rows().map(|(f, _)| f.pack.map(|p| p.offset)),
+            )),
         ];
         self.writer
             .write(&RecordBatch::try_new(schema(), columns)?)
@@ -134,6 +146,30 @@ impl FilesTableWriter {
         self.flush().await?;
         self.writer.close().await?;
         Ok(self.path)
+    }
+}
+
+/// A column that tables of layout version 2 do not have: None there, else as [`column`].
+fn optional_column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<Option<&'a T>> {
+    match batch.column_by_name(name) {
+        None => Ok(None),
+        Some(_) => column::<T>(batch, name, W).map(Some),
+    }
+}
+
+/// Row `i`'s place in a pack, if it has one: `pack` and `offset` set together or not at all.
+fn packed_at(
+    pack: Option<&UInt64Array>,
+    offset: Option<&UInt64Array>,
+    i: usize,
+) -> Result<Option<Packed>> {
+    let value = |c: Option<&UInt64Array>| c.filter(|c| c.is_valid(i)).map(|c| c.value(i));
+    match (value(pack), value(offset)) {
+        (Some(generation), Some(offset)) => Ok(Some(Packed { generation, offset })),
+        (None, None) => Ok(None),
+        _ => Err(EngineError::corrupt(format!(
+            "{W}: row {i} has a pack without an offset or an offset without a pack"
+        ))),
     }
 }
 
@@ -156,6 +192,8 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
         let count = column::<UInt64Array>(&b, "rows", W)?;
         let min = column::<TimestampMicrosecondArray>(&b, "min", W)?;
         let max = column::<TimestampMicrosecondArray>(&b, "max", W)?;
+        let pack = optional_column::<UInt64Array>(&b, "pack")?;
+        let offset = optional_column::<UInt64Array>(&b, "offset")?;
         for i in 0..b.num_rows() {
             let this_month: Month = month
                 .value(i)
@@ -182,6 +220,7 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
                     generation: generation.value(i),
                     size: size.value(i),
                     series: Box::new([]),
+                    pack: packed_at(pack, offset, i)?,
                 });
             }
             let parameter = match parameters.get(parameter.value(i)) {

@@ -70,6 +70,22 @@ pub fn values_path(station: &StationId, month: Month, generation: u64) -> String
     format!("values/station={station}/month={month}/part-{generation}.parquet")
 }
 
+/// A station-year's pack: its month files back to back (see `write::compact`).
+pub fn pack_path(station: &StationId, year: i32, generation: u64) -> String {
+    format!("values/station={station}/year={year:04}/months-{generation}.pack")
+}
+
+/// How the name of every value file or pack written by `generation` ends.
+pub fn written_by(name: &str, generation: u64) -> bool {
+    name.strip_suffix(".parquet")
+        .and_then(|n| n.rsplit_once("/part-"))
+        .or_else(|| {
+            name.strip_suffix(".pack")
+                .and_then(|n| n.rsplit_once("/months-"))
+        })
+        .is_some_and(|(_, g)| g.parse() == Ok(generation))
+}
+
 /// The record of a published version: a copy of its manifest, kept until vacuum removes the
 /// version.
 pub fn version_path(generation: u64) -> String {

@@ -14,8 +14,12 @@ use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use serde::{Deserialize, Serialize};
 
-/// Version 2: the value files are listed in the files table, not in the manifest.
-pub const FORMAT: u32 = 2;
+/// Version 3: a value file may lie in a pack (the files table's `pack` and `offset`).
+/// Version 2 (value files listed in the files table, each an object of its own) is read too.
+pub const FORMAT: u32 = 3;
+
+/// The oldest layout version this build reads.
+pub const OLDEST_FORMAT: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
@@ -59,12 +63,36 @@ pub struct ValueFile {
     pub size: u64,
     /// One per row group, in row group order.
     pub series: Box<[SeriesStats]>,
+    /// The pack that holds the file, if it is not an object of its own.
+    pub pack: Option<Packed>,
+}
+
+/// Where a month file lies in a pack (see `write::compact`): the file's bytes as written,
+/// unchanged, from `offset` of the station-year's pack written by generation `generation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packed {
+    pub generation: u64,
+    pub offset: u64,
 }
 
 impl ValueFile {
-    /// Where it is in the store.
+    /// The file's own name, as it was written (and as it stays when packed: part of the
+    /// identity of its bytes).
     pub fn path(&self) -> String {
         layout::values_path(&self.station, self.month, self.generation)
+    }
+
+    /// The object that holds the file's bytes: its pack, or the file itself.
+    pub fn object(&self) -> String {
+        match self.pack {
+            Some(p) => layout::pack_path(&self.station, self.month.year(), p.generation),
+            None => self.path(),
+        }
+    }
+
+    /// Where the file's bytes begin in [`ValueFile::object`].
+    pub fn offset(&self) -> u64 {
+        self.pack.map_or(0, |p| p.offset)
     }
 }
 

@@ -20,6 +20,7 @@ use crate::query::latest::LatestValues;
 use crate::storage::Store;
 use crate::storage::counted::RequestCounts;
 use crate::storage::local::LocalDir;
+use crate::storage::pack_view::PackView;
 use crate::storage::value_cache::ValueCache;
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
 use datafusion::execution::TaskContext;
@@ -29,7 +30,7 @@ use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, UpdateVersion};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use layout::MANIFEST;
-use manifest::{FORMAT, Manifest};
+use manifest::{FORMAT, Manifest, OLDEST_FORMAT};
 use month_file::FooterCache;
 pub(crate) use month_file::MonthFile;
 use std::collections::HashMap;
@@ -136,9 +137,9 @@ pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> 
     };
     let manifest: Manifest =
         serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt_by("manifest.json", e))?;
-    if manifest.format != FORMAT {
+    if !(OLDEST_FORMAT..=FORMAT).contains(&manifest.format) {
         return Err(EngineError::corrupt(format!(
-            "manifest.json: format {} is not supported (expected {FORMAT})",
+            "manifest.json: format {} is not supported (expected {OLDEST_FORMAT} to {FORMAT})",
             manifest.format
         )));
     }
@@ -225,10 +226,12 @@ impl Dataset {
         let runtime = RuntimeEnvBuilder::new()
             .with_metadata_cache_limit(SCAN_METADATA_CACHE_BYTES)
             .build_arc()?;
-        runtime.register_object_store(store_url.as_ref(), Arc::clone(&store));
+        // Scans see month files in packs as objects of their own (see `storage::pack_view`).
+        let scanned: Arc<dyn ObjectStore> = Arc::new(PackView::new(Arc::clone(&store)));
+        runtime.register_object_store(store_url.as_ref(), Arc::clone(&scanned));
         let ctx = SessionContext::new_with_config_rt(SessionConfig::new(), runtime);
         let reader_factory = Arc::new(CachedParquetFileReaderFactory::new(
-            Arc::clone(&store),
+            scanned,
             ctx.runtime_env().cache_manager.get_file_metadata_cache(),
         ));
         let scan_source = ScanSource {

@@ -100,9 +100,9 @@ impl MonthFile {
         month
     }
 
+    /// The object that holds the file: the file itself, or its pack.
     pub(crate) fn location(&self) -> &Path {
-        self.location
-            .get_or_init(|| Path::from(self.file.path().as_str()))
+        self.location.get_or_init(|| Path::from(self.file.object()))
     }
 
     fn footer_slot(&self) -> &Arc<Slot<MonthFooter>> {
@@ -117,15 +117,16 @@ impl MonthFile {
         self.cached.get_or_init(Arc::default)
     }
 
-    /// Bytes `span` of the file: through the handle it keeps when the store is a local
-    /// directory (`local`), else in a ranged read of the store (`get_ranges`, which a local
-    /// store serves in place, see `storage::local`).
+    /// Bytes `span` of the file (offsets in the file, wherever it lies): through the handle
+    /// it keeps when the store is a local directory (`local`), else in a ranged read of the
+    /// store (`get_ranges`, which a local store serves in place, see `storage::local`).
     pub(crate) async fn read(
         &self,
         store: &dyn ObjectStore,
         local: Option<&LocalDir>,
         span: Range<u64>,
     ) -> Result<Bytes> {
+        let span = self.in_object(span);
         if let Some(dir) = local {
             return Ok(dir.read_through_handle(self.handle(), self.location(), &span)?);
         }
@@ -133,6 +134,12 @@ impl MonthFile {
             .get_ranges(self.location(), std::slice::from_ref(&span))
             .await?;
         Ok(read.into_iter().next().unwrap_or_default())
+    }
+
+    /// Bytes `span` of the file as bytes of the object that holds it.
+    pub(crate) fn in_object(&self, span: Range<u64>) -> Range<u64> {
+        let offset = self.file.offset();
+        span.start + offset..span.end + offset
     }
 
     /// The file's footer, page index and the Arrow reader's view of them: from the footer
@@ -143,20 +150,27 @@ impl MonthFile {
         store: &dyn ObjectStore,
         cache: &FooterCache,
     ) -> Result<Arc<MonthFooter>> {
-        Ok(self.footer_with_tail(store, None, cache).await?.0)
+        Ok(self.footer_with_tail(store, None, cache, None).await?.0)
+    }
+
+    /// The file's footer if the footer cache holds it.
+    pub(crate) fn cached_footer(&self, cache: &FooterCache) -> Option<Arc<MonthFooter>> {
+        cache.get(self.footer_slot())
     }
 
     /// [`MonthFile::footer`], with the bytes read for it when it was not cached: one read of
     /// the file's last [`TAIL_BYTES`] (again, larger, only if footer and page index do not fit
-    /// in them). A month file is mostly smaller than that, so the read is the whole file and
-    /// its pages need no second request: on object storage, where each request costs a round
-    /// trip, a month read cold is one GET instead of four (the parquet crate's own reader
-    /// reads the footer's length, the footer and the page index one after the other).
+    /// in them), unless `have` (bytes of the file read before) holds them. A month file is
+    /// mostly smaller than that, so the read is the whole file and its pages need no second
+    /// request: on object storage, where each request costs a round trip, a month read cold
+    /// is one GET instead of four (the parquet crate's own reader reads the footer's length,
+    /// the footer and the page index one after the other).
     pub(crate) async fn footer_with_tail(
         &self,
         store: &dyn ObjectStore,
         local: Option<&LocalDir>,
         cache: &FooterCache,
+        have: Option<&Tail>,
     ) -> Result<(Arc<MonthFooter>, Option<Tail>)> {
         if let Some(footer) = cache.get(self.footer_slot()) {
             return Ok((footer, None));
@@ -165,7 +179,10 @@ impl MonthFile {
         let mut want = TAIL_BYTES.min(size);
         let (metadata, tail) = loop {
             let start = size - want;
-            let bytes = self.read(store, local, start..size).await?;
+            let bytes = match have.and_then(|h| h.slice(&(start..size))) {
+                Some(bytes) => bytes,
+                None => self.read(store, local, start..size).await?,
+            };
             let mut reader =
                 ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Optional);
             match reader.try_parse_sized(&bytes, size) {
@@ -200,14 +217,16 @@ impl MonthFile {
 
     /// The file's footer split for copying: from the footer cache, else made from what
     /// follows the file's last page (the page index and the footer) and kept there; with the
-    /// tail read for the footer, if it was read now.
+    /// tail read for the footer, if it was read now. `have` as for
+    /// [`MonthFile::footer_with_tail`].
     pub(crate) async fn copy_footer(
         &self,
         store: &dyn ObjectStore,
         local: Option<&LocalDir>,
         cache: &FooterCache,
+        have: Option<&Tail>,
     ) -> Result<(Arc<FileFooter>, Option<Tail>)> {
-        let (footer, tail) = self.footer_with_tail(store, local, cache).await?;
+        let (footer, tail) = self.footer_with_tail(store, local, cache, have).await?;
         if let Some(copy) = &footer.copy {
             return Ok((Arc::clone(copy), tail));
         }
@@ -223,7 +242,11 @@ impl MonthFile {
             .max()
             .unwrap_or(0);
         let span = end..self.file.size;
-        let bytes = match tail.as_ref().and_then(|t| t.slice(&span)) {
+        let bytes = match [tail.as_ref(), have]
+            .into_iter()
+            .flatten()
+            .find_map(|t| t.slice(&span))
+        {
             Some(b) => b,
             None => self.read(store, local, span).await?,
         };

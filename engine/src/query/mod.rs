@@ -22,6 +22,7 @@
 pub mod latest;
 pub mod many;
 pub mod months;
+mod pack_read;
 pub mod plan;
 pub mod sorted;
 pub mod spec;

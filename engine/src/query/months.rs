@@ -19,6 +19,7 @@ use crate::error::{EngineError, Result};
 use crate::parquet::assembly::{Assembly, Chunks, FileFooter};
 use crate::parquet::constant::ConstantColumns;
 use crate::parquet::pages;
+use crate::query::pack_read::PackRead;
 use crate::storage::local::LocalDir;
 use crate::storage::value_cache::ValueCache;
 use bytes::{Buf, Bytes};
@@ -453,8 +454,12 @@ pub(crate) struct MonthRead {
     /// Positions in the file schema.
     columns: Arc<[usize]>,
     /// The file's end as read for its footer, when it was not cached: mostly the whole file,
-    /// so the pages are taken from it rather than read again.
+    /// so the pages are taken from it rather than read again. Or what the month needs, read
+    /// with its pack's other months (`pack`).
     tail: OnceLock<Tail>,
+    /// The read of the month's pack that holds what it needs, if its pack is read at once
+    /// (see [`PackRead`]), and its place in it.
+    pack: Option<(Arc<PackRead>, usize)>,
 }
 
 impl MonthRead {
@@ -474,7 +479,52 @@ impl MonthRead {
             row_group,
             columns,
             tail: OnceLock::new(),
+            pack: None,
         }
+    }
+
+    pub(crate) fn file(&self) -> &MonthFile {
+        &self.file
+    }
+
+    /// Takes the month's bytes from read `i` of `pack`.
+    pub(crate) fn read_in_pack(&mut self, pack: Arc<PackRead>, i: usize) {
+        self.pack = Some((pack, i));
+    }
+
+    /// The bytes this month reads, to read them with others of its pack (see [`PackRead`]):
+    /// its row group's chunks when the footer cache knows where they are, else the whole file.
+    /// `stored`: for a copy (which needs the footer split for copying as well).
+    pub(crate) fn wanted(&self, stored: bool) -> Range<u64> {
+        let whole = 0..self.file.file.size;
+        let Some(footer) = self.file.cached_footer(&self.footers) else {
+            return whole;
+        };
+        if stored && footer.copy.is_none() {
+            return whole;
+        }
+        let Some(group) = footer.metadata.row_groups().get(self.row_group) else {
+            return whole;
+        };
+        let chunks = self.columns.iter().map(|&c| {
+            let chunk = group
+                .columns()
+                .get(c)
+                .ok_or_else(|| EngineError::corrupt("no such column"))?;
+            let (start, len) = chunk.byte_range();
+            Ok(start..start + len)
+        });
+        spanning(chunks).unwrap_or(whole)
+    }
+
+    /// Takes what the month's pack read holds for it, if it is read with its pack.
+    async fn take_from_pack(&self) -> Result<()> {
+        let Some((pack, i)) = &self.pack else {
+            return Ok(());
+        };
+        let tail = pack.month(*i).await?;
+        let _ = self.tail.set(tail);
+        Ok(())
     }
 }
 
@@ -513,7 +563,11 @@ impl MonthRead {
     pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
         let store = self.store.as_ref();
         let local = self.local.as_deref();
-        let (footer, tail) = self.file.copy_footer(store, local, &self.footers).await?;
+        self.take_from_pack().await?;
+        let (footer, tail) = self
+            .file
+            .copy_footer(store, local, &self.footers, self.tail.get())
+            .await?;
         self.keep_tail(tail);
         let ranges = self
             .columns
@@ -555,9 +609,10 @@ impl MonthRead {
     async fn fetched(&self) -> Result<(Fetched, Vec<Constant>, Arc<MonthFooter>)> {
         let store = self.store.as_ref();
         let local = self.local.as_deref();
+        self.take_from_pack().await?;
         let (footer, tail) = self
             .file
-            .footer_with_tail(store, local, &self.footers)
+            .footer_with_tail(store, local, &self.footers, self.tail.get())
             .await?;
         self.keep_tail(tail);
         let metadata = Arc::clone(&footer.metadata);
@@ -768,6 +823,7 @@ mod tests {
                 generation: 1,
                 size: meta.size,
                 series: Box::new([]),
+                pack: None,
             },
         )
     }
@@ -784,7 +840,7 @@ mod tests {
             let before = counts.get(RequestKind::Get);
             let cache = FooterCache::new(1 << 24);
             let (footer, tail) = month_of(&meta)
-                .footer_with_tail(&store, None, &cache)
+                .footer_with_tail(&store, None, &cache, None)
                 .await
                 .unwrap();
             assert_eq!(counts.get(RequestKind::Get), before + 1);
@@ -815,11 +871,11 @@ mod tests {
 
         // The footer split for copying joins it, counted in the budget.
         let before = cache.bytes();
-        let (copy, tail) = month.copy_footer(&store, None, &cache).await.unwrap();
+        let (copy, tail) = month.copy_footer(&store, None, &cache, None).await.unwrap();
         assert!(tail.is_none(), "the footer was cached");
         assert_eq!(copy.rows(0).unwrap(), 2_000);
         assert!(cache.bytes() > before);
-        let (kept, _) = month.copy_footer(&store, None, &cache).await.unwrap();
+        let (kept, _) = month.copy_footer(&store, None, &cache, None).await.unwrap();
         assert!(Arc::ptr_eq(&copy, &kept));
         assert_eq!(copy.chunk_range(0, 2).unwrap(), {
             let (start, len) = first.metadata.row_group(0).column(2).byte_range();
@@ -875,6 +931,7 @@ mod tests {
                 row_group: 0,
                 columns: Arc::from([1, 2, 3]),
                 tail: OnceLock::new(),
+                pack: None,
             };
             let fetched = fetch(&month, metadata, read).await.unwrap();
             let ours = fetched.decode_pages(&answer, &made, 0..usize::MAX).unwrap();

@@ -33,6 +33,7 @@ use crate::error::{EngineError, Result};
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
 use crate::query::months::{AnswerPart, MonthRead, rows_of};
+use crate::query::pack_read::PackRead;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window, column_indices};
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
@@ -179,6 +180,12 @@ struct MonthContext {
 }
 
 impl AscendingMonth {
+    fn month(&mut self) -> &mut MonthRead {
+        match self {
+            Self::Stored(m) | Self::Decoded(m, _) | Self::Cut(m) => m,
+        }
+    }
+
     async fn read(self, cx: &MonthContext) -> Result<AnswerPart> {
         cx.scans.count_month();
         let schema = || Arc::clone(&cx.schema);
@@ -739,13 +746,8 @@ impl Dataset {
         // Shared by the months' reads, rather than a copy each.
         let file_columns: Arc<[usize]> = column_indices(q.columns)?.into();
         let schema = output_schema(q.columns)?;
-        // Up to PREFETCH_MONTHS (or _REMOTE) months (or groups of months) read ahead in parallel and
-        // emitted in time order: file opening and decoding overlap instead of queueing, and
-        // decoding runs on another core than the encoder (see `PendingRead`).
-        let mut months: Vec<PendingRead> = Vec::new();
-        // Whole months not yet given a read, when they are read in groups.
-        let mut group = Group::default();
-        let grouped = q.stored || q.read_ahead == ReadAhead::Grouped;
+        // The months to read, whole (true) or cut, with their rows.
+        let mut planned: Vec<(AscendingMonth, bool, u64)> = Vec::with_capacity(selected.len());
         // The window position of the month's first row, while every month so far is counted.
         let mut position = Some(a - skip);
         for (k, part) in selected.iter().enumerate() {
@@ -756,28 +758,39 @@ impl Dataset {
                 clamp(a)..clamp(b)
             });
             position = position.zip(part.rows).map(|(p, n)| p + n);
-            if whole {
-                let month = self.month_read(part, file_columns.clone());
-                let month = if q.stored {
-                    AscendingMonth::Stored(month)
-                } else {
-                    if k == 0 && rows.is_some() {
-                        // The decoding skips the first month's rows before `a`.
-                        skip = 0;
-                    }
-                    AscendingMonth::Decoded(month, rows)
-                };
-                if !grouped {
-                    months.push(PendingRead::Task(vec![month]));
-                } else if group.add(month, part.stats.rows) || months.is_empty() {
-                    // The first month alone, on the answer's task (see `PendingRead::inline`).
-                    months.extend(group.take());
+            let month = if !whole {
+                AscendingMonth::Cut(self.month_read(part, with_time(&file_columns)?.into()))
+            } else if q.stored {
+                AscendingMonth::Stored(self.month_read(part, file_columns.clone()))
+            } else {
+                if k == 0 && rows.is_some() {
+                    // The decoding skips the first month's rows before `a`.
+                    skip = 0;
                 }
-                continue;
+                AscendingMonth::Decoded(self.month_read(part, file_columns.clone()), rows)
+            };
+            planned.push((month, whole, part.stats.rows));
+        }
+        if self.local.is_none() {
+            self.read_packs_at_once(planned.iter_mut().map(|(m, _, _)| m));
+        }
+        // Up to PREFETCH_MONTHS (or _REMOTE) months (or groups of months) read ahead in parallel and
+        // emitted in time order: file opening and decoding overlap instead of queueing, and
+        // decoding runs on another core than the encoder (see `PendingRead`).
+        let mut months: Vec<PendingRead> = Vec::new();
+        // Whole months not yet given a read, when they are read in groups.
+        let mut group = Group::default();
+        let grouped = q.stored || q.read_ahead == ReadAhead::Grouped;
+        for (month, whole, rows) in planned {
+            if !whole {
+                months.extend(group.take());
+                months.push(PendingRead::Task(vec![month]));
+            } else if !grouped {
+                months.push(PendingRead::Task(vec![month]));
+            } else if group.add(month, rows) || months.is_empty() {
+                // The first month alone, on the answer's task (see `PendingRead::inline`).
+                months.extend(group.take());
             }
-            months.extend(group.take());
-            let month = self.month_read(part, with_time(&file_columns)?.into());
-            months.push(PendingRead::Task(vec![AscendingMonth::Cut(month)]));
         }
         months.extend(group.take());
         let mut months = months.into_iter();
@@ -810,6 +823,43 @@ impl Dataset {
         Ok(sliced
             .map(|b| b.map(AnswerPart::Rows).map_err(EngineError::from))
             .boxed())
+    }
+
+    /// Lets months that lie next to each other in one pack take their bytes from one read of
+    /// it (see `query::pack_read`), for a store where each request is a round trip.
+    fn read_packs_at_once<'m>(&self, months: impl Iterator<Item = &'m mut AscendingMonth>) {
+        let mut reads: Vec<PackRead> = Vec::new();
+        let mut places: Vec<(&mut MonthRead, usize, usize)> = Vec::new();
+        for month in months {
+            let stored = matches!(month, AscendingMonth::Stored(_));
+            let read = month.month();
+            let Some(pack) = read.file().file.pack else {
+                continue;
+            };
+            let wanted = read.wanted(stored);
+            let same = reads
+                .last_mut()
+                .filter(|r| r.location() == read.file().location());
+            let place = same.and_then(|r| r.add(pack.offset, wanted.clone()));
+            let place = match place {
+                Some(i) => i,
+                None => {
+                    let mut fresh =
+                        PackRead::new(Arc::clone(&self.store), read.file().location().clone());
+                    let i = fresh.add(pack.offset, wanted).unwrap_or(0);
+                    reads.push(fresh);
+                    i
+                }
+            };
+            places.push((read, reads.len() - 1, place));
+        }
+        let reads: Vec<Arc<PackRead>> = reads.into_iter().map(Arc::new).collect();
+        for (read, r, i) in places {
+            // A month alone in its read reads on its own, as any month does.
+            if reads[r].len() > 1 {
+                read.read_in_pack(Arc::clone(&reads[r]), i);
+            }
+        }
     }
 
     /// Descending rows: ascending rows [a, b) of the window, emitted newest first, one month

@@ -9,12 +9,22 @@ use crate::dataset::layout::values_schema;
 use crate::dataset::manifest::ValueFile;
 use crate::error::Result;
 use crate::query::spec::{ValueColumn, column_indices};
+use crate::storage::pack_view::month_in_pack;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;
+
+/// The name a scan reads `file` by: its own, or for a file in a pack its name in the pack
+/// view (see `storage::pack_view`).
+fn scanned_name(file: &ValueFile) -> String {
+    match file.pack {
+        Some(_) => month_in_pack(&file.object(), file.offset(), file.size),
+        None => file.path(),
+    }
+}
 
 impl ScanSource {
     fn build(
@@ -50,7 +60,7 @@ impl ScanSource {
             .with_parquet_file_reader_factory(self.reader_factory.clone());
         let group: FileGroup = files
             .iter()
-            .map(|f| PartitionedFile::new(f.path(), f.size))
+            .map(|f| PartitionedFile::new(scanned_name(f), f.size))
             .collect();
         self.build(source, group, columns, limit)
     }

@@ -7,6 +7,7 @@
 
 pub mod counted;
 pub mod local;
+pub(crate) mod pack_view;
 pub mod s3;
 pub mod slot_cache;
 pub mod value_cache;

@@ -1,10 +1,11 @@
 //! Datasets written: the writer every publish goes through ([`writer`]), import of CSV and
 //! Parquet, whole or appended ([`import`]), the synthetic generator ([`generate`], with real
-//! gauge names from [`gauges`]), and [`vacuum`], which removes what no recent version needs. A
+//! gauge names from [`gauges`]), [`compact`], which packs settled months into fewer objects, and [`vacuum`], which removes what no recent version needs. A
 //! publish writes value and catalog files under new names first and the manifest last, so
 //! readers never see half of it.
 
 pub mod availability;
+pub mod compact;
 pub(crate) mod gauges;
 pub mod generate;
 pub mod import;

@@ -84,7 +84,7 @@ async fn sweep(store: &dyn ObjectStore, grace: chrono::Duration) -> Result<Vacuu
             .await?;
         let mut texts = catalog_file::Interner::default();
         for f in files_table::decode_files(table, &mut texts)? {
-            referenced.insert(f.path());
+            referenced.insert(f.object());
         }
     }
     let mut deleted_files = 0;

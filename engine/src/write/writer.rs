@@ -176,6 +176,11 @@ impl DatasetWriter {
         Ok(())
     }
 
+    /// The generation this writer publishes.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Value files written so far.
     pub fn files_written(&self) -> Result<u64> {
         Ok(self
@@ -236,15 +241,11 @@ impl DatasetWriter {
             generation: self.generation,
             size: bytes.len() as u64,
             series: series.into_boxed_slice(),
+            pack: None,
         };
         self.put(&file.path(), bytes).await?;
         self.note(&file, Some(&periods))?;
         self.table.lock().await.add(file).await
-    }
-
-    /// The name every value file of this generation ends with.
-    fn own_suffix(&self) -> String {
-        format!("/part-{}.parquet", self.generation)
     }
 
     /// Gives up: deletes the value files written so far and lets another writer begin.
@@ -253,10 +254,10 @@ impl DatasetWriter {
         release_write_lock(self.store.as_ref()).await;
     }
 
-    /// Deletes the value files of this generation: what an import that failed after it began
-    /// writing leaves behind. Best effort, like the cleanup after a publish.
+    /// Deletes the value files and packs of this generation: what an import (or compaction)
+    /// that failed after it began writing leaves behind. Best effort, like the cleanup after a
+    /// publish.
     async fn delete_own_files(&self) {
-        let suffix = self.own_suffix();
         let listed: Vec<_> = match self
             .store
             .list(Some(&Path::from("values")))
@@ -270,7 +271,7 @@ impl DatasetWriter {
             }
         };
         for meta in listed {
-            if meta.location.as_ref().ends_with(&suffix)
+            if layout::written_by(meta.location.as_ref(), self.generation)
                 && let Err(e) = self.store.delete(&meta.location).await
             {
                 tracing::warn!("cleanup: cannot delete {}: {e}", meta.location);

@@ -23,7 +23,10 @@ pub(super) async fn read_month(
     file: &ValueFile,
 ) -> Result<Vec<SeriesChunk>> {
     let path = file.path();
-    let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
+    let start = file.offset();
+    let bytes = store
+        .get_range(&Path::from(file.object()), start..start + file.size)
+        .await?;
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| corrupt(&e))?
