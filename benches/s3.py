@@ -7,7 +7,8 @@ bucket, both with the value cache off (every answer reads its month files from t
 every request `Cache-Control: no-cache` (no answer store). After one warm-up request per
 answer (footers cached), requests alternate between the two servers; reported: medians (ms),
 the bucket/local ratio of each pair's median, and the GETs each answer cost in the bucket
-(the server's `hydro_store_requests_total`). Target: a full 10-year download within 2x of
+(the server's `hydro_store_requests_total`). Twice: the archive as written (a file per
+station-month), and after `hydro compact` (a station-year's months in one pack). Target: a full 10-year download within 2x of
 local disk; a one-month window at most 2 GETs; a full download one GET per month file.
 Then the bucket alone (curl), and `hydro import` of a values file from local disk and from
 the bucket.
@@ -166,6 +167,17 @@ def import_from_bucket(weed, runs):
     shutil.rmtree(work, ignore_errors=True)
 
 
+def packed_copy(data):
+    """The archive after `hydro compact` (every station-year one pack) and `vacuum`."""
+    packed = data + "-packed"
+    if not os.path.exists(os.path.join(packed, "manifest.json")):
+        shutil.rmtree(packed, ignore_errors=True)
+        shutil.copytree(data, packed)
+        harness.sh(harness.HYDRO, "compact", "--out", packed)
+        harness.sh(harness.HYDRO, "vacuum", "--out", packed, "--older-than", "PT0S")
+    return packed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-build", action="store_true")
@@ -173,14 +185,18 @@ def main():
     args = ap.parse_args()
     harness.build_release(args.no_build)
     data = harness.generate("s3-10x10", 10, 10)
+    packed = packed_copy(data)
     weed = Weed()
     try:
         weed.upload(data, "archive")
+        weed.upload(packed, "packed")
         quiet = {"HYDRO_VALUE_CACHE_BYTES": "0", "HYDRO_FOLLOW_SECONDS": "0"}
         os.environ.update(quiet)
-        local = harness.Hydro(data)
+        servers = {"months": (harness.Hydro(data),), "packed": (harness.Hydro(packed),)}
         os.environ.update(weed.env())
-        bucket = harness.Hydro("s3://bench/archive")
+        servers["months"] += (harness.Hydro("s3://bench/archive"),)
+        servers["packed"] += (harness.Hydro("s3://bench/packed"),)
+        local = servers["months"][0]
         series = harness.series_path(local.base)
         cases = [
             ("10 years, csv", f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z&format=csv", 120),
@@ -188,28 +204,31 @@ def main():
             ("10 years, json", f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z", 120),
             ("one month, csv", f"{series}?from=2019-06-01T00:00:00Z&to=2019-06-30T23:59:59Z&format=csv", 1),
         ]
-        print("| answer | local ms | bucket ms | bucket/local | bytes | GETs (months) |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for name, path, months in cases:
-            for h in (local, bucket):
-                harness.curl(h.base + path, fresh=True)  # warm-up: footers
-            before = gets(bucket.base)
-            harness.curl(bucket.base + path, fresh=True)
-            cost = gets(bucket.base) - before
-            ratios, ours, theirs = [], [], []
-            for _ in range(args.runs):
-                a = harness.curl(local.base + path, fresh=True)
-                b = harness.curl(bucket.base + path, fresh=True)
-                ours.append(b[0])
-                theirs.append(a[0])
-                ratios.append(b[0] / a[0])
-            print(f"| {name} | {statistics.median(theirs) * 1e3:.1f} | {statistics.median(ours) * 1e3:.1f} | "
-                  f"{statistics.median(ratios):.2f} | {a[2]} | {cost} ({months}) |")
+        print("| layout | answer | local ms | bucket ms | bucket/local | bytes | GETs (month files) |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for layout, (local, bucket) in servers.items():
+            for name, path, months in cases:
+                for h in (local, bucket):
+                    harness.curl(h.base + path, fresh=True)  # warm-up: footers
+                before = gets(bucket.base)
+                harness.curl(bucket.base + path, fresh=True)
+                cost = gets(bucket.base) - before
+                ratios, ours, theirs = [], [], []
+                for _ in range(args.runs):
+                    a = harness.curl(local.base + path, fresh=True)
+                    b = harness.curl(bucket.base + path, fresh=True)
+                    ours.append(b[0])
+                    theirs.append(a[0])
+                    ratios.append(b[0] / a[0])
+                print(f"| {layout} | {name} | {statistics.median(theirs) * 1e3:.1f} | "
+                      f"{statistics.median(ours) * 1e3:.1f} | {statistics.median(ratios):.2f} | {a[2]} | "
+                      f"{cost} ({months}) |")
         station = series.split("/")[2]
         store_floor(weed, station, args.runs)
         import_from_bucket(weed, 5)
-        local.stop()
-        bucket.stop()
+        for pair in servers.values():
+            for h in pair:
+                h.stop()
     finally:
         weed.stop()
 

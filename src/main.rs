@@ -528,9 +528,10 @@ async fn run() -> anyhow::Result<()> {
             let c = hydro_engine::write::compact::compact(store, before).await?;
             match c.generation {
                 Some(g) => println!(
-                    "compacted {out}: {} months into {} packs ({:.1} MB); published generation {g}",
+                    "compacted {out}: {} months into {} pack{} ({:.1} MB); published generation {g}",
                     c.months,
                     c.packs,
+                    if c.packs == 1 { "" } else { "s" },
                     c.bytes as f64 / 1e6
                 ),
                 None => {

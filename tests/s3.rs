@@ -10,8 +10,8 @@
 mod common;
 
 use common::proxy::Proxy;
-use common::s3::{S3, upload_dir};
-use common::{Server, dataset, get, get_with, sample};
+use common::s3::{S3, on_own_runtime, upload_dir};
+use common::{Server, dataset, get, get_with, sample, sample_urls};
 use std::process::Command;
 
 /// `hydro` with the variables that reach `s3`.
@@ -36,57 +36,6 @@ fn env_at(s3: &S3, port: u16) -> Vec<(&'static str, String)> {
 
 fn refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
-}
-
-/// The URLs compared between a local copy and the bucket: every resource, every format, the
-/// windows, sorted answers (DataFusion's scan of the month files), station lists.
-async fn sample_urls(base: &str) -> Vec<String> {
-    let stations = get(&format!("{base}/stations?limit=3")).await.json();
-    let ids: Vec<String> = stations["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap().to_owned())
-        .collect();
-    let mut urls = vec![
-        "/".to_owned(),
-        "/stations".into(),
-        "/stations?format=csv".into(),
-        "/stations?format=geojson".into(),
-        "/stations?format=parquet".into(),
-        "/stations?near=10,51,200".into(),
-        "/openapi.json".into(),
-    ];
-    for id in &ids {
-        urls.push(format!("/stations/{id}"));
-        urls.push(format!("/stations/{id}/parameters"));
-        urls.push(format!("/stations/{id}/characteristics"));
-        let parameters = get(&format!("{base}/stations/{id}/parameters"))
-            .await
-            .json();
-        for p in parameters["data"].as_array().unwrap() {
-            let values = format!(
-                "/stations/{id}/parameters/{}/values",
-                p["id"].as_str().unwrap()
-            );
-            for format in ["json", "csv", "ndjson", "arrow", "parquet", "xml"] {
-                urls.push(format!(
-                    "{values}?format={format}&from=2023-01-01T00:00:00Z&to=2024-12-31T23:59:59Z"
-                ));
-            }
-            urls.push(format!(
-                "{values}?from=2023-03-01T00:00:00Z&to=2023-03-31T23:59:59Z&format=csv"
-            ));
-            urls.push(format!(
-                "{values}?from=2023-03-10T06:00:00%2B01:00&to=2023-04-02T00:00:00Z&format=parquet"
-            ));
-            urls.push(format!("{values}?recent=10&format=csv"));
-            urls.push(format!("{values}?last=P10D"));
-            urls.push(format!("{values}?from=2023-01-01T00:00:00Z&to=2024-12-31T23:59:59Z&sort=-value&limit=100&format=csv"));
-            urls.push(format!("{values}?from=2023-01-01T00:00:00Z&to=2024-12-31T23:59:59Z&limit=1000&offset=5000&format=json"));
-        }
-    }
-    urls
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -189,6 +138,83 @@ async fn a_dataset_in_a_bucket_answers_as_its_local_copy_in_few_requests() {
         .parse()
         .unwrap();
     assert_eq!(counted, gets(), "the server's count vs the wire");
+}
+
+/// A bucket compacted in place by `hydro compact` (its month files then vacuumed away) answers
+/// as the archive did before, and reads a station-year's months in one GET.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compacted_bucket_answers_as_before_in_a_get_per_pack() {
+    let s3 = S3::start();
+    let bucket = s3.bucket_store("packs");
+    upload_dir(bucket.as_ref(), dataset(), "v");
+    let said = succeeds(hydro(&s3).args(["compact", "--out", "s3://packs/v"]));
+    assert!(said.contains("576 months into 48 packs"), "{said}");
+    succeeds(hydro(&s3).args(["vacuum", "--out", "s3://packs/v", "--older-than", "PT0S"]));
+    let values = on_own_runtime(async {
+        use futures::TryStreamExt;
+        let prefix = object_store::path::Path::from("v/values");
+        bucket.list(Some(&prefix)).try_collect::<Vec<_>>().await
+    })
+    .unwrap();
+    assert_eq!(values.len(), 48);
+    assert!(
+        values
+            .iter()
+            .all(|o| o.location.as_ref().ends_with("/months-2.pack")),
+        "{values:?}"
+    );
+
+    let proxy = Proxy::start(s3.port);
+    let mut env = env_at(&s3, proxy.port);
+    for (k, v) in [
+        ("HYDRO_VALUE_CACHE_BYTES", "0"),
+        ("HYDRO_ANSWER_STORE_BYTES", "0"),
+        ("HYDRO_FOLLOW_SECONDS", "0"),
+        ("HYDRO_BASE_URL", "http://hydro.test/v1"),
+    ] {
+        env.push((k, v.into()));
+    }
+    let remote = Server::start_with("s3://packs/v", &refs(&env));
+    let local = Server::start_with(
+        dataset(),
+        &[
+            ("HYDRO_VALUE_CACHE_BYTES", "0"),
+            ("HYDRO_ANSWER_STORE_BYTES", "0"),
+            ("HYDRO_BASE_URL", "http://hydro.test/v1"),
+        ],
+    );
+    let (r, l) = (&remote.base, &local.base);
+    // All but the landing page, which names the version.
+    let mut urls = sample_urls(l).await;
+    urls.retain(|u| u != "/");
+    for url in &urls {
+        // Cold (footers read with the months), then warm.
+        for pass in 0..2 {
+            let a = get(&format!("{l}{url}")).await;
+            let b = get(&format!("{r}{url}")).await;
+            assert_eq!((a.status, b.status), (200, 200), "{url}: {}", b.text());
+            assert!(a.body == b.body, "{url}: bodies differ (pass {pass})");
+        }
+    }
+    // After warm-up: a month one GET, two years (24 month files in 2 packs) two.
+    let station = get(&format!("{l}/stations?limit=1")).await.json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let series = format!("{r}/stations/{station}/parameters/water-level-15min/values");
+    let gets = || proxy.counts.get("GET");
+    for format in ["csv", "json", "parquet", "arrow"] {
+        for (window, most) in [
+            ("from=2023-06-01T00:00:00Z&to=2023-06-30T23:59:59Z", 1),
+            ("from=2023-01-01T00:00:00Z&to=2024-12-31T23:59:59Z", 2),
+        ] {
+            let before = gets();
+            let got = get(&format!("{series}?{window}&format={format}")).await;
+            assert_eq!(got.status, 200);
+            let cost = gets() - before;
+            assert!(cost <= most, "{format} {window}: {cost} GETs");
+        }
+    }
 }
 
 /// `hydro import` of the samples into `out`, plus `extra` arguments.

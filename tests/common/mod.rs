@@ -203,3 +203,72 @@ pub async fn get(url: &str) -> Resp {
 pub async fn get_with(url: &str, headers: &[(&str, &str)]) -> Resp {
     request("GET", url, headers).await
 }
+
+/// The URLs compared between two servers of the same values (a local copy and a bucket, an
+/// archive and its compacted copy): every resource, every format, the
+/// windows, sorted answers (DataFusion's scan of the month files), station lists.
+pub async fn sample_urls(base: &str) -> Vec<String> {
+    let stations = get(&format!("{base}/stations?limit=3")).await.json();
+    let ids: Vec<String> = stations["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut urls = vec![
+        "/".to_owned(),
+        "/stations".into(),
+        "/stations?format=csv".into(),
+        "/stations?format=geojson".into(),
+        "/stations?format=parquet".into(),
+        "/stations?near=10,51,200".into(),
+        "/openapi.json".into(),
+        "/values?parameters=water-level-15min&from=2023-06-01T00:00:00Z&to=2023-07-15T00:00:00Z&format=csv&limit=20000".into(),
+        "/values?parameters=water-level-15min&from=2023-06-01T00:00:00Z&to=2023-07-15T00:00:00Z&format=parquet".into(),
+        "/latest?parameters=water-level-15min".into(),
+    ];
+    for id in &ids {
+        urls.push(format!("/stations/{id}"));
+        urls.push(format!("/stations/{id}/parameters"));
+        urls.push(format!("/stations/{id}/characteristics"));
+        let parameters = get(&format!("{base}/stations/{id}/parameters"))
+            .await
+            .json();
+        for p in parameters["data"].as_array().unwrap() {
+            let values = format!(
+                "/stations/{id}/parameters/{}/values",
+                p["id"].as_str().unwrap()
+            );
+            for format in ["json", "csv", "ndjson", "arrow", "parquet", "xml"] {
+                urls.push(format!(
+                    "{values}?format={format}&from=2023-01-01T00:00:00Z&to=2024-12-31T23:59:59Z"
+                ));
+            }
+            urls.push(format!(
+                "{values}?from=2023-03-01T00:00:00Z&to=2023-03-31T23:59:59Z&format=csv"
+            ));
+            urls.push(format!(
+                "{values}?from=2023-03-10T06:00:00%2B01:00&to=2023-04-02T00:00:00Z&format=parquet"
+            ));
+            urls.push(format!("{values}?recent=10&format=csv"));
+            urls.push(format!("{values}?last=P10D"));
+            urls.push(format!("{values}?from=2023-01-01T00:00:00Z&to=2024-12-31T23:59:59Z&sort=-value&limit=100&format=csv"));
+            urls.push(format!("{values}?from=2023-01-01T00:00:00Z&to=2024-12-31T23:59:59Z&limit=1000&offset=5000&format=json"));
+        }
+    }
+    urls
+}
+
+/// A copy of the directory `from` (made) in `to` (there).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `hydro compact`: each station-year's settled months in one pack, read in place.
+//!
+//! Checked here: a compacted archive (its month files vacuumed away) answers every request of
+//! the sample byte for byte as the archive did; compacting again packs nothing; an append to a
+//! packed month is read, and packed again by the next compaction; a compaction that meets a
+//! damaged month file, or a bad `--before`, publishes nothing. Against a bucket (requests
+//! counted on the wire): `tests/s3.rs`.
+
+mod common;
+
+use common::{Server, copy_dir, dataset, files_under, get, import_command, sample, sample_urls};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn hydro(args: &[&str], out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn succeeds(args: &[&str], out: &Path) -> String {
+    let r = hydro(args, out);
+    assert!(
+        r.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    String::from_utf8_lossy(&r.stdout).into_owned()
+}
+
+/// The value objects of a dataset directory, relative to it.
+fn value_objects(dir: &Path) -> Vec<String> {
+    files_under(&dir.join("values"))
+        .iter()
+        .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+        .collect()
+}
+
+/// Both servers answer each URL alike (200, same body and type).
+async fn same_answers(a: &str, b: &str, urls: &[String]) {
+    for url in urls {
+        let x = get(&format!("{a}{url}")).await;
+        let y = get(&format!("{b}{url}")).await;
+        assert_eq!(x.status, 200, "{url}: {}", x.text());
+        assert_eq!(y.status, 200, "{url}: {}", y.text());
+        assert!(x.body == y.body, "{url}: bodies differ");
+        for h in ["content-type", "x-total-count"] {
+            assert_eq!(x.header(h), y.header(h), "{url}: {h}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compacted_archive_answers_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(dataset(), dir.path());
+    let said = succeeds(&["compact"], dir.path());
+    // 24 stations x 2 years, every month of each in its year's pack.
+    assert!(said.contains("576 months into 48 packs"), "{said}");
+    assert!(said.contains("published generation 2"), "{said}");
+    succeeds(&["vacuum", "--older-than", "PT0S"], dir.path());
+    let objects = value_objects(dir.path());
+    assert_eq!(objects.len(), 48, "{objects:?}");
+    for o in &objects {
+        assert!(
+            o.contains("/year=202") && o.ends_with("/months-2.pack"),
+            "{o}"
+        );
+    }
+    let manifest = std::fs::read_to_string(dir.path().join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"format\":3"), "{manifest}");
+
+    // The base URL the same for both, so that links compare equal.
+    let env = [
+        ("HYDRO_VALUE_CACHE_BYTES", "0"),
+        ("HYDRO_ANSWER_STORE_BYTES", "0"),
+        ("HYDRO_BASE_URL", "http://hydro.test/v1"),
+    ];
+    let before = Server::start_with(dataset(), &env);
+    let after = Server::start_with(dir.path(), &env);
+    // All but the landing page, which names the version.
+    let mut urls = sample_urls(&before.base).await;
+    urls.retain(|u| u != "/");
+    // Twice: footers read with the months, then from the footer cache.
+    for _ in 0..2 {
+        same_answers(&before.base, &after.base, &urls).await;
+    }
+
+    // Nothing left to pack: nothing published.
+    let said = succeeds(&["compact"], dir.path());
+    assert!(said.contains("nothing to pack"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("manifest.json")).unwrap(),
+        manifest
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_append_to_a_packed_month_is_read_and_packed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("data");
+    let r = import_command(&out)
+        .args(["--values", &sample("values.csv")])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let said = succeeds(&["compact"], &out);
+    assert!(said.contains("6 months into 3 packs"), "{said}");
+    let series = "/stations/koeln/parameters/water-level-15min/values";
+    let packed = Server::start_with(&out, &[]);
+    let stored = get(&format!("{}{series}?format=csv", packed.base))
+        .await
+        .text();
+    drop(packed);
+
+    // A correction in January, a new value in March.
+    let values = dir.path().join("new.csv");
+    std::fs::write(
+        &values,
+        "stationId,parameterId,timestamp,value,quality\n\
+         koeln,water-level-15min,2024-01-31T00:00:00Z,999.5,good\n\
+         koeln,water-level-15min,2024-03-01T00:00:00Z,310.0,unchecked\n",
+    )
+    .unwrap();
+    let said = succeeds(
+        &["import", "--append", "--values", values.to_str().unwrap()],
+        &out,
+    );
+    assert!(said.contains("1 replaced stored ones"), "{said}");
+    let expected: String = {
+        let mut lines: Vec<&str> = stored.lines().collect();
+        assert_eq!(lines[1], "2024-01-31T00:00:00+00:00,300,good");
+        lines[1] = "2024-01-31T00:00:00+00:00,999.5,good";
+        lines.push("2024-03-01T00:00:00+00:00,310,unchecked");
+        // CSV lines end in CRLF (RFC 4180).
+        lines.join("\r\n") + "\r\n"
+    };
+    let check = |label: &'static str| {
+        let out = out.clone();
+        let expected = expected.clone();
+        async move {
+            let server = Server::start_with(&out, &[]);
+            let got = get(&format!("{}{series}?format=csv", server.base))
+                .await
+                .text();
+            assert!(got == expected, "{label}: {got}");
+            let sorted = get(&format!(
+                "{}{series}?format=csv&sort=-value&limit=1",
+                server.base
+            ))
+            .await
+            .text();
+            assert!(sorted.contains("999.5"), "{label}: {sorted}");
+        }
+    };
+    check("appended to a pack").await;
+    // koeln's 2024 again (January now a file of its own, March settled too); the other
+    // stations' packs are whole and stay.
+    let said = succeeds(&["compact", "--before", "2030-01"], &out);
+    assert!(said.contains("3 months into 1 pack "), "{said}");
+    succeeds(&["vacuum", "--older-than", "PT0S"], &out);
+    let objects = value_objects(&out);
+    assert_eq!(
+        objects,
+        [
+            "values/station=gwm-ried-7/year=2024/months-2.pack",
+            "values/station=kaub/year=2024/months-2.pack",
+            "values/station=koeln/year=2024/months-4.pack",
+        ]
+    );
+    check("packed again").await;
+}
+
+#[test]
+fn a_compaction_that_fails_publishes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(dataset(), dir.path());
+    let manifest = std::fs::read(dir.path().join("manifest.json")).unwrap();
+    let r = hydro(&["compact", "--before", "2024-13"], dir.path());
+    assert!(!r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("--before") && err.contains("YYYY-MM"), "{err}");
+
+    // A month file cut short: named, nothing published, no pack left behind.
+    let victim = files_under(&dir.path().join("values"))
+        .into_iter()
+        .find(|p| p.display().to_string().contains("month=2023-05"))
+        .unwrap();
+    let bytes = std::fs::read(&victim).unwrap();
+    std::fs::write(&victim, &bytes[..bytes.len() / 2]).unwrap();
+    let r = hydro(&["compact"], dir.path());
+    assert!(!r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("month=2023-05"), "{err}");
+    assert_eq!(
+        std::fs::read(dir.path().join("manifest.json")).unwrap(),
+        manifest
+    );
+    let packs: Vec<String> = value_objects(dir.path())
+        .into_iter()
+        .filter(|o| o.ends_with(".pack"))
+        .collect();
+    assert!(packs.is_empty(), "{packs:?}");
+    // The lock is released: the next writer may begin.
+    assert!(!dir.path().join("writing.lock").exists());
+}
