@@ -196,7 +196,8 @@ async fn a_compacted_bucket_answers_as_before_in_a_get_per_pack() {
             assert!(a.body == b.body, "{url}: bodies differ (pass {pass})");
         }
     }
-    // After warm-up: a month one GET, two years (24 month files in 2 packs) two.
+    // After warm-up: a month one GET, two years (24 month files in 2 packs) two, whatever
+    // the format.
     let station = get(&format!("{l}/stations?limit=1")).await.json()["data"][0]["id"]
         .as_str()
         .unwrap()
@@ -215,6 +216,17 @@ async fn a_compacted_bucket_answers_as_before_in_a_get_per_pack() {
             assert!(cost <= most, "{format} {window}: {cost} GETs");
         }
     }
+    // Newest first, too.
+    let before = gets();
+    let newest_first = format!(
+        "{series}?from=2023-01-01T00:00:00Z&to=2024-12-31T23:59:59Z&sort=-timestamp&format=csv"
+    );
+    assert_eq!(get(&newest_first).await.status, 200);
+    assert!(
+        gets() - before <= 2,
+        "{} GETs newest first",
+        gets() - before
+    );
 }
 
 /// `hydro import` of the samples into `out`, plus `extra` arguments.

@@ -517,13 +517,20 @@ impl MonthRead {
         spanning(chunks).unwrap_or(whole)
     }
 
+    /// Whether the value cache holds bytes `span` of the month's file.
+    pub(crate) fn holds(&self, span: &Range<u64>) -> bool {
+        let cached = self.file.cached();
+        self.values
+            .as_ref()
+            .is_some_and(|v| v.get(cached, span).is_some())
+    }
+
     /// Takes what the month's pack read holds for it, if it is read with its pack.
     async fn take_from_pack(&self) -> Result<()> {
         let Some((pack, i)) = &self.pack else {
             return Ok(());
         };
-        let tail = pack.month(*i).await?;
-        let _ = self.tail.set(tail);
+        self.keep_tail(Some(pack.month(*i).await?));
         Ok(())
     }
 }
@@ -548,8 +555,8 @@ impl MonthRead {
         Ok(bytes)
     }
 
-    /// Keeps the tail read for the footer (if it was read now) for the reads that follow, and
-    /// in the value cache.
+    /// Keeps the tail read for the footer (if it was read now), or the bytes read with the
+    /// month's pack, for the reads that follow, and in the value cache.
     fn keep_tail(&self, tail: Option<Tail>) {
         let Some(tail) = tail else { return };
         if let Some(values) = &self.values {

@@ -180,9 +180,11 @@ struct MonthContext {
 }
 
 impl AscendingMonth {
-    fn month(&mut self) -> &mut MonthRead {
+    /// The month's read, and whether it is copied as stored.
+    fn read_of(&mut self) -> (&mut MonthRead, bool) {
         match self {
-            Self::Stored(m) | Self::Decoded(m, _) | Self::Cut(m) => m,
+            Self::Stored(m) => (m, true),
+            Self::Decoded(m, _) | Self::Cut(m) => (m, false),
         }
     }
 
@@ -771,9 +773,7 @@ impl Dataset {
             };
             planned.push((month, whole, part.stats.rows));
         }
-        if self.local.is_none() {
-            self.read_packs_at_once(planned.iter_mut().map(|(m, _, _)| m));
-        }
+        self.read_packs_at_once(planned.iter_mut().map(|(m, _, _)| m.read_of()));
         // Up to PREFETCH_MONTHS (or _REMOTE) months (or groups of months) read ahead in parallel and
         // emitted in time order: file opening and decoding overlap instead of queueing, and
         // decoding runs on another core than the encoder (see `PendingRead`).
@@ -827,16 +827,23 @@ impl Dataset {
 
     /// Lets months that lie next to each other in one pack take their bytes from one read of
     /// it (see `query::pack_read`), for a store where each request is a round trip.
-    fn read_packs_at_once<'m>(&self, months: impl Iterator<Item = &'m mut AscendingMonth>) {
+    /// `months`: each month's read, and whether it is copied as stored (see
+    /// `MonthRead::wanted`), in the order they will be read.
+    fn read_packs_at_once<'m>(&self, months: impl Iterator<Item = (&'m mut MonthRead, bool)>) {
+        if self.local.is_some() {
+            // Read in place: nothing to gain.
+            return;
+        }
         let mut reads: Vec<PackRead> = Vec::new();
         let mut places: Vec<(&mut MonthRead, usize, usize)> = Vec::new();
-        for month in months {
-            let stored = matches!(month, AscendingMonth::Stored(_));
-            let read = month.month();
+        for (read, stored) in months {
             let Some(pack) = read.file().file.pack else {
                 continue;
             };
             let wanted = read.wanted(stored);
+            if read.holds(&wanted) {
+                continue;
+            }
             let same = reads
                 .last_mut()
                 .filter(|r| r.location() == read.file().location());
@@ -893,6 +900,10 @@ impl Dataset {
             start += n;
         }
         months.reverse();
+        // Newest first: a pack is read when its newest month is.
+        self.read_packs_at_once(months.iter_mut().map(|(m, _, _)| match m {
+            DescendingMonth::Whole(m) | DescendingMonth::Cut(m) => (m, false),
+        }));
         let schema_for_stream = Arc::clone(&schema);
         let stream = futures::stream::iter(months)
             .then(move |(read, from, to)| {
