@@ -202,6 +202,8 @@ def main():
             ("10 years, csv", f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z&format=csv", 120),
             ("10 years, parquet", f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z&format=parquet", 120),
             ("10 years, json", f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z", 120),
+            ("10 years, csv, newest first",
+             f"{series}?from=2014-01-01T00:00:00Z&to=2023-12-31T23:59:59Z&format=csv&sort=-timestamp", 120),
             ("one month, csv", f"{series}?from=2019-06-01T00:00:00Z&to=2019-06-30T23:59:59Z&format=csv", 1),
         ]
         print("| layout | answer | local ms | bucket ms | bucket/local | bytes | GETs (month files) |")

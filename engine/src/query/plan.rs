@@ -869,8 +869,8 @@ impl Dataset {
         }
     }
 
-    /// Descending rows: ascending rows [a, b) of the window, emitted newest first, one month
-    /// at a time.
+    /// Descending rows: ascending rows [a, b) of the window, emitted newest first, a month at
+    /// a time (from a bucket, the next ones read meanwhile).
     #[allow(clippy::too_many_arguments)]
     fn descending(
         &self,
@@ -905,8 +905,15 @@ impl Dataset {
             DescendingMonth::Whole(m) | DescendingMonth::Cut(m) => (m, false),
         }));
         let schema_for_stream = Arc::clone(&schema);
+        // From a bucket, the next months' reads (the next pack's) wait while these are sent;
+        // a local directory reads in place, one month after another.
+        let ahead = if self.local.is_some() {
+            1
+        } else {
+            PREFETCH_MONTHS_REMOTE
+        };
         let stream = futures::stream::iter(months)
-            .then(move |(read, from, to)| {
+            .map(move |(read, from, to)| {
                 let scans = scans.clone();
                 let schema = Arc::clone(&schema_for_stream);
                 async move {
@@ -927,6 +934,7 @@ impl Dataset {
                     Ok(take_record_batch(&rows, &idx)?)
                 }
             })
+            .buffered(ahead)
             .map_err(|e: EngineError| into_datafusion(e));
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
     }
