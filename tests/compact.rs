@@ -3,7 +3,8 @@
 //! Checked here: a compacted archive (its month files vacuumed away) answers every request of
 //! the sample byte for byte as the archive did; compacting again packs nothing; an append to a
 //! packed month is read, and packed again by the next compaction; a compaction that meets a
-//! damaged month file, or a bad `--before`, publishes nothing. Against a bucket (requests
+//! damaged month file, or a bad `--before`, publishes nothing; a damaged pack fails only the
+//! requests that need its lost months. Against a bucket (requests
 //! counted on the wire): `tests/s3.rs`.
 
 mod common;
@@ -206,4 +207,47 @@ fn a_compaction_that_fails_publishes_nothing() {
     assert!(packs.is_empty(), "{packs:?}");
     // The lock is released: the next writer may begin.
     assert!(!dir.path().join("writing.lock").exists());
+}
+
+#[tokio::test]
+async fn a_damaged_pack_fails_only_its_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(dataset(), dir.path());
+    succeeds(&["compact"], dir.path());
+    succeeds(&["vacuum", "--older-than", "PT0S"], dir.path());
+    let server = Server::start_with(dir.path(), &[]);
+    let b = &server.base;
+    let ids: Vec<String> = get(&format!("{b}/stations?limit=2")).await.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    let values = |id: &str, month: &str, format: &str| {
+        format!(
+            "{b}/stations/{id}/parameters/water-level-15min/values?from={month}-02T00:00:00Z&to={month}-03T00:00:00Z&format={format}"
+        )
+    };
+    // The first station's 2023 pack cut in half: its December is gone, its January not.
+    let pack = dir
+        .path()
+        .join(format!("values/station={}/year=2023/months-2.pack", ids[0]));
+    let bytes = std::fs::read(&pack).unwrap();
+    std::fs::write(&pack, &bytes[..bytes.len() / 2]).unwrap();
+    for format in ["json", "csv", "parquet", "csv&sort=-value"] {
+        let r = get(&values(&ids[0], "2023-12", format)).await;
+        assert_eq!(r.status, 500, "{format}: {}", r.text());
+        let text = r.text();
+        assert!(!text.contains(".pack"), "no internals: {text}");
+        for (id, month) in [
+            (&ids[0], "2023-01"),
+            (&ids[0], "2024-12"),
+            (&ids[1], "2023-12"),
+        ] {
+            let r = get(&values(id, month, format)).await;
+            assert_eq!(r.status, 200, "{id} {month} {format}: {}", r.text());
+        }
+    }
+    let health = get(&format!("{b}/health")).await.json();
+    assert_eq!(health["status"], "degraded");
 }

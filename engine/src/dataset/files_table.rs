@@ -246,3 +246,103 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
     files.shrink_to_fit();
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::object_store::memory::InMemory;
+    use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+    use datafusion::parquet::arrow::ArrowWriter;
+
+    fn file(month: &str, pack: Option<Packed>) -> ValueFile {
+        ValueFile {
+            station: "s".parse().unwrap(),
+            month: month.parse().unwrap(),
+            generation: 1,
+            size: 100,
+            series: Box::new([SeriesStats {
+                parameter: "p".parse().unwrap(),
+                rows: 3,
+                min: 0,
+                max: 2,
+            }]),
+            pack,
+        }
+    }
+
+    async fn written(files: Vec<ValueFile>) -> Bytes {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let mut table = FilesTableWriter::new(Arc::clone(&store), 2).unwrap();
+        for f in files {
+            table.add(f).await.unwrap();
+        }
+        let path = table.finish().await.unwrap();
+        store
+            .get(&Path::from(path))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap()
+    }
+
+    /// A table with the columns of `schema()` but the last `drop`, the pack column's values
+    /// `pack` and the offset column's `offset` (when kept).
+    fn table_of(drop: usize, pack: Option<u64>, offset: Option<u64>) -> Bytes {
+        let full = schema();
+        let keep = full.fields().len() - drop;
+        let ts =
+            |v| Arc::new(TimestampMicrosecondArray::from(vec![v]).with_timezone(UTC)) as ArrayRef;
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec!["s"])),
+            Arc::new(StringArray::from(vec!["2024-01"])),
+            Arc::new(UInt64Array::from(vec![1])),
+            Arc::new(UInt64Array::from(vec![100])),
+            Arc::new(StringArray::from(vec!["p"])),
+            Arc::new(UInt64Array::from(vec![3])),
+            ts(0),
+            ts(2),
+            Arc::new(UInt64Array::from(vec![pack])),
+            Arc::new(UInt64Array::from(vec![offset])),
+        ];
+        let schema = Arc::new(full.project(&(0..keep).collect::<Vec<_>>()).unwrap());
+        let batch = RecordBatch::try_new(Arc::clone(&schema), columns[..keep].to_vec()).unwrap();
+        let mut buf = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut buf, schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        Bytes::from(buf)
+    }
+
+    #[tokio::test]
+    async fn files_keep_their_place_in_a_pack() {
+        let packed = Some(Packed {
+            generation: 2,
+            offset: 4096,
+        });
+        let files = vec![file("2024-01", packed), file("2024-02", None)];
+        let bytes = written(files.clone()).await;
+        let read = decode_files(bytes, &mut Interner::default()).unwrap();
+        assert_eq!(read, files);
+        assert_eq!(read[0].object(), "values/station=s/year=2024/months-2.pack");
+        assert_eq!(read[0].offset(), 4096);
+        assert_eq!(
+            read[1].object(),
+            "values/station=s/month=2024-02/part-1.parquet"
+        );
+    }
+
+    #[test]
+    fn a_table_of_layout_version_2_lists_files_of_their_own() {
+        let read = decode_files(table_of(2, None, None), &mut Interner::default()).unwrap();
+        assert_eq!(read, vec![file("2024-01", None)]);
+    }
+
+    #[test]
+    fn a_pack_without_an_offset_is_refused() {
+        for (pack, offset) in [(Some(2), None), (None, Some(0))] {
+            let e = decode_files(table_of(0, pack, offset), &mut Interner::default()).unwrap_err();
+            assert!(e.to_string().contains("without"), "{e}");
+        }
+    }
+}

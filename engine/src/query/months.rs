@@ -530,7 +530,14 @@ impl MonthRead {
         let Some((pack, i)) = &self.pack else {
             return Ok(());
         };
-        self.keep_tail(Some(pack.month(*i).await?));
+        let tail = pack.month(*i).await?;
+        if let Some(values) = &self.values {
+            // A copy of its own: the read's bytes are slices of one buffer for the whole pack
+            // read, which a slice in the cache would keep alive beyond the cache's budget.
+            let own = Bytes::copy_from_slice(&tail.bytes);
+            values.put(self.file.cached(), tail.start, own);
+        }
+        let _ = self.tail.set(tail);
         Ok(())
     }
 }
@@ -555,8 +562,8 @@ impl MonthRead {
         Ok(bytes)
     }
 
-    /// Keeps the tail read for the footer (if it was read now), or the bytes read with the
-    /// month's pack, for the reads that follow, and in the value cache.
+    /// Keeps the tail read for the footer (if it was read now) for the reads that follow, and
+    /// in the value cache.
     fn keep_tail(&self, tail: Option<Tail>) {
         let Some(tail) = tail else { return };
         if let Some(values) = &self.values {
