@@ -2,6 +2,7 @@
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use hydro_engine::model::month::Month;
 use hydro_engine::storage::{Location, S3Settings, Store, local_store, store_for};
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, ImportProgress, import};
@@ -375,6 +376,17 @@ async fn run() -> anyhow::Result<()> {
                 )
             })?;
             dataset.cache_values(config.value_cache_bytes);
+            if store.is_remote() {
+                let this_month = Month::of(chrono::Utc::now().timestamp_micros());
+                let loose = dataset.loose_files(this_month);
+                if loose > 0 {
+                    tracing::warn!(
+                        "{loose} month files before {this_month} are not packed: a download \
+                         from the bucket reads each on its own; `hydro compact --out {data}` \
+                         packs a station-year into one object"
+                    );
+                }
+            }
             let listener = tokio::net::TcpListener::bind(&bind)
                 .await
                 .with_context(|| format!("binding {bind}"))?;
@@ -516,7 +528,7 @@ async fn run() -> anyhow::Result<()> {
             config,
             before,
         } => {
-            let before: hydro_engine::model::month::Month = match before {
+            let before: Month = match before {
                 Some(b) => b
                     .parse()
                     .map_err(|e| anyhow::anyhow!("--before: {e} (give YYYY-MM)"))?,

@@ -147,8 +147,25 @@ async fn a_compacted_bucket_answers_as_before_in_a_get_per_pack() {
     let s3 = S3::start();
     let bucket = s3.bucket_store("packs");
     upload_dir(bucket.as_ref(), dataset(), "v");
+    // A server says what compaction would do, until it is done.
+    let env = env_of(&s3);
+    let log_of_serving = || {
+        let mut server = Server::start_with("s3://packs/v", &refs(&env));
+        let mut err = server.child().stderr.take().unwrap();
+        server.child().kill().unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut err, &mut text).unwrap();
+        text
+    };
+    let log = log_of_serving();
+    assert!(
+        log.contains("576 month files before") && log.contains("hydro compact --out s3://packs/v"),
+        "{log}"
+    );
     let said = succeeds(hydro(&s3).args(["compact", "--out", "s3://packs/v"]));
     assert!(said.contains("576 months into 48 packs"), "{said}");
+    let log = log_of_serving();
+    assert!(!log.contains("not packed"), "{log}");
     succeeds(hydro(&s3).args(["vacuum", "--out", "s3://packs/v", "--older-than", "PT0S"]));
     let values = on_own_runtime(async {
         use futures::TryStreamExt;

@@ -16,6 +16,7 @@ pub(crate) mod month_file;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
+use crate::model::month::Month;
 use crate::query::latest::LatestValues;
 use crate::storage::Store;
 use crate::storage::counted::RequestCounts;
@@ -272,6 +273,23 @@ impl Dataset {
             .into_iter()
             .flatten()
             .map(|m| &m.file)
+    }
+
+    /// Month files before `before` that are objects of their own in a station-year with
+    /// other months: what `write::compact` would pack.
+    pub fn loose_files(&self, before: Month) -> usize {
+        self.files
+            .values()
+            .flat_map(|months| months.chunk_by(|a, b| a.file.month.year() == b.file.month.year()))
+            .map(|year| {
+                let settled = year.iter().filter(|m| m.file.month < before).count();
+                let loose = year
+                    .iter()
+                    .filter(|m| m.file.month < before && m.file.pack.is_none())
+                    .count();
+                if settled >= 2 { loose } else { 0 }
+            })
+            .sum()
     }
 
     /// Requests made so far to the store, by kind, when it is remote (a bucket).
