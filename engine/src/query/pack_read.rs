@@ -19,10 +19,13 @@ use std::ops::Range;
 use std::sync::Arc;
 use tokio::sync::OnceCell;
 
-/// At most this many bytes are read for one pack read: months beyond start another, so that
-/// an answer holds a bounded amount of what it read ahead (a station-year of one 15-minute
-/// series is ~300 KB; its month files whole, read cold, a few MB).
-pub(crate) const PACK_READ_BYTES: u64 = 8 << 20;
+/// One pack read spans at most this many bytes of the pack, from the first byte a month of
+/// it needs to the last (what lies between is read too when ranges merge): months beyond
+/// start another. A station-year of one 15-minute series is ~300 KB (one read), of a 1-minute
+/// series ~4.5 MB (two). An answer reads 48 months ahead from a bucket
+/// (`plan::PREFETCH_MONTHS_REMOTE`), so it holds at most five pack reads at once: up to
+/// 20 MiB for the densest series, a few hundred KB for most.
+pub(crate) const PACK_READ_BYTES: u64 = 4 << 20;
 
 /// What some months of one pack need, read in one request when the first of them asks.
 pub(crate) struct PackRead {
@@ -46,9 +49,14 @@ impl PackRead {
     /// Adds a month whose file begins at `offset` in the pack and which needs bytes `wanted`
     /// of it; its place in the read, or None when the read is full.
     pub(crate) fn add(&mut self, offset: u64, wanted: Range<u64>) -> Option<usize> {
-        let bytes = |r: &Range<u64>| r.end - r.start;
-        let taken: u64 = self.months.iter().map(|(_, r)| bytes(r)).sum();
-        if !self.months.is_empty() && taken + bytes(&wanted) > PACK_READ_BYTES {
+        let in_pack = |(offset, r): &(u64, Range<u64>)| r.start + offset..r.end + offset;
+        let this = in_pack(&(offset, wanted.clone()));
+        let spanned = self
+            .months
+            .iter()
+            .map(in_pack)
+            .fold(this.clone(), |s, r| s.start.min(r.start)..s.end.max(r.end));
+        if !self.months.is_empty() && spanned.end - spanned.start > PACK_READ_BYTES {
             return None;
         }
         self.months.push((offset, wanted));
@@ -86,5 +94,48 @@ impl PackRead {
             start: wanted.start,
             bytes: bytes.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::object_store::memory::InMemory;
+
+    #[test]
+    fn a_read_spans_a_bounded_part_of_the_pack() {
+        let mut read = PackRead::new(Arc::new(InMemory::new()), Path::from("p"));
+        let mb = 1 << 20;
+        assert_eq!(read.add(0, 0..mb), Some(0));
+        assert_eq!(read.add(mb, 0..mb), Some(1));
+        // The third month would stretch the read past PACK_READ_BYTES (a gap counts).
+        assert_eq!(read.add(3 * mb, 10..mb + 10), None);
+        assert_eq!(read.add(2 * mb, 0..mb), Some(2));
+        assert_eq!(read.len(), 3);
+        // A month larger than a read alone still gets one.
+        let mut alone = PackRead::new(Arc::new(InMemory::new()), Path::from("p"));
+        assert_eq!(alone.add(0, 0..10 * mb), Some(0));
+    }
+
+    #[tokio::test]
+    async fn months_take_their_bytes_from_one_read() {
+        let store = Arc::new(InMemory::new());
+        let pack = Path::from("p");
+        datafusion::object_store::ObjectStoreExt::put(
+            store.as_ref(),
+            &pack,
+            Bytes::from_static(b"aaaabbbbcccc").into(),
+        )
+        .await
+        .unwrap();
+        let mut read = PackRead::new(store, pack);
+        // Second month from byte 4 of the pack: its bytes 1..3; third from byte 8: all.
+        read.add(4, 1..3).unwrap();
+        read.add(8, 0..4).unwrap();
+        let second = read.month(0).await.unwrap();
+        assert_eq!((second.start, &second.bytes[..]), (1, &b"bb"[..]));
+        let third = read.month(1).await.unwrap();
+        assert_eq!((third.start, &third.bytes[..]), (0, &b"cccc"[..]));
+        assert!(read.month(2).await.is_err());
     }
 }
