@@ -75,7 +75,7 @@ pub fn pack_path(station: &StationId, year: i32, generation: u64) -> String {
     format!("values/station={station}/year={year:04}/months-{generation}.pack")
 }
 
-/// How the name of every value file or pack written by `generation` ends.
+/// Whether `name` is the name of a value file or pack written by `generation`.
 pub fn written_by(name: &str, generation: u64) -> bool {
     name.strip_suffix(".parquet")
         .and_then(|n| n.rsplit_once("/part-"))

@@ -1,6 +1,7 @@
-//! A month file of the dataset: one station-month of values, as the manifest names it, with
-//! what reading it again and again keeps at hand: its open handle (a local directory), its
-//! bytes (the value cache) and its footer (the footer cache).
+//! A month file of the dataset: one station-month of values, as the files table names it (an
+//! object of its own, or a stretch of its station-year's pack: read alike, shifted by its
+//! offset), with what reading it again and again keeps at hand: its open handle (a local
+//! directory), its bytes (the value cache) and its footer (the footer cache).
 
 use crate::dataset::layout::values_schema;
 use crate::dataset::manifest::ValueFile;
@@ -137,7 +138,7 @@ impl MonthFile {
     }
 
     /// Bytes `span` of the file as bytes of the object that holds it.
-    pub(crate) fn in_object(&self, span: Range<u64>) -> Range<u64> {
+    fn in_object(&self, span: Range<u64>) -> Range<u64> {
         let offset = self.file.offset();
         span.start + offset..span.end + offset
     }

@@ -66,7 +66,7 @@ pub async fn compact(store: Arc<dyn ObjectStore>, before: Month) -> Result<Compa
             })
         }
         Ok((compacted, _)) => {
-            writer.abandon().await;
+            writer.give_up_unwritten().await;
             Ok(compacted)
         }
         Err(e) => {

@@ -248,6 +248,11 @@ impl DatasetWriter {
         self.table.lock().await.add(file).await
     }
 
+    /// Gives up having written nothing: lets another writer begin.
+    pub async fn give_up_unwritten(self) {
+        release_write_lock(self.store.as_ref()).await;
+    }
+
     /// Gives up: deletes the value files written so far and lets another writer begin.
     pub async fn abandon(&self) {
         self.delete_own_files().await;
