@@ -261,13 +261,14 @@ fn show_import_progress(progress: Arc<ImportProgress>) -> impl FnOnce() {
     })
 }
 
-fn progress_bar(what: &'static str) -> impl Fn(u64, u64) {
+/// A progress bar on standard error (when it is a terminal) of `what`, counted in `units`.
+fn progress_bar(what: &'static str, units: &str) -> impl Fn(u64, u64) {
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:40}] {pos}/{len} stations, {elapsed} (eta {eta})",
-            )
+            indicatif::ProgressStyle::with_template(&format!(
+                "{{msg}} [{{bar:40}}] {{pos}}/{{len}} {units}, {{elapsed}} (eta {{eta}})"
+            ))
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         b.set_message(what);
@@ -306,7 +307,7 @@ async fn ensure_demo() -> anyhow::Result<String> {
     };
     if generate_it {
         let opts = GenerateOptions::default();
-        generate(store, &opts, progress_bar("demo")).await?;
+        generate(store, &opts, progress_bar("demo", "stations")).await?;
     }
     Ok(DEMO_DIR.to_owned())
 }
@@ -537,7 +538,8 @@ async fn run() -> anyhow::Result<()> {
                 }
             };
             let store = store_for(&out, &s3_settings(config.as_deref())?)?;
-            let c = hydro_engine::write::compact::compact(store, before).await?;
+            let progress = progress_bar("compacting", "station-years");
+            let c = hydro_engine::write::compact::compact(store, before, progress).await?;
             match c.generation {
                 Some(g) => println!(
                     "compacted {out}: {} months into {} pack{} ({:.1} MB); published generation {g}",
@@ -595,7 +597,7 @@ async fn run() -> anyhow::Result<()> {
             let m = generate(
                 store_for(&out, &s3_settings(config.as_deref())?)?,
                 &opts,
-                progress_bar("generating"),
+                progress_bar("generating", "stations"),
             )
             .await?;
             println!(

@@ -48,10 +48,15 @@ pub struct Compacted {
     pub bytes: u64,
 }
 
-/// Packs, for every station-year, its months before `before` (see the module doc).
-pub async fn compact(store: Arc<dyn ObjectStore>, before: Month) -> Result<Compacted> {
+/// Packs, for every station-year, its months before `before` (see the module doc), telling
+/// `progress` how many station-years of how many are done.
+pub async fn compact(
+    store: Arc<dyn ObjectStore>,
+    before: Month,
+    progress: impl Fn(u64, u64),
+) -> Result<Compacted> {
     let writer = DatasetWriter::begin(Arc::clone(&store)).await?;
-    match pack_all(&store, &writer, before).await {
+    match pack_all(&store, &writer, before, &progress).await {
         Ok((compacted, published)) if compacted.packs > 0 => {
             let manifest = writer
                 .publish(
@@ -82,6 +87,7 @@ async fn pack_all(
     store: &Arc<dyn ObjectStore>,
     writer: &DatasetWriter,
     before: Month,
+    progress: &impl Fn(u64, u64),
 ) -> Result<(Compacted, crate::dataset::Published)> {
     let mut published = read_published(store.as_ref())
         .await?
@@ -100,6 +106,8 @@ async fn pack_all(
         }
     }
     let generation = writer.generation();
+    let total = years.len() as u64;
+    let mut done = 0;
     let packed = futures::stream::iter(years)
         .map(|mut year| async move {
             let settled = year.iter().take_while(|f| f.month < before).count();
@@ -122,13 +130,15 @@ async fn pack_all(
                 months: 0,
                 bytes: 0,
             },
-            |mut sum, packed| async move {
+            |mut sum, packed| {
+                done += 1;
+                progress(done, total);
                 if let Some((months, bytes)) = packed {
                     sum.packs += 1;
                     sum.months += months;
                     sum.bytes += bytes;
                 }
-                Ok(sum)
+                futures::future::ok(sum)
             },
         )
         .await?;
