@@ -31,11 +31,17 @@ use futures::{StreamExt, TryStreamExt};
 use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 
-/// Packs written at once: each holds a month file and the upload's buffer in memory.
+/// Packs written at once. Each holds a month file read and the upload's buffer in memory,
+/// and a pack larger than the buffer has up to [`PARTS_AT_ONCE`] parts of that size in
+/// flight: at most 4 x (3 x 5 MiB + a month file) whatever the archive's size.
 const PACKS_AT_ONCE: usize = 4;
 
-/// Bytes of a pack buffered before they go to the store (a bucket then gets it in parts).
-const UPLOAD_BUFFER: usize = 8 << 20;
+/// Bytes of a pack buffered before they go to the store; a larger pack goes up in parts of
+/// this size (S3's smallest part).
+const UPLOAD_BUFFER: usize = 5 << 20;
+
+/// Parts of one pack uploaded at once.
+const PARTS_AT_ONCE: usize = 2;
 
 /// What a compaction did.
 #[derive(Debug, PartialEq, Eq)]
@@ -168,7 +174,8 @@ async fn write_pack(
     };
     let path = layout::pack_path(&first.station, first.month.year(), generation);
     let mut pack =
-        BufWriter::with_capacity(Arc::clone(store), Path::from(path.as_str()), UPLOAD_BUFFER);
+        BufWriter::with_capacity(Arc::clone(store), Path::from(path.as_str()), UPLOAD_BUFFER)
+            .with_max_concurrency(PARTS_AT_ONCE);
     let mut offset = 0;
     for file in months.iter_mut() {
         let start = file.offset();
@@ -196,5 +203,72 @@ fn io_error(path: &str, source: std::io::Error) -> EngineError {
     EngineError::Io {
         what: format!("{path}: writing the pack"),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::object_store::memory::InMemory;
+
+    /// A month file of `len` bytes of `fill` (and Parquet's closing magic).
+    fn month(month: &str, fill: u8, len: usize) -> (ValueFile, Vec<u8>) {
+        let mut bytes = vec![fill; len];
+        bytes.extend_from_slice(b"PAR1");
+        let file = ValueFile {
+            station: "s".parse().unwrap(),
+            month: month.parse().unwrap(),
+            generation: 1,
+            size: bytes.len() as u64,
+            series: Box::new([]),
+            pack: None,
+        };
+        (file, bytes)
+    }
+
+    #[tokio::test]
+    async fn a_pack_larger_than_the_upload_buffer_goes_up_in_parts() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let mut months = Vec::new();
+        let mut written = Vec::new();
+        for (i, m) in ["2024-01", "2024-02", "2024-03"].into_iter().enumerate() {
+            let (file, bytes) = month(m, i as u8, 3 << 20);
+            store
+                .put(&Path::from(file.path()), bytes.clone().into())
+                .await
+                .unwrap();
+            months.push(file);
+            written.push(bytes);
+        }
+        let (n, bytes) = write_pack(&store, &mut months, 2).await.unwrap();
+        assert_eq!((n, bytes), (3, 3 * ((3 << 20) + 4)));
+        assert!(bytes as usize > UPLOAD_BUFFER);
+        let object = months[0].object();
+        assert_eq!(object, "values/station=s/year=2024/months-2.pack");
+        let pack = store.get(&Path::from(object)).await.unwrap();
+        let pack = pack.bytes().await.unwrap();
+        assert_eq!(pack.len() as u64, bytes);
+        for (file, original) in months.iter().zip(&written) {
+            let at = file.offset() as usize;
+            assert!(
+                pack[at..at + original.len()] == original[..],
+                "{}",
+                file.month
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_month_file_not_as_listed_stops_the_pack() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let (mut file, bytes) = month("2024-01", 7, 100);
+        store
+            .put(&Path::from(file.path()), bytes.into())
+            .await
+            .unwrap();
+        // Listed larger than it is.
+        file.size += 10;
+        let e = write_pack(&store, &mut [file], 2).await.unwrap_err();
+        assert!(e.to_string().contains("month=2024-01"), "{e}");
     }
 }
