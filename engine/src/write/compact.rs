@@ -24,9 +24,9 @@ use crate::dataset::read_published;
 use crate::error::{EngineError, Result};
 use crate::model::month::Month;
 use crate::write::writer::DatasetWriter;
+use datafusion::object_store::ObjectStore;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
-use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use futures::{StreamExt, TryStreamExt};
 use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
@@ -182,8 +182,9 @@ async fn write_pack(
         // `get_ranges`, which a local directory serves in place (`storage::local`): a blocking
         // task per read had the process make 78 threads, and hold twice the memory, to pack
         // 300 station-years.
+        let range = start..start + file.size;
         let read = store
-            .get_ranges(&Path::from(file.object()), &[start..start + file.size])
+            .get_ranges(&Path::from(file.object()), std::slice::from_ref(&range))
             .await?;
         let bytes = read.into_iter().next().unwrap_or_default();
         if bytes.len() as u64 != file.size || !bytes.ends_with(b"PAR1") {
@@ -213,6 +214,7 @@ fn io_error(path: &str, source: std::io::Error) -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datafusion::object_store::ObjectStoreExt;
     use datafusion::object_store::memory::InMemory;
 
     /// A month file of `len` bytes of `fill` (and Parquet's closing magic).
