@@ -378,7 +378,7 @@ async fn run() -> anyhow::Result<()> {
             })?;
             dataset.cache_values(config.value_cache_bytes);
             if store.is_remote() {
-                let this_month = Month::of(chrono::Utc::now().timestamp_micros());
+                let this_month = Month::current();
                 let loose = dataset.loose_files(this_month);
                 if loose > 0 {
                     tracing::warn!(
@@ -533,9 +533,7 @@ async fn run() -> anyhow::Result<()> {
                 Some(b) => b
                     .parse()
                     .map_err(|e| anyhow::anyhow!("--before: {e} (give YYYY-MM)"))?,
-                None => {
-                    hydro_engine::model::month::Month::of(chrono::Utc::now().timestamp_micros())
-                }
+                None => Month::current(),
             };
             let store = store_for(&out, &s3_settings(config.as_deref())?)?;
             let progress = progress_bar("compacting", "station-years");

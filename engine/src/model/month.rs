@@ -16,6 +16,11 @@ impl Month {
         Self((y * 12 + m - 1) as i32)
     }
 
+    /// The month it is now (UTC): the one a live archive's appends write to.
+    pub fn current() -> Self {
+        Self::of(chrono::Utc::now().timestamp_micros())
+    }
+
     /// Months since January of year 0.
     pub fn to_index(self) -> i32 {
         self.0
