@@ -49,6 +49,26 @@ def free_port():
         return s.getsockname()[1]
 
 
+def free_ports_below_ephemeral(n):
+    """`n` distinct free loopback ports picked at random below the kernel's ephemeral range
+    (32768 and up): for a server that binds its parts one after another while the first ones
+    already connect out (SeaweedFS), so that its own outgoing connections cannot take a port
+    meant for a later part (as `tests/common/s3.rs` does)."""
+    import random
+    held = []
+    while len(held) < n:
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", random.randrange(20000, 32000)))
+            held.append(s)
+        except OSError:
+            s.close()
+    ports = [s.getsockname()[1] for s in held]
+    for s in held:
+        s.close()
+    return ports
+
+
 # Bumped when the storage layout changes (codec, encodings), so that cached archives are
 # regenerated rather than measured in an old layout.
 LAYOUT = "lz4-p2k-vd-ft"

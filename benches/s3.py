@@ -38,7 +38,7 @@ class Weed:
 
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="weed-")
-        p = [harness.free_port() for _ in range(10)]
+        p = harness.free_ports_below_ephemeral(10)
         self.port = p[0]
         args = [
             "weed", "mini", f"-dir={self.dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false",
