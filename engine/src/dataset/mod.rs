@@ -275,8 +275,9 @@ impl Dataset {
             .map(|m| &m.file)
     }
 
-    /// Month files before `before` that are objects of their own in a station-year with
-    /// other months: what `write::compact` would pack.
+    /// Month files before `before` that are objects of their own, in station-years with at
+    /// least two months before it: the files `write::compact` would put into packs (it would
+    /// also repack a year whose months lie in different packs, which this does not count).
     pub fn loose_files(&self, before: Month) -> usize {
         self.files
             .values()

@@ -284,7 +284,8 @@ const PREFETCH_MONTHS: usize = 4;
 
 /// The same from object storage, where a read waits a round trip: enough reads in flight to
 /// hide it (a 10-year download is 120 of them) and still a bounded amount of memory (tens of
-/// KB a month). 16 and 48 measured against SeaweedFS on loopback (`benches/s3.py`): the
+/// KB a month; months of a pack wait on one read of it, at most `pack_read::PACK_READ_BYTES`
+/// each, so some five of those). 16 and 48 measured against SeaweedFS on loopback (`benches/s3.py`): the
 /// 10-year CSV download 113 -> 77 ms, Parquet the same within noise (the store's own time
 /// per request is then the bound).
 const PREFETCH_MONTHS_REMOTE: usize = 48;
