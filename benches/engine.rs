@@ -12,7 +12,7 @@ use hydro_engine::Dataset;
 use hydro_engine::catalog::spatial::{BBox, Near, SpatialIndex};
 use hydro_engine::model::ids::{ParameterId, StationId};
 use hydro_engine::query::{ReadAhead, ValueColumn, ValuesQuery, Window};
-use hydro_engine::storage::local_store;
+use hydro_engine::storage::Store;
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -35,8 +35,12 @@ fn dataset(rt: &tokio::runtime::Runtime, years: u32) -> (tempfile::TempDir, Data
         seed: 3,
         start: NaiveDate::from_ymd_opt(2015, 1, 1).unwrap(),
     };
-    rt.block_on(generate(local_store(dir.path()).unwrap(), &opts, |_, _| {}))
-        .unwrap();
+    rt.block_on(generate(
+        Store::dir(dir.path()).unwrap().object_store(),
+        &opts,
+        |_, _| {},
+    ))
+    .unwrap();
     let ds = rt.block_on(Dataset::open_dir(dir.path())).unwrap();
     (dir, ds)
 }

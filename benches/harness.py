@@ -14,14 +14,17 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(ROOT, "benches", "cache")
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-HYDRO = os.path.join(TARGET, "release", "hydro")
+# The cargo profile measured: `release`, or `profiling` (release with line tables, for perf's
+# call stacks) when HYDRO_BENCH_PROFILE says so (benches/profile.py does).
+PROFILE = os.environ.get("HYDRO_BENCH_PROFILE", "release")
+HYDRO = os.path.join(TARGET, PROFILE, "hydro")
 
 
 def build_release(skip):
-    """Builds target/release/hydro unless the caller says it is current; a binary older than
+    """Builds target/<profile>/hydro unless the caller says it is current; a binary older than
     the sources (a build in another target directory, say) is refused rather than measured."""
     if not skip:
-        subprocess.run(["cargo", "build", "--release", "--bin", "hydro"], cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "--profile", PROFILE, "--bin", "hydro"], cwd=ROOT, check=True)
         return
     if not os.path.exists(HYDRO) or os.path.getmtime(HYDRO) < newest_source():
         sys.exit(f"{HYDRO} is missing or older than the sources: build it (drop --no-build), "

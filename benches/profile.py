@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import time
 
+os.environ.setdefault("HYDRO_BENCH_PROFILE", "profiling")  # line tables for the call stacks
 from harness import ROOT, CACHE, build_release, generate, sh, Hydro, curl, series_path  # noqa: F401
 
 

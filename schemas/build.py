@@ -298,6 +298,71 @@ SELECTION = [
 MANY = ["json", "csv", "ndjson", "arrow", "parquet", "svg", "png"]
 LATEST = ["json", "csv", "geojson", "ndjson", "arrow", "parquet"]
 SERIES_FIELDS = ["stationId", "parameterId", "timestamp", "value", "quality"]
+
+
+def body_of(params):
+    """The request body of a POST that takes the query parameters `params` in its body: an
+    object with a member per parameter (the members of the exploded object parameters, window
+    and series, with their rules), lists and arrays as in the query string (comma lists as one
+    string; bbox and near as arrays of numbers in JSON, comma-separated in a form)."""
+    props, rules, arrays = {}, [], []
+    for p in params:
+        schema = p["schema"]
+        if p.get("explode") and "properties" in schema:  # series: its members, one required
+            props |= schema["properties"]
+            rules.append({"anyOf": schema["anyOf"]})
+        elif p.get("explode"):  # window: from/to, recent or last
+            for alt in schema["anyOf"]:
+                props |= alt["properties"]
+            exclusive = [["recent", "last"], ["recent", "from"], ["recent", "to"], ["last", "from"], ["last", "to"]]
+            rules.append({"not": {"anyOf": [{"required": pair} for pair in exclusive]}})
+        else:
+            props[p["name"]] = schema
+            if schema.get("type") == "array":
+                arrays.append(p["name"])
+    schema = {"type": "object", "additionalProperties": False, "properties": props, "allOf": rules}
+    form = {"schema": schema, "encoding": {name: {"style": "form", "explode": False} for name in arrays}}
+    # In JSON, a comma list may also be an array of its items.
+    json_props = {}
+    for name, p in props.items():
+        pattern = p.get("pattern", "")
+        if p.get("type") == "string" and pattern.startswith("^") and "(?:," in pattern:
+            one = pattern[1:pattern.index("(?:,")]
+            items = {"type": "array", "minItems": 1, "maxItems": MAX_LIST,
+                     "items": {"type": "string", "pattern": f"^{one}$"}}
+            p = {"anyOf": [p, items]}
+        json_props[name] = p
+    json_schema = schema | {"properties": json_props}
+    return {"required": True, "description": "the parameters of the query string, for selections too long "
+                                             "for a URL (at most 1 MiB): a form, or a JSON object with lists "
+                                             "as strings or arrays, numbers as numbers; a parameter in both "
+                                             "the query and the body is a 400",
+            "content": {"application/x-www-form-urlencoded": form,
+                        "application/json": {"schema": json_schema}}}
+
+
+def posted(path, params):
+    """The operation `path` has for GET, as POST too: the same answer (and ETag) with the
+    parameters in the body."""
+    get = path["get"]
+    responses = {k: v for k, v in get["responses"].items() if k not in ("206", "304", "416")}
+    formats = next(p for p in params if p["name"] == "format")["schema"]["enum"]
+    responses["200"] = responses["200"] | {"content": {MEDIA[f]: responses["200"]["content"][MEDIA[f]]
+                                                       for f in formats}}
+    responses |= {"412": problem("If-None-Match matches: a POST is not answered 304"),
+                  "413": problem("request body larger than 1 MiB"),
+                  "415": problem("request body neither a form nor JSON")}
+    path["post"] = {"operationId": get["operationId"] + "Posted",
+                    "summary": get["summary"] + " (parameters in the body)", "parameters": [],
+                    "requestBody": body_of(params), "responses": responses}
+    return path
+
+
+MANY_VALUES = SELECTION + [WINDOW, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE + [FMT(MANY)]
+# A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
+# are GET's alone.
+POSTED = [f for f in MANY if f not in ("svg", "png")]
+POSTED_VALUES = MANY_VALUES[:-1] + [FMT(POSTED)]
 S = "/stations/{stationId}"
 openapi = {
     "openapi": "3.1.0",
@@ -314,12 +379,11 @@ openapi = {
             q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
             q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
             BBOX, NEAR, SEARCH, INCLUDE] + listing(STATION_FIELDS, STATION_SORT) + [FMT(STATIONS)], STATIONS),
-        "/values": ranged(op("listSeriesValues",
-                             "Values of many series in one answer: stationId, parameterId, timestamp, value, "
-                             "quality by station, parameter and time; each series' window as on the "
-                             "single-series endpoint", "seriesValues",
-                             SELECTION + [WINDOW, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
-                             + [FMT(MANY)], MANY)),
+        "/values": posted(ranged(op("listSeriesValues",
+                                    "Values of many series in one answer: stationId, parameterId, timestamp, "
+                                    "value, quality by station, parameter and time; each series' window as on "
+                                    "the single-series endpoint", "seriesValues", MANY_VALUES, MANY)),
+                          POSTED_VALUES),
         "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
                                     "coordinates (GeoJSON: a map layer of current values)", "latest",
                       SELECTION + PAGING + [FMT(LATEST)], LATEST),

@@ -3,7 +3,7 @@
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use hydro_engine::model::month::Month;
-use hydro_engine::storage::{Location, S3Settings, Store, local_store, store_for};
+use hydro_engine::storage::{ReadCost, S3Settings, Store};
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, ImportProgress, import};
 use hydro_engine::{Dataset, EngineError};
@@ -293,7 +293,7 @@ fn s3_settings(config: Option<&std::path::Path>) -> anyhow::Result<S3Settings> {
 /// The demo dataset: generated once, deterministically, on first start, and again when the
 /// copy there is of an older layout.
 async fn ensure_demo() -> anyhow::Result<String> {
-    let store = local_store(std::path::Path::new(DEMO_DIR))?;
+    let store = Store::dir(std::path::Path::new(DEMO_DIR))?.object_store();
     let generate_it = match hydro_engine::dataset::read_manifest(store.as_ref()).await {
         Ok(Some(_)) => false,
         Ok(None) => {
@@ -369,7 +369,7 @@ async fn run() -> anyhow::Result<()> {
                 }
                 None => ensure_demo().await?,
             };
-            let store = Store::open(&Location::parse(&data)?, &config.s3())?;
+            let store = Store::at(&data, &config.s3())?;
             let mut dataset = Dataset::open(&store).await.with_context(|| {
                 format!(
                     "opening dataset {data} (what `hydro import --out {data} ...` or \
@@ -377,7 +377,7 @@ async fn run() -> anyhow::Result<()> {
                 )
             })?;
             dataset.cache_values(config.value_cache_bytes);
-            if store.is_remote() {
+            if store.read_cost() == ReadCost::RoundTrip {
                 let this_month = Month::current();
                 let loose = dataset.loose_files(this_month);
                 if loose > 0 {
@@ -462,7 +462,13 @@ async fn run() -> anyhow::Result<()> {
             }
             let progress = Arc::new(ImportProgress::default());
             let stop_showing = show_import_progress(Arc::clone(&progress));
-            let imported = import(store_for(&out, &s3)?, &input, &options, progress).await;
+            let imported = import(
+                Store::at(&out, &s3)?.object_store(),
+                &input,
+                &options,
+                progress,
+            )
+            .await;
             stop_showing();
             match imported {
                 Ok(done) => {
@@ -509,7 +515,7 @@ async fn run() -> anyhow::Result<()> {
                 }
                 chrono::Duration::microseconds(d.micros)
             };
-            let store = store_for(&out, &s3_settings(config.as_deref())?)?;
+            let store = Store::at(&out, &s3_settings(config.as_deref())?)?.object_store();
             match hydro_engine::write::vacuum::vacuum(store.as_ref(), grace).await {
                 Ok(v) => {
                     println!(
@@ -535,7 +541,7 @@ async fn run() -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("--before: {e} (give YYYY-MM)"))?,
                 None => Month::current(),
             };
-            let store = store_for(&out, &s3_settings(config.as_deref())?)?;
+            let store = Store::at(&out, &s3_settings(config.as_deref())?)?.object_store();
             let progress = progress_bar("compacting", "station-years");
             let c = hydro_engine::write::compact::compact(store, before, progress).await?;
             match c.generation {
@@ -593,7 +599,7 @@ async fn run() -> anyhow::Result<()> {
             };
             let started = std::time::Instant::now();
             let m = generate(
-                store_for(&out, &s3_settings(config.as_deref())?)?,
+                Store::at(&out, &s3_settings(config.as_deref())?)?.object_store(),
                 &opts,
                 progress_bar("generating", "stations"),
             )

@@ -36,6 +36,38 @@ async fn first_station(base: &str) -> (String, Value) {
     (s["id"].as_str().unwrap().to_owned(), s)
 }
 
+/// Every link of the landing page answers 200 when followed: those without placeholders as
+/// they are, templates with the example station's id and its first parameter's.
+#[tokio::test]
+async fn every_landing_link_answers_when_followed() {
+    let server = server();
+    let base = &server.base;
+    let landing = get(&format!("{base}/")).await.json();
+    let example = landing["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["rel"] == "example")
+        .expect("an example station")["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let sid = example.rsplit('/').next().unwrap().to_owned();
+    let parameters = get(&format!("{example}/parameters")).await.json();
+    let pid = parameters["data"][0]["id"].as_str().unwrap().to_owned();
+    let links = landing["links"].as_array().unwrap();
+    assert!(links.len() >= 10, "{links:?}");
+    for link in links {
+        let href = link["href"].as_str().unwrap();
+        let url = href
+            .replace("{stationId}", &sid)
+            .replace("{parameterId}", &pid);
+        assert!(!url.contains('{'), "a placeholder not known: {href}");
+        let r = get(&url).await;
+        assert_eq!(r.status, 200, "{} {href}: {}", link["rel"], r.text());
+    }
+}
+
 #[tokio::test]
 async fn every_endpoint_answers_valid_json() {
     let server = server();

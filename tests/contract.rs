@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 fn server() -> &'static Server {
     static S: OnceLock<Server> = OnceLock::new();
-    S.get_or_init(Server::start)
+    S.get_or_init(Server::shared)
 }
 
 async fn first_station(base: &str) -> String {
@@ -136,7 +136,7 @@ async fn without_a_response_store_ranges_are_not_offered() {
     }
 }
 
-/// An answer larger than the response store cannot be cut into ranges: `HEAD` and `GET` do not
+/// An answer larger than the answer store cannot be cut into ranges: `HEAD` and `GET` do not
 /// offer them, and the answer is still whole.
 #[tokio::test]
 async fn an_answer_larger_than_the_store_offers_no_ranges() {

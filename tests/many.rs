@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Server, get};
+use common::{Server, get, request, send};
 
 /// Rows of a CSV answer without its header.
 fn rows(csv: &str) -> Vec<String> {
@@ -332,5 +332,238 @@ async fn latest_values_are_the_newest_of_each_series() {
     assert_eq!(
         get(&format!("{b}/latest?parameters=nope")).await.status,
         404
+    );
+}
+
+/// `POST /v1/values`: the parameters as a form or a JSON object in the body give the answer of
+/// the equivalent GET, byte for byte and with its ETag; bad bodies are refused with problems.
+#[tokio::test]
+async fn post_takes_the_parameters_in_the_body() {
+    let server = Server::start();
+    let b = &server.base;
+    let ids: Vec<String> = get(&format!(
+        "{b}/stations?types=surfaceWater&limit=3&fields=id"
+    ))
+    .await
+    .json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    let stations = ids.join(",");
+    let query = format!(
+        "stations={stations}&parameters=water-level-15min,discharge-15min\
+         &from=2023-03-01T00:00:00%2B01:00&to=2023-03-03T00:00:00Z&limit=500&offset=20"
+    );
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    let json = [("content-type", "application/json; charset=utf-8")];
+    for format in ["csv", "json", "parquet"] {
+        // The equivalent GET: the query's parameters, then the body's.
+        let want = get(&format!("{b}/values?format={format}&{query}")).await;
+        assert_eq!(want.status, 200, "{}", want.text());
+        let as_form = send(
+            "POST",
+            &format!("{b}/values?format={format}"),
+            &form,
+            query.clone().into_bytes(),
+        )
+        .await;
+        let as_json = send(
+            "POST",
+            &format!("{b}/values"),
+            &json,
+            serde_json::json!({
+                "format": format,
+                "stations": ids,
+                "parameters": ["water-level-15min", "discharge-15min"],
+                "from": "2023-03-01T00:00:00+01:00",
+                "to": "2023-03-03T00:00:00Z",
+                "limit": 500,
+                "offset": 20,
+            })
+            .to_string()
+            .into_bytes(),
+        )
+        .await;
+        for (how, got) in [("form", &as_form), ("json", &as_json)] {
+            assert_eq!(got.status, 200, "{how} {format}: {}", got.text());
+            assert!(got.body == want.body, "{how} {format}: the GET's bytes");
+            assert_eq!(got.header("etag"), want.header("etag"), "{how} {format}");
+            assert_eq!(got.header("link"), want.header("link"), "{how} {format}");
+        }
+    }
+    // A form's `+` is a space, as HTML forms and HTTP clients write it; `%2B` is a plus.
+    let spaced = send(
+        "POST",
+        &format!("{b}/values?format=csv"),
+        &form,
+        query.replace("%2B", "+").into_bytes(),
+    )
+    .await;
+    assert_eq!(spaced.status, 200, "{}", spaced.text());
+
+    // Conditional: the GET's ETag matches; a POST is not answered 304 but 412.
+    let tag = get(&format!("{b}/values?{query}&format=csv"))
+        .await
+        .header("etag")
+        .unwrap();
+    let pre = send(
+        "POST",
+        &format!("{b}/values?format=csv"),
+        &[form[0], ("if-none-match", &tag)],
+        query.clone().into_bytes(),
+    )
+    .await;
+    assert_eq!(pre.status, 412, "{}", pre.text());
+
+    // Bad bodies and other paths: problems that say what is wrong.
+    let cases: Vec<(&str, Vec<(&str, &str)>, Vec<u8>, u16, &str)> = vec![
+        (
+            "/values?recent=1",
+            form.to_vec(),
+            b"recent=2&parameters=discharge-15min".to_vec(),
+            400,
+            "both",
+        ),
+        (
+            "/values",
+            form.to_vec(),
+            b"parameters=a&parameters=b".to_vec(),
+            400,
+            "more than once",
+        ),
+        (
+            "/values",
+            json.to_vec(),
+            b"[1,2]".to_vec(),
+            400,
+            "JSON object",
+        ),
+        (
+            "/values",
+            json.to_vec(),
+            br#"{"parameters": {"a": 1}}"#.to_vec(),
+            400,
+            "an array of strings",
+        ),
+        (
+            "/values",
+            json.to_vec(),
+            br#"{"parameters": [true]}"#.to_vec(),
+            400,
+            "an array of strings",
+        ),
+        (
+            "/values",
+            json.to_vec(),
+            br#"{"parameters": "x", "limit": "5"}"#.to_vec(),
+            400,
+            "a whole number",
+        ),
+        (
+            "/values",
+            json.to_vec(),
+            br#"{"parameters": "x", "bbox": "6,50,8,52"}"#.to_vec(),
+            400,
+            "an array of numbers",
+        ),
+        (
+            "/values",
+            json.to_vec(),
+            br#"{"observedProperties": 0}"#.to_vec(),
+            400,
+            "an array of strings",
+        ),
+        (
+            "/values",
+            json.to_vec(),
+            br#"{"parameters": "water-level-15min", "form": "csv"}"#.to_vec(),
+            400,
+            "unknown parameter",
+        ),
+        (
+            "/values?format=png",
+            form.to_vec(),
+            b"parameters=discharge-15min".to_vec(),
+            400,
+            "formats here: json, csv, ndjson, arrow, parquet",
+        ),
+        (
+            "/values",
+            vec![("content-type", "text/csv")],
+            b"x".to_vec(),
+            415,
+            "application/json",
+        ),
+        (
+            "/values",
+            vec![],
+            b"parameters=discharge-15min".to_vec(),
+            415,
+            "Content-Type",
+        ),
+        (
+            "/values",
+            form.to_vec(),
+            vec![b'a'; (1 << 20) + 1],
+            413,
+            "1024 KiB",
+        ),
+        ("/values", form.to_vec(), vec![0xff, 0xfe], 400, "UTF-8"),
+        (
+            "/stations",
+            form.to_vec(),
+            b"limit=1".to_vec(),
+            405,
+            "GET, HEAD, OPTIONS",
+        ),
+        (
+            "/latest",
+            form.to_vec(),
+            b"parameters=discharge-15min".to_vec(),
+            405,
+            "GET, HEAD, OPTIONS",
+        ),
+    ];
+    for (path, headers, body, status, says) in cases {
+        let r = send("POST", &format!("{b}{path}"), &headers, body).await;
+        assert_eq!(r.status, status, "{path}: {}", r.text());
+        assert_eq!(
+            r.header("content-type").as_deref(),
+            Some("application/problem+json")
+        );
+        assert!(r.text().contains(says), "{path}: {}", r.text());
+    }
+    let put = request("PUT", &format!("{b}/values"), &[]).await;
+    assert_eq!(put.status, 405);
+    assert_eq!(
+        put.header("allow").as_deref(),
+        Some("GET, HEAD, POST, OPTIONS")
+    );
+    let other = request("PUT", &format!("{b}/stations"), &[]).await;
+    assert_eq!(other.header("allow").as_deref(), Some("GET, HEAD, OPTIONS"));
+    // A browser's preflight for a JSON POST is told POST is allowed there (and only there).
+    let preflight = |path: &str| {
+        let url = format!("{b}{path}");
+        async move {
+            let headers = [
+                ("origin", "https://example.org"),
+                ("access-control-request-method", "POST"),
+                ("access-control-request-headers", "content-type"),
+            ];
+            request("OPTIONS", &url, &headers).await
+        }
+    };
+    let values = preflight("/values").await;
+    assert_eq!(values.status, 204);
+    assert_eq!(
+        values.header("access-control-allow-methods").as_deref(),
+        Some("GET, HEAD, POST, OPTIONS")
+    );
+    let stations = preflight("/stations").await;
+    assert_eq!(
+        stations.header("access-control-allow-methods").as_deref(),
+        Some("GET, HEAD, OPTIONS")
     );
 }

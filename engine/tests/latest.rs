@@ -3,8 +3,8 @@
 
 use chrono::NaiveDate;
 use hydro_engine::Dataset;
-use hydro_engine::query::many::Series;
-use hydro_engine::storage::local_store;
+use hydro_engine::model::ids::Series;
+use hydro_engine::storage::Store;
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, import};
 
@@ -19,7 +19,7 @@ async fn an_append_carries_the_newest_values_of_the_series_it_did_not_touch() {
         seed: 11,
         start: NaiveDate::from_ymd_opt(2021, 1, 1).unwrap(),
     };
-    generate(local_store(&root).unwrap(), &opts, |_, _| {})
+    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
         .await
         .unwrap();
     let before = Dataset::open_dir(&root).await.unwrap();
@@ -62,7 +62,7 @@ async fn an_append_carries_the_newest_values_of_the_series_it_did_not_touch() {
         ..ImportOptions::default()
     };
     import(
-        local_store(&root).unwrap(),
+        Store::dir(&root).unwrap().object_store(),
         &input,
         &options,
         Default::default(),

@@ -11,7 +11,7 @@ use hydro_engine::model::duration::IsoDuration;
 use hydro_engine::model::ids::{ParameterId, StationId};
 use hydro_engine::query::AnswerPart;
 use hydro_engine::query::{ReadAhead, ScanMetrics, SortKey, ValueColumn, ValuesQuery, Window};
-use hydro_engine::storage::local_store;
+use hydro_engine::storage::Store;
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -35,7 +35,7 @@ async fn fixture(stations: usize, years: u32) -> Fixture {
         seed: 7,
         start: NaiveDate::from_ymd_opt(2021, 1, 1).unwrap(),
     };
-    generate(local_store(&root).unwrap(), &opts, |_, _| {})
+    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
         .await
         .unwrap();
     let dataset = Dataset::open_dir(&root).await.unwrap();
@@ -452,7 +452,7 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
     let f = fixture(2, 1).await;
     let before = f.dataset.manifest.clone();
     // A writer that writes files but never publishes (the process died).
-    let store = local_store(&f.root).unwrap();
+    let store = Store::dir(&f.root).unwrap().object_store();
     let writer = hydro_engine::write::writer::DatasetWriter::begin(Arc::clone(&store))
         .await
         .unwrap();

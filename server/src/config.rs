@@ -233,7 +233,7 @@ settings! {
     map_tile_url: Option<String> = None;
     /// Bytes of finished value answers kept on disk and sent again (0: none kept).
     answer_store_bytes: u64 = 1 << 30;
-    /// Where the response store makes its private directory (unset: `/var/tmp`, on disk,
+    /// Where the answer store makes its private directory (unset: `/var/tmp`, on disk,
     /// where `/tmp` may be memory).
     answer_store_dir: Option<String> = None;
     /// Bytes of value files kept in memory once read, so that answers made again from them do

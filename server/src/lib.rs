@@ -9,15 +9,15 @@
 //!   control, rate limits.
 //! - [`render`]: answers as bytes: the envelope, resources as JSON values, the encoders of every
 //!   format, time and number formatting, the bundled schemas.
-//! - [`cache`]: the response store (finished value answers kept on disk and sent again).
+//! - [`answer_store`]: the answer store (finished value answers kept on disk and sent again).
 //! - [`state`]: what every request shares: the dataset, settings, caches, metrics.
 //! - [`api`]: the endpoints: routes, typed requests, one module per resource.
 //! - [`service`]: a request's way through the server: limits, access, conditional requests,
-//!   the response store, the endpoint, and the common headers on the way out.
+//!   the answer store, the endpoint, and the common headers on the way out.
 //! - [`listener`]: accepting connections, timeouts, graceful shutdown.
 
+pub mod answer_store;
 pub mod api;
-pub mod cache;
 pub mod config;
 pub mod follow;
 pub mod http;

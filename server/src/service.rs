@@ -1,18 +1,21 @@
 //! A request's way through the server: size limits, rate limit, access, conditional
-//! requests, the response store, the endpoint, and what every response gets on the way out
+//! requests, the answer store, the endpoint, and what every response gets on the way out
 //! (CORS, caching headers, content coding).
 
+use crate::answer_store;
+use crate::api;
 use crate::api::params::RawQuery;
-use crate::api::{self, Reply};
-use crate::cache;
-use crate::http::body::{Body, empty, full};
+use crate::http::body::{Body, BoxError, empty, full};
 use crate::http::compress;
 use crate::http::conditional::{self, Condition};
 use crate::http::cors;
 use crate::http::error::ApiError;
 use crate::http::range;
+use crate::render::reply::Reply;
 use crate::state::{AppState, Version};
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::BodyExt;
 use http_range_header::ParsedRanges;
 use percent_encoding::percent_decode_str;
 use sha2::{Digest, Sha256};
@@ -42,13 +45,32 @@ fn api_segments(path: &str) -> Option<Vec<String>> {
         .collect()
 }
 
-pub async fn handle<B>(state: Arc<AppState>, peer: IpAddr, req: Request<B>) -> Response<Body> {
+/// The methods a path takes: GET, HEAD and OPTIONS everywhere, and POST where a request may
+/// carry its parameters in the body (`/v1/values`: selections too long for a URL).
+fn methods(path: &str) -> &'static str {
+    if takes_post(path) {
+        "GET, HEAD, POST, OPTIONS"
+    } else {
+        "GET, HEAD, OPTIONS"
+    }
+}
+
+fn takes_post(path: &str) -> bool {
+    api_segments(path).is_some_and(|s| s == ["values"])
+}
+
+pub async fn handle<B>(state: Arc<AppState>, peer: IpAddr, req: Request<B>) -> Response<Body>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
     state.metrics.requests.fetch_add(1, Ordering::Relaxed);
-    let path = req.uri().path().to_owned();
-    let client = state.trusted.client(peer, req.headers());
+    let (req, body) = req.into_parts();
+    let path = req.uri.path().to_owned();
+    let client = state.trusted.client(peer, &req.headers);
     let mut response = match limit_rate(&state, client, &path) {
         Ok(headers) => {
-            let mut r = respond(&state, &req)
+            let mut r = respond(&state, &req, body)
                 .await
                 .unwrap_or_else(|e| e.into_response(&path));
             r.headers_mut().extend(headers);
@@ -60,7 +82,12 @@ pub async fn handle<B>(state: Arc<AppState>, peer: IpAddr, req: Request<B>) -> R
         .gate
         .restricted()
         .then_some(state.config.cors_origins.as_slice());
-    cors::add(allowed, req.headers(), response.headers_mut());
+    cors::add(
+        allowed,
+        methods(&path),
+        &req.headers,
+        response.headers_mut(),
+    );
     let class = match response.status().as_u16() {
         200..=299 => &state.metrics.status_2xx,
         300..=399 => &state.metrics.status_3xx,
@@ -97,13 +124,21 @@ fn limit_rate(
     Err(Box::new(r))
 }
 
-async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<Body>, ApiError> {
-    let uri = req.uri();
+async fn respond<B>(
+    state: &Arc<AppState>,
+    req: &http::request::Parts,
+    body: B,
+) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    let uri = &req.uri;
     if uri.path_and_query().map_or(0, |p| p.as_str().len()) > MAX_URI {
         return Err(ApiError::UriTooLong);
     }
     let header_bytes: usize = req
-        .headers()
+        .headers
         .iter()
         .map(|(k, v)| k.as_str().len() + v.len() + 4)
         .sum();
@@ -111,11 +146,16 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         return Err(ApiError::HeadersTooLarge);
     }
     let path = uri.path();
-    let head = match *req.method() {
-        Method::GET => false,
-        Method::HEAD => true,
+    let (head, post) = match req.method {
+        Method::GET => (false, false),
+        Method::HEAD => (true, false),
+        Method::POST if takes_post(path) => (false, true),
         Method::OPTIONS => return Ok(preflight()),
-        _ => return Err(ApiError::MethodNotAllowed),
+        _ => {
+            return Err(ApiError::MethodNotAllowed {
+                allow: methods(path),
+            });
+        }
     };
     if path == "/" {
         return Ok(redirect("/v1/"));
@@ -127,7 +167,7 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         ));
     }
     if path != "/v1/health" {
-        state.gate.check(req.headers())?;
+        state.gate.check(&req.headers)?;
     }
     let segments = api_segments(path).ok_or_else(|| {
         ApiError::NotFound(format!(
@@ -135,30 +175,39 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
             crate::api::params::shorten(path)
         ))
     })?;
-    let query = RawQuery::parse(uri.query())?;
-    let headers = req.headers();
+    let mut query = RawQuery::parse(uri.query())?;
+    let headers = &req.headers;
+    if post {
+        // Read only now: after access was checked, and for the one path that takes a body.
+        let bytes = read_limited(headers, body).await?;
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        query = query.with_body(RawQuery::from_body(content_type, &bytes)?)?;
+    }
     // The version this request answers from, to its end (see `state::Version`).
     let current = state.version();
     let version: &Version = &current;
     let etag = etag(state, version, path, &query, headers);
     let condition = conditional::evaluate(headers, etag.as_deref(), version.modified);
     if let (Some(tag), Condition::TagMatches) = (&etag, condition) {
-        return Ok(not_modified(state, version, tag));
+        return not_modified(state, version, tag, post);
     }
     let reuse = reuse_allowed(headers);
     // Ranges are cut from the store: none when it is off or the client asks for fresh bytes.
+    // Ranges are for GET alone (RFC 9110 14.2).
     let ranges = etag
         .as_deref()
-        .filter(|_| !head && reuse && state.responses.enabled())
+        .filter(|_| !head && !post && reuse && state.answer_store.enabled())
         .and_then(|tag| range::requested(headers, tag));
     let hit = match (&etag, &ranges) {
-        (Some(tag), None) if reuse => state.responses.get(tag),
-        (Some(tag), Some(_)) => state.responses.get_settled(tag).await,
+        (Some(tag), None) if reuse => state.answer_store.get(tag),
+        (Some(tag), Some(_)) => state.answer_store.get_settled(tag).await,
         _ => None,
     };
     if let (Some(tag), Some(hit)) = (&etag, hit) {
         if condition == Condition::NotModifiedIfFound {
-            return Ok(not_modified(state, version, tag));
+            return not_modified(state, version, tag, post);
         }
         return match &ranges {
             Some(r) => partial(state, version, hit, tag, r),
@@ -171,23 +220,24 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
         query: &query,
         headers,
         path,
+        posted: post,
     };
     let reply = api::route(&ctx, &segments).await?;
     let found = reply.status == StatusCode::OK && reply.cacheable;
     if let (Some(tag), true, Condition::NotModifiedIfFound) = (&etag, found, condition) {
-        return Ok(not_modified(state, version, tag));
+        return not_modified(state, version, tag, post);
     }
     // A range, or the length of a HEAD where ranges are offered, needs the whole answer: it is
     // made and stored first (clients that read Parquet by ranges ask HEAD for the length).
-    let whole_first = ranges.is_some() || (head && state.responses.enabled());
+    let whole_first = ranges.is_some() || (head && state.answer_store.enabled());
     if let (true, Some(tag)) = (whole_first, &etag)
-        && reply.keep
+        && reply.storable
         && reply.status == StatusCode::OK
     {
         let coding = coding(&reply, headers);
-        let kept = kept_head(&reply.content_type, &reply.headers, coding);
+        let kept = stored_head(&reply.content_type, &reply.headers, coding);
         if let Some(hit) = state
-            .responses
+            .answer_store
             .make(tag, kept, coded(reply.body, coding))
             .await
         {
@@ -215,12 +265,21 @@ async fn respond<B>(state: &Arc<AppState>, req: &Request<B>) -> Result<Response<
     ))
 }
 
-/// `304 Not Modified` with the headers the full answer would have had for caches.
-fn not_modified(state: &AppState, version: &Version, etag: &str) -> Response<Body> {
+/// `304 Not Modified` with the headers the full answer would have had for caches; for a POST,
+/// whose answer a cache does not keep, `412 Precondition Failed` (RFC 9110 13.1.2).
+fn not_modified(
+    state: &AppState,
+    version: &Version,
+    etag: &str,
+    post: bool,
+) -> Result<Response<Body>, ApiError> {
+    if post {
+        return Err(ApiError::PreconditionFailed);
+    }
     let mut r = Response::new(empty());
     *r.status_mut() = StatusCode::NOT_MODIFIED;
     caching_headers(state, version, r.headers_mut(), etag);
-    r
+    Ok(r)
 }
 
 /// Whether the client lets us answer from the answer store: `Cache-Control: no-cache` or
@@ -241,7 +300,7 @@ fn reuse_allowed(headers: &HeaderMap) -> bool {
 fn stored(
     state: &AppState,
     version: &Version,
-    hit: cache::Hit,
+    hit: answer_store::Hit,
     etag: &str,
     head: bool,
 ) -> Response<Body> {
@@ -256,7 +315,7 @@ fn stored(
 fn partial(
     state: &AppState,
     version: &Version,
-    hit: cache::Hit,
+    hit: answer_store::Hit,
     etag: &str,
     ranges: &ParsedRanges,
 ) -> Result<Response<Body>, ApiError> {
@@ -281,7 +340,7 @@ fn answer_headers(
     state: &AppState,
     version: &Version,
     h: &mut HeaderMap,
-    kept: &cache::Head,
+    kept: &answer_store::Head,
     etag: &str,
     len: u64,
 ) {
@@ -311,12 +370,12 @@ fn coded(body: Body, coding: Option<compress::Coding>) -> Body {
 }
 
 /// What a stored copy of a reply keeps besides its bytes.
-fn kept_head(
+fn stored_head(
     content_type: &str,
     headers: &HeaderMap,
     coding: Option<compress::Coding>,
-) -> cache::Head {
-    cache::Head {
+) -> answer_store::Head {
+    answer_store::Head {
         content_type: content_type.to_owned(),
         coding,
         headers: headers.clone(),
@@ -405,11 +464,13 @@ fn finish(
     may_store: bool,
 ) -> Response<Body> {
     let coding = coding(&reply, req_headers);
-    let value_answer = reply.keep && reply.status == StatusCode::OK;
+    let value_answer = reply.storable && reply.status == StatusCode::OK;
     let body = match etag {
         Some(tag) if may_store && value_answer => {
-            let kept = || kept_head(&reply.content_type, &reply.headers, coding);
-            state.responses.store(tag, kept, coded(reply.body, coding))
+            let kept = || stored_head(&reply.content_type, &reply.headers, coding);
+            state
+                .answer_store
+                .store(tag, kept, coded(reply.body, coding))
         }
         _ => coded(reply.body, coding),
     };
@@ -418,7 +479,7 @@ fn finish(
     let h = r.headers_mut();
     h.extend(reply.headers);
     content_headers(h, &reply.content_type, coding);
-    if value_answer && state.responses.enabled() && etag.is_some() {
+    if value_answer && state.answer_store.enabled() && etag.is_some() {
         h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     }
     match etag {
@@ -454,4 +515,52 @@ fn preflight() -> Response<Body> {
     let mut r = Response::new(empty());
     *r.status_mut() = StatusCode::NO_CONTENT;
     r
+}
+
+/// The largest request body read (`POST /v1/values`, a selection too long for a URL).
+const MAX_REQUEST_BODY: usize = 1 << 20;
+
+/// How much of a body beyond [`MAX_REQUEST_BODY`] is read and dropped before the 413 goes
+/// out: a balancer that sends a body whole before it reads the answer (nginx, up to its
+/// `client_max_body_size`) sees its connection closed under it otherwise, and answers 502
+/// instead of passing the 413 on. Larger bodies are not read.
+const MAX_DRAINED: u64 = 4 << 20;
+
+/// A request body read whole, refused (413) beyond [`MAX_REQUEST_BODY`] bytes.
+async fn read_limited<B>(headers: &HeaderMap, body: B) -> Result<Bytes, ApiError>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    let too_large = ApiError::PayloadTooLarge {
+        limit: MAX_REQUEST_BODY,
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_DRAINED) {
+        return Err(too_large);
+    }
+    let mut body = std::pin::pin!(body);
+    let mut read = Vec::new();
+    let mut seen = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|_| ApiError::BadRequest("the request body could not be read".into()))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len() as u64;
+        if seen > MAX_DRAINED {
+            break;
+        }
+        if seen <= MAX_REQUEST_BODY as u64 {
+            read.extend_from_slice(&data);
+        }
+    }
+    if seen > MAX_REQUEST_BODY as u64 {
+        return Err(too_large);
+    }
+    Ok(Bytes::from(read))
 }

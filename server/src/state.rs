@@ -1,16 +1,17 @@
 //! What every request shares: the dataset, the settings, the caches, the metrics.
 
-use crate::cache::ResponseStore;
+use crate::answer_store::AnswerStore;
 use crate::config::{Config, Variant};
 use crate::http::access::Gate;
 use crate::http::client::TrustedProxies;
 use crate::http::conditional::format_http_date;
 use crate::http::ratelimit::RateLimiter;
 use crate::render::envelope::Meta;
+use crate::render::stream::StreamWatch;
 use chrono::FixedOffset;
 use hydro_engine::Dataset;
 use sha2::{Digest, Sha256};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 use tokio::sync::Semaphore;
@@ -82,8 +83,8 @@ pub struct AppState {
     pub trusted: TrustedProxies,
     /// The last failure to read data (when, what), for `/v1/health`.
     pub last_fault: std::sync::Mutex<Option<(Instant, String)>>,
-    /// Finished value answers kept on disk and sent again (the response store).
-    pub responses: Arc<ResponseStore>,
+    /// Finished value answers kept on disk and sent again (the answer store).
+    pub answer_store: Arc<AnswerStore>,
     /// What shapes a response besides the dataset and the request, in every ETag.
     pub representation: String,
     /// The `meta` block of every response.
@@ -102,7 +103,7 @@ impl AppState {
         let gate = Gate::new(&config)?;
         let rate = RateLimiter::new(config.rate_limit_per_second, config.rate_burst);
         let trusted = TrustedProxies::parse(&config.trusted_proxies)?;
-        let responses = ResponseStore::new(
+        let answer_store = AnswerStore::new(
             config.answer_store_dir.as_deref(),
             config.answer_store_bytes,
         )?;
@@ -110,7 +111,7 @@ impl AppState {
         Ok(Self {
             representation,
             meta: Meta::new(&config, &base_url),
-            responses: Arc::new(responses),
+            answer_store: Arc::new(answer_store),
             gate,
             rate,
             trusted,
@@ -162,6 +163,20 @@ impl AppState {
 
     pub fn basic(&self) -> bool {
         self.config.variant == Variant::Basic
+    }
+}
+
+/// Streamed answers count their rows in the metrics, and one cut by a failed read is
+/// remembered for health.
+impl StreamWatch for AppState {
+    fn rows_sent(&self, rows: usize) {
+        self.metrics
+            .rows_streamed
+            .fetch_add(rows as u64, Ordering::Relaxed);
+    }
+
+    fn cut(&self, cause: &str) {
+        self.record_fault(cause);
     }
 }
 

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use std::io::{BufRead, BufReader};
@@ -59,11 +59,38 @@ pub fn import_command(out: &Path) -> Command {
     cmd
 }
 
-/// A dataset generated once per test binary (deterministic, small).
+/// Cleans up after this test binary once it has exited, however it exits: what a `static`
+/// holds is never dropped, so a server shared by a binary's tests would outlive it and a shared
+/// dataset would stay on disk. A shell waits for this process to end (`tail --pid`), then stops
+/// `server` (SIGTERM, and waits until it is gone) and removes `paths`.
+pub fn clean_up_after_exit(server: Option<u32>, paths: &[&Path]) {
+    let mut script = format!("tail --pid={} -f /dev/null;", std::process::id());
+    if let Some(pid) = server {
+        script.push_str(&format!(
+            " kill {pid} 2>/dev/null; while kill -0 {pid} 2>/dev/null; do sleep 0.1; done;"
+        ));
+    }
+    for path in paths {
+        let quoted = path.display().to_string().replace('\'', "'\\''");
+        script.push_str(&format!(" rm -rf '{quoted}';"));
+    }
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the clean-up shell");
+}
+
+/// A dataset generated once per test binary (deterministic, small), removed when the binary
+/// exits.
 pub fn dataset() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("hydro-test-{}", std::process::id()));
+        clean_up_after_exit(None, &[&dir]);
         generate(
             &dir,
             &[
@@ -133,6 +160,14 @@ impl Server {
         Self::start_with(dataset(), &[])
     }
 
+    /// A server for every test of a binary, kept in a `static` (never dropped): stopped, and
+    /// its answer store removed, when the binary exits.
+    pub fn shared() -> Server {
+        let server = Self::start();
+        clean_up_after_exit(Some(server.pid()), &[server.answers.path()]);
+        server
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -177,13 +212,18 @@ impl Resp {
 }
 
 pub async fn request(method: &str, url: &str, headers: &[(&str, &str)]) -> Resp {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    send(method, url, headers, Vec::new()).await
+}
+
+/// A request with a body (`POST /v1/values`).
+pub async fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Vec<u8>) -> Resp {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let mut req = http::Request::builder().method(method).uri(url);
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
     let resp = client
-        .request(req.body(Empty::new()).unwrap())
+        .request(req.body(Full::new(Bytes::from(body))).unwrap())
         .await
         .expect("request");
     let status = resp.status().as_u16();

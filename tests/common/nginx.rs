@@ -17,36 +17,44 @@ impl Drop for Nginx {
     }
 }
 
-/// The `http` block of the balancer: `upstreams` as `host:port`, listening on `port`.
+/// The balancer's configuration as `docs/deployment.md` documents it (its `nginx` block, read
+/// from the page, so that what is tested is what is documented), with `upstreams` as
+/// `host:port` for its servers, listening on `port`, and each answer naming the replica that
+/// made it (`X-Upstream`).
 pub fn config(port: u16, upstreams: &[String]) -> String {
-    let servers: String = upstreams
-        .iter()
-        .map(|u| format!("    server {u} max_fails=1 fail_timeout=5s;\n"))
-        .collect();
-    format!(
-        r#"upstream hydro {{
-{servers}    keepalive 32;
-}}
-server {{
-    listen 127.0.0.1:{port};
-    location / {{
-        proxy_pass http://hydro;
-        proxy_http_version 1.1;
-        proxy_set_header Connection "";
-        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-        # Downloads stream through as they are made, and a replica that goes away mid-answer
-        # costs the client one resumed request (Range + If-Range) rather than a stalled copy.
-        proxy_buffering off;
-        # A replica that refuses or cannot be reached (or says 502/503) before answering:
-        # the request goes to the next one.
-        proxy_next_upstream error timeout http_502 http_503;
-        proxy_next_upstream_tries 2;
-        proxy_connect_timeout 2s;
-        add_header X-Upstream $upstream_addr always;
-    }}
-}}
-"#
-    )
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/deployment.md"))
+        .expect("docs/deployment.md");
+    let block = page
+        .split("```nginx\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("an nginx block in docs/deployment.md");
+    let mut out = String::new();
+    for line in block.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("server 10.0.0.") {
+            continue;
+        }
+        if trimmed == "keepalive 32;" {
+            for u in upstreams {
+                out.push_str(&format!("    server {u} max_fails=1 fail_timeout=5s;\n"));
+            }
+        }
+        if trimmed == "listen 80;" {
+            out.push_str(&format!("    listen 127.0.0.1:{port};\n"));
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if trimmed == "proxy_pass http://hydro;" {
+            out.push_str("        add_header X-Upstream $upstream_addr always;\n");
+        }
+    }
+    assert!(
+        out.contains(&format!("listen 127.0.0.1:{port};")) && out.contains("proxy_pass"),
+        "the nginx block of docs/deployment.md is not as this test expects:\n{block}"
+    );
+    out
 }
 
 impl Nginx {

@@ -3,24 +3,25 @@
 //! [`layout`] says where every file lives and how value files are written; [`manifest`] is the
 //! one object a reader opens first; [`catalog_file`] encodes the catalog tables and
 //! [`files_table`] the list of value files; [`month_file`]
-//! is one station-month of values as the readers keep it. A [`Dataset`] holds the manifest,
+//! is one station-month of values as the readers keep it; [`latest_values`] the newest value
+//! of each series once a query found it. A [`Dataset`] holds the manifest,
 //! the catalog in memory, and what queries need to read value files: the store, the footer
 //! cache, DataFusion's session, and the month files indexed by station.
 
 pub mod catalog_file;
 pub mod files_table;
+pub mod latest_values;
 pub mod layout;
 pub mod manifest;
 pub(crate) mod month_file;
 
 use crate::catalog::Catalog;
+use crate::dataset::latest_values::LatestValues;
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
-use crate::query::latest::LatestValues;
 use crate::storage::Store;
 use crate::storage::counted::RequestCounts;
-use crate::storage::local::LocalDir;
 use crate::storage::pack_view::PackView;
 use crate::storage::value_cache::ValueCache;
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
@@ -74,7 +75,8 @@ pub(crate) struct ScanSource {
 pub struct Dataset {
     pub manifest: Manifest,
     pub catalog: Catalog,
-    pub(crate) store: Arc<dyn ObjectStore>,
+    /// Where the version is, read as that store reads best (see [`Store::read`]).
+    pub(crate) store: Store,
     pub(crate) ctx: SessionContext,
     /// Month files' footers, read once and kept within a budget.
     pub(crate) footers: Arc<FooterCache>,
@@ -82,11 +84,6 @@ pub struct Dataset {
     catalog_bytes: usize,
     pub(crate) scan_source: ScanSource,
     pub(crate) files: HashMap<StationId, StationFiles>,
-    /// The store again when it is a local directory: month files are then read through the
-    /// handles they keep (see `local::OpenHandle`).
-    pub(crate) local: Option<Arc<LocalDir>>,
-    /// Requests made to a remote store, by kind (shared with the store's other versions).
-    requests: Option<Arc<RequestCounts>>,
     /// Series' newest values once found (see `query::latest`).
     pub(crate) latest: LatestValues,
     /// Month files' bytes kept in memory, when a budget was given ([`Dataset::cache_values`]).
@@ -203,12 +200,6 @@ impl Dataset {
         } = read_published(store.object.as_ref())
             .await?
             .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
-        let Store {
-            object,
-            local,
-            requests,
-        } = store.clone();
-        let store = object;
         let mut files: HashMap<StationId, StationFiles> = HashMap::new();
         for f in listed {
             files
@@ -228,7 +219,7 @@ impl Dataset {
             .with_metadata_cache_limit(SCAN_METADATA_CACHE_BYTES)
             .build_arc()?;
         // Scans see month files in packs as objects of their own (see `storage::pack_view`).
-        let scanned: Arc<dyn ObjectStore> = Arc::new(PackView::new(Arc::clone(&store)));
+        let scanned: Arc<dyn ObjectStore> = Arc::new(PackView::new(store.object_store()));
         runtime.register_object_store(store_url.as_ref(), Arc::clone(&scanned));
         let ctx = SessionContext::new_with_config_rt(SessionConfig::new(), runtime);
         let reader_factory = Arc::new(CachedParquetFileReaderFactory::new(
@@ -242,14 +233,12 @@ impl Dataset {
         Ok(Self {
             manifest,
             catalog,
-            store,
+            store: store.clone(),
             ctx,
             footers: Arc::new(FooterCache::new(FOOTER_CACHE_BYTES)),
             catalog_bytes,
             scan_source,
             files,
-            local,
-            requests,
             latest: LatestValues::default(),
             values: None,
         })
@@ -295,7 +284,7 @@ impl Dataset {
 
     /// Requests made so far to the store, by kind, when it is remote (a bucket).
     pub fn store_requests(&self) -> Option<&RequestCounts> {
-        self.requests.as_deref()
+        self.store.requests()
     }
 
     /// Bytes of month files held in memory now.
@@ -321,12 +310,14 @@ impl Dataset {
     /// The version published in the store now (it may be newer than this one's); an error
     /// when the manifest cannot be read or is damaged.
     pub async fn published_version(&self) -> Result<Option<String>> {
-        Ok(read_manifest(self.store.as_ref()).await?.map(|m| m.version))
+        Ok(read_manifest(self.store.object.as_ref())
+            .await?
+            .map(|m| m.version))
     }
 
     /// Whether the store still answers: a HEAD of the manifest.
     pub async fn check_storage(&self) -> Result<()> {
-        self.store.head(&Path::from(MANIFEST)).await?;
+        self.store.object.head(&Path::from(MANIFEST)).await?;
         Ok(())
     }
 }

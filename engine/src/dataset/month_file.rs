@@ -7,11 +7,11 @@ use crate::dataset::layout::values_schema;
 use crate::dataset::manifest::ValueFile;
 use crate::error::{EngineError, Result};
 use crate::parquet::assembly::FileFooter;
-use crate::storage::local::{LocalDir, OpenHandle};
+use crate::storage::Store;
+use crate::storage::local::OpenHandle;
 use crate::storage::slot_cache::{Slot, SlotCache};
 use crate::storage::value_cache::CachedRanges;
 use bytes::Bytes;
-use datafusion::object_store::ObjectStore;
 use datafusion::object_store::path::Path;
 use datafusion::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use datafusion::parquet::errors::ParquetError;
@@ -118,23 +118,12 @@ impl MonthFile {
         self.cached.get_or_init(Arc::default)
     }
 
-    /// Bytes `span` of the file (offsets in the file, wherever it lies): through the handle
-    /// it keeps when the store is a local directory (`local`), else in a ranged read of the
-    /// store (`get_ranges`, which a local store serves in place, see `storage::local`).
-    pub(crate) async fn read(
-        &self,
-        store: &dyn ObjectStore,
-        local: Option<&LocalDir>,
-        span: Range<u64>,
-    ) -> Result<Bytes> {
-        let span = self.in_object(span);
-        if let Some(dir) = local {
-            return Ok(dir.read_through_handle(self.handle(), self.location(), &span)?);
-        }
-        let read = store
-            .get_ranges(self.location(), std::slice::from_ref(&span))
-            .await?;
-        Ok(read.into_iter().next().unwrap_or_default())
+    /// Bytes `span` of the file (offsets in the file, wherever it lies), as `store` reads
+    /// best (in a local directory through the handle the file keeps, see [`OpenHandle`]).
+    pub(crate) async fn read(&self, store: &Store, span: Range<u64>) -> Result<Bytes> {
+        store
+            .read(self.handle(), self.location(), self.in_object(span))
+            .await
     }
 
     /// Bytes `span` of the file as bytes of the object that holds it.
@@ -148,10 +137,10 @@ impl MonthFile {
     #[cfg(test)]
     pub(crate) async fn footer(
         &self,
-        store: &dyn ObjectStore,
+        store: &Store,
         cache: &FooterCache,
     ) -> Result<Arc<MonthFooter>> {
-        Ok(self.footer_with_tail(store, None, cache, None).await?.0)
+        Ok(self.footer_with_tail(store, cache, None).await?.0)
     }
 
     /// The file's footer if the footer cache holds it.
@@ -168,8 +157,7 @@ impl MonthFile {
     /// the footer and the page index one after the other).
     pub(crate) async fn footer_with_tail(
         &self,
-        store: &dyn ObjectStore,
-        local: Option<&LocalDir>,
+        store: &Store,
         cache: &FooterCache,
         have: Option<&Tail>,
     ) -> Result<(Arc<MonthFooter>, Option<Tail>)> {
@@ -182,7 +170,7 @@ impl MonthFile {
             let start = size - want;
             let bytes = match have.and_then(|h| h.slice(&(start..size))) {
                 Some(bytes) => bytes,
-                None => self.read(store, local, start..size).await?,
+                None => self.read(store, start..size).await?,
             };
             let mut reader =
                 ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Optional);
@@ -222,12 +210,11 @@ impl MonthFile {
     /// [`MonthFile::footer_with_tail`].
     pub(crate) async fn copy_footer(
         &self,
-        store: &dyn ObjectStore,
-        local: Option<&LocalDir>,
+        store: &Store,
         cache: &FooterCache,
         have: Option<&Tail>,
     ) -> Result<(Arc<FileFooter>, Option<Tail>)> {
-        let (footer, tail) = self.footer_with_tail(store, local, cache, have).await?;
+        let (footer, tail) = self.footer_with_tail(store, cache, have).await?;
         if let Some(copy) = &footer.copy {
             return Ok((Arc::clone(copy), tail));
         }
@@ -249,7 +236,7 @@ impl MonthFile {
             .find_map(|t| t.slice(&span))
         {
             Some(b) => b,
-            None => self.read(store, local, span).await?,
+            None => self.read(store, span).await?,
         };
         let copy = Arc::new(FileFooter::parse(&bytes, end)?);
         let with_copy = Arc::new(MonthFooter {

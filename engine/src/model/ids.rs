@@ -107,6 +107,9 @@ id_type!(
     "characteristic"
 );
 
+/// A series: a station's parameter.
+pub type Series = (StationId, ParameterId);
+
 #[cfg(test)]
 mod tests {
     use super::*;

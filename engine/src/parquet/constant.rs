@@ -6,7 +6,6 @@
 //! pages of keys that are all zero, a few dozen bytes), once per row count a series' months
 //! have (a handful: the month's length in days), and copied for every month of that length.
 
-use crate::dataset::layout::writer_properties;
 use crate::error::Result;
 use crate::parquet::assembly::{Chunks, FileFooter};
 use bytes::Bytes;
@@ -14,6 +13,7 @@ use datafusion::arrow::array::{ArrayRef, DictionaryArray, Int32Array, RecordBatc
 use datafusion::arrow::datatypes::{Int32Type, SchemaRef};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
+use datafusion::parquet::file::properties::WriterProperties;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Row counts whose chunks are kept, at most; a series has months of a few lengths.
@@ -24,6 +24,8 @@ pub struct ConstantColumns {
     /// The columns' fields.
     schema: SchemaRef,
     texts: Vec<String>,
+    /// The stored columns' writer settings, so that the answer's row groups look alike.
+    properties: WriterProperties,
     made: Mutex<Vec<Arc<Encoded>>>,
 }
 
@@ -50,11 +52,13 @@ impl Encoded {
 
 impl ConstantColumns {
     /// Columns of the fields of `schema` (dictionaries of Int32 keys and Utf8 values), each
-    /// holding the text of the same position in `texts`.
-    pub fn new(schema: SchemaRef, texts: Vec<String>) -> Self {
+    /// holding the text of the same position in `texts`, written with `properties` (those of
+    /// the chunks they are put beside).
+    pub fn new(schema: SchemaRef, texts: Vec<String>, properties: WriterProperties) -> Self {
         Self {
             schema,
             texts,
+            properties,
             made: Mutex::new(Vec::new()),
         }
     }
@@ -84,9 +88,10 @@ impl ConstantColumns {
             })
             .collect::<Result<_>>()?;
         let batch = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
-        // The stored columns' settings, so that the answer's row groups look alike; one row
-        // group whatever the row count.
-        let properties = writer_properties()
+        // One row group whatever the row count.
+        let properties = self
+            .properties
+            .clone()
             .into_builder()
             .set_max_row_group_row_count(Some(rows.max(1)))
             .build();
@@ -126,7 +131,11 @@ mod tests {
             Field::new("station", text(), false),
             Field::new("parameter", text(), false),
         ]));
-        let constants = ConstantColumns::new(Arc::clone(&ids), vec!["s-1".into(), "p".into()]);
+        let constants = ConstantColumns::new(
+            Arc::clone(&ids),
+            vec!["s-1".into(), "p".into()],
+            WriterProperties::default(),
+        );
         let values_schema = Arc::new(Schema::new(vec![Field::new(
             "value",
             DataType::Int32,

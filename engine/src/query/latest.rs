@@ -12,58 +12,19 @@
 //! every series' last month from the store again.
 
 use crate::dataset::Dataset;
+pub use crate::dataset::latest_values::Latest;
 use crate::error::{EngineError, Result};
+use crate::model::ids::Series;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
-use crate::query::many::Series;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use futures::{StreamExt, TryStreamExt};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// Series read at once while finding newest values.
 const READS_AT_ONCE: usize = 8;
-
-/// A series' newest value.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Latest {
-    /// Microseconds since the epoch, UTC.
-    pub timestamp: i64,
-    pub value: Option<f64>,
-    pub quality: Arc<str>,
-}
-
-/// Newest values found so far, by series (None: a series without values).
-#[derive(Default)]
-pub(crate) struct LatestValues(Mutex<HashMap<Series, Option<Latest>>>);
-
-impl LatestValues {
-    fn get(&self, s: &Series) -> Option<Option<Latest>> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(s)
-            .cloned()
-    }
-
-    fn snapshot(&self) -> Vec<(Series, Option<Latest>)> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(|(s, l)| (s.clone(), l.clone()))
-            .collect()
-    }
-
-    fn put(&self, s: Series, latest: Option<Latest>) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(s, latest);
-    }
-}
 
 impl Dataset {
     /// The newest value of each of `series`, in their order.

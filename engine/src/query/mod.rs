@@ -1,5 +1,5 @@
 //! Values queries: one series, a time window, an order, a page; or many series, one after
-//! another ([`many`]).
+//! another ([`many_series`]).
 //!
 //! A request becomes a [`spec::ValuesQuery`], which [`plan`] turns into reads. Two paths:
 //!
@@ -20,14 +20,14 @@
 //! counts in the files table, so work stays proportional to the answer, not to the archive.
 
 pub mod latest;
-pub mod many;
+pub mod many_series;
 pub mod months;
 mod pack_read;
 pub mod plan;
 pub mod sorted;
 pub mod spec;
 
-pub use many::{ManyPlan, ManyQuery};
+pub use many_series::{ManyPlan, ManyQuery};
 pub use months::{AnswerPart, StoredRowGroup};
 pub use plan::{PartsPlan, ScanMetrics, ValuesPlan};
 pub use spec::{ReadAhead, SortKey, ValueColumn, ValuesQuery, Window};

@@ -20,7 +20,7 @@ use crate::parquet::assembly::{Assembly, Chunks, FileFooter};
 use crate::parquet::constant::ConstantColumns;
 use crate::parquet::pages;
 use crate::query::pack_read::PackRead;
-use crate::storage::local::LocalDir;
+use crate::storage::Store;
 use crate::storage::value_cache::ValueCache;
 use bytes::{Buf, Bytes};
 use datafusion::arrow::array::{
@@ -32,7 +32,6 @@ use datafusion::arrow::compute::{concat_batches, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Int32Type, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatchReader;
 
-use datafusion::object_store::ObjectStore;
 use datafusion::parquet::arrow::ProjectionMask;
 use datafusion::parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
@@ -443,9 +442,7 @@ fn constants(
 /// to read, and where to read them. Mostly a month wholly inside the answer; a month the
 /// window cuts is read whole too and cut ([`MonthRead::within`]).
 pub(crate) struct MonthRead {
-    store: Arc<dyn ObjectStore>,
-    /// The store, when it is a local directory (see `MonthFile::read`).
-    local: Option<Arc<LocalDir>>,
+    store: Store,
     /// Month files' bytes kept in memory, if any are (see `storage::value_cache`).
     values: Option<Arc<ValueCache>>,
     footers: Arc<FooterCache>,
@@ -471,8 +468,7 @@ impl MonthRead {
         columns: Arc<[usize]>,
     ) -> Self {
         Self {
-            store: Arc::clone(&dataset.store),
-            local: dataset.local.clone(),
+            store: dataset.store.clone(),
             values: dataset.values.clone(),
             footers: Arc::clone(&dataset.footers),
             file: Arc::clone(file),
@@ -553,9 +549,8 @@ impl MonthRead {
         if let Some(bytes) = self.tail.get().and_then(|t| t.slice(&span)) {
             return Ok(bytes);
         }
-        let local = self.local.as_deref();
         let start = span.start;
-        let bytes = self.file.read(self.store.as_ref(), local, span).await?;
+        let bytes = self.file.read(&self.store, span).await?;
         if let Some(values) = &self.values {
             values.put(cached, start, bytes.clone());
         }
@@ -575,12 +570,10 @@ impl MonthRead {
     /// The stored row group, to be copied into a Parquet answer as it is: its chunks in one
     /// ranged read.
     pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
-        let store = self.store.as_ref();
-        let local = self.local.as_deref();
         self.take_from_pack().await?;
         let (footer, tail) = self
             .file
-            .copy_footer(store, local, &self.footers, self.tail.get())
+            .copy_footer(&self.store, &self.footers, self.tail.get())
             .await?;
         self.keep_tail(tail);
         let ranges = self
@@ -621,12 +614,10 @@ impl MonthRead {
     /// The month's chunks read, but for the text columns that hold one value (`constants`),
     /// with the file's footer.
     async fn fetched(&self) -> Result<(Fetched, Vec<Constant>, Arc<MonthFooter>)> {
-        let store = self.store.as_ref();
-        let local = self.local.as_deref();
         self.take_from_pack().await?;
         let (footer, tail) = self
             .file
-            .footer_with_tail(store, local, &self.footers, self.tail.get())
+            .footer_with_tail(&self.store, &self.footers, self.tail.get())
             .await?;
         self.keep_tail(tail);
         let metadata = Arc::clone(&footer.metadata);
@@ -737,12 +728,7 @@ mod tests {
 
     /// A month file of `rows` 15-minute values in an in-memory store, the last `suspect` of
     /// them of quality `suspect`, the others `good`.
-    async fn month_file(
-        store: &impl ObjectStore,
-        name: &str,
-        rows: usize,
-        suspect: usize,
-    ) -> ObjectMeta {
+    async fn month_file(store: &Store, name: &str, rows: usize, suspect: usize) -> ObjectMeta {
         let mut chunk = [SeriesChunk {
             parameter: "discharge-15min".parse().unwrap(),
             timestamps: (0..rows as i64).map(|i| i * 900_000_000).collect(),
@@ -760,6 +746,7 @@ mod tests {
         let bytes = encode_month(&mut chunk).unwrap().bytes;
         let location = Path::from(name);
         store
+            .object
             .put(&location, PutPayload::from(bytes.clone()))
             .await
             .unwrap();
@@ -848,13 +835,16 @@ mod tests {
     async fn footers_are_read_in_one_request_with_the_tail() {
         use crate::storage::counted::{Counted, RequestCounts, RequestKind};
         let counts = Arc::new(RequestCounts::default());
-        let store = Counted::new(Arc::new(InMemory::new()), Arc::clone(&counts));
+        let store = Store::of(Arc::new(Counted::new(
+            Arc::new(InMemory::new()),
+            Arc::clone(&counts),
+        )));
         for rows in [2_000, 400_000] {
             let meta = month_file(&store, &format!("m{rows}.parquet"), rows, 0).await;
             let before = counts.get(RequestKind::Get);
             let cache = FooterCache::new(1 << 24);
             let (footer, tail) = month_of(&meta)
-                .footer_with_tail(&store, None, &cache, None)
+                .footer_with_tail(&store, &cache, None)
                 .await
                 .unwrap();
             assert_eq!(counts.get(RequestKind::Get), before + 1);
@@ -872,7 +862,7 @@ mod tests {
     /// copying; once the budget lets it go, it is read again.
     #[tokio::test]
     async fn month_footers_are_read_once_and_kept_within_the_budget() {
-        let store = InMemory::new();
+        let store = Store::of(Arc::new(InMemory::new()));
         let cache = FooterCache::new(1 << 24);
         let meta = month_file(&store, "m.parquet", 2_000, 0).await;
         let month = month_of(&meta);
@@ -885,11 +875,11 @@ mod tests {
 
         // The footer split for copying joins it, counted in the budget.
         let before = cache.bytes();
-        let (copy, tail) = month.copy_footer(&store, None, &cache, None).await.unwrap();
+        let (copy, tail) = month.copy_footer(&store, &cache, None).await.unwrap();
         assert!(tail.is_none(), "the footer was cached");
         assert_eq!(copy.rows(0).unwrap(), 2_000);
         assert!(cache.bytes() > before);
-        let (kept, _) = month.copy_footer(&store, None, &cache, None).await.unwrap();
+        let (kept, _) = month.copy_footer(&store, &cache, None).await.unwrap();
         assert!(Arc::ptr_eq(&copy, &kept));
         assert_eq!(copy.chunk_range(0, 2).unwrap(), {
             let (start, len) = first.metadata.row_group(0).column(2).byte_range();
@@ -926,19 +916,18 @@ mod tests {
     /// in part, to the rows the Arrow reader makes of it, constant columns or not.
     #[tokio::test]
     async fn months_decode_page_by_page() {
-        let store = Arc::new(InMemory::new());
+        let store = Store::of(Arc::new(InMemory::new()));
         let schema = values_schema();
         let answer = Arc::new(schema.project(&[1, 2, 3]).unwrap());
         for suspect in [0, 700] {
             let cache = Arc::new(FooterCache::new(1 << 24));
             let file = month_file(&store, "m.parquet", 2_976, suspect).await;
-            let footer = month_of(&file).footer(&*store, &cache).await.unwrap();
+            let footer = month_of(&file).footer(&store, &cache).await.unwrap();
             let reader = footer.reader.clone();
             let metadata = Arc::clone(&footer.metadata);
             let (made, read) = constants(&metadata, 0, vec![1, 2, 3]);
             let month = MonthRead {
-                store: Arc::clone(&store) as Arc<dyn ObjectStore>,
-                local: None,
+                store: store.clone(),
                 values: None,
                 footers: Arc::clone(&cache),
                 file: Arc::new(month_of(&file)),
@@ -968,7 +957,7 @@ mod tests {
     /// still reads one, to know its rows.
     #[tokio::test]
     async fn constant_columns_are_made_not_read() {
-        let store = InMemory::new();
+        let store = Store::of(Arc::new(InMemory::new()));
         let schema = values_schema();
         let at = |name: &str| schema.index_of(name).unwrap();
         let (time, value, quality) = (at(COL_TIMESTAMP), at(COL_VALUE), at(COL_QUALITY));

@@ -35,6 +35,7 @@ use crate::model::ids::{ParameterId, StationId};
 use crate::query::months::{AnswerPart, MonthRead, rows_of};
 use crate::query::pack_read::PackRead;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window, column_indices};
+use crate::storage::ReadCost;
 use chrono::{DateTime, Utc};
 use datafusion::arrow::array::{RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{SortOptions, cast, take_record_batch};
@@ -801,10 +802,9 @@ impl Dataset {
             schema: Arc::clone(&schema),
             window: (lo, hi),
         };
-        let ahead = if self.local.is_some() {
-            PREFETCH_MONTHS
-        } else {
-            PREFETCH_MONTHS_REMOTE
+        let ahead = match self.store.read_cost() {
+            ReadCost::InPlace => PREFETCH_MONTHS,
+            ReadCost::RoundTrip => PREFETCH_MONTHS_REMOTE,
         };
         let parts = futures::stream::iter(first.into_iter().chain(months))
             .map(move |read| read.start(&cx))
@@ -831,8 +831,8 @@ impl Dataset {
     /// `months`: each month's read, and whether it is copied as stored (see
     /// `MonthRead::wanted`), in the order they will be read.
     fn read_packs_at_once<'m>(&self, months: impl Iterator<Item = (&'m mut MonthRead, bool)>) {
-        if self.local.is_some() {
-            // Read in place: nothing to gain.
+        if self.store.read_cost() == ReadCost::InPlace {
+            // Nothing to gain.
             return;
         }
         let mut reads: Vec<PackRead> = Vec::new();
@@ -853,7 +853,7 @@ impl Dataset {
                 Some(i) => i,
                 None => {
                     let mut fresh =
-                        PackRead::new(Arc::clone(&self.store), read.file().location().clone());
+                        PackRead::new(self.store.object_store(), read.file().location().clone());
                     let i = fresh.add(pack.offset, wanted).unwrap_or(0);
                     reads.push(fresh);
                     i
@@ -908,10 +908,9 @@ impl Dataset {
         let schema_for_stream = Arc::clone(&schema);
         // From a bucket, the next months' reads (the next pack's) wait while these are sent;
         // a local directory reads in place, one month after another.
-        let ahead = if self.local.is_some() {
-            1
-        } else {
-            PREFETCH_MONTHS_REMOTE
+        let ahead = match self.store.read_cost() {
+            ReadCost::InPlace => 1,
+            ReadCost::RoundTrip => PREFETCH_MONTHS_REMOTE,
         };
         let stream = futures::stream::iter(months)
             .map(move |(read, from, to)| {

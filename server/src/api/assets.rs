@@ -2,8 +2,8 @@
 //! npm, see `server/assets/leaflet/README.md`, with its licence) and our map script.
 
 use crate::api::params::shorten;
-use crate::api::{Reply, built_as};
 use crate::http::error::ApiError;
+use crate::render::reply::{Reply, built_as};
 use http::HeaderMap;
 
 const ASSETS: &[(&str, &str, &[u8])] = &[

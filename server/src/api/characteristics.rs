@@ -1,11 +1,13 @@
 //! `GET /v1/stations/{id}/characteristics` and
 //! `GET /v1/stations/{id}/characteristics/{characteristicId}`.
 
+use crate::api::Ctx;
+use crate::api::context::catalog_list;
 use crate::api::params::shorten;
 use crate::api::request::{CharacteristicRequest, CharacteristicsRequest, Request};
-use crate::api::{Ctx, Reply, built, catalog_list};
 use crate::http::error::ApiError;
 use crate::render::encode::catalog::{Data, Document, encode};
+use crate::render::reply::{Reply, built};
 use crate::render::resources::{characteristic_json, project};
 use http::HeaderMap;
 use hydro_engine::model::ids::CharacteristicId;

@@ -1,8 +1,9 @@
 //! `GET /v1/health` and `GET /metrics`: what operators and load balancers watch.
 
+use crate::api::Ctx;
 use crate::api::request::NoParameters;
-use crate::api::{Ctx, Reply, json_reply};
 use crate::http::error::ApiError;
+use crate::render::reply::{Reply, json_reply};
 use crate::state::AppState;
 use hydro_engine::storage::counted::RequestKind;
 use serde_json::json;
@@ -77,7 +78,7 @@ pub async fn health(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 pub fn metrics(state: &AppState) -> String {
     let m = &state.metrics;
     let available = state.heavy.available_permits();
-    let stored = state.responses.size();
+    let stored = state.answer_store.size();
     let version = state.version();
     let memory = version.dataset.memory();
     let mut text = format!(
@@ -99,10 +100,10 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
         m.status_5xx.load(Ordering::Relaxed),
         m.rows_streamed.load(Ordering::Relaxed),
         available,
-        state.responses.hits.load(Ordering::Relaxed),
+        state.answer_store.hits.load(Ordering::Relaxed),
         stored.0,
         stored.1,
-        state.responses.given_up.load(Ordering::Relaxed),
+        state.answer_store.given_up.load(Ordering::Relaxed),
         memory.value_cache,
         memory.footer_cache,
         memory.value_cache,

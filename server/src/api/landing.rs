@@ -1,15 +1,17 @@
 //! `GET /v1/`: the landing page, with links to every resource and the dataset's counts.
 
+use crate::api::Ctx;
 use crate::api::request::LandingRequest;
-use crate::api::{Ctx, Reply, json_reply, pages};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
+use crate::render::html::pages;
+use crate::render::reply::{Reply, json_reply};
 use serde_json::json;
 
 pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let LandingRequest(format) = ctx.request()?;
     if format == Format::Html {
-        return pages::landing(ctx);
+        return Ok(pages::landing(&ctx.site(), &ctx.version.dataset.manifest));
     }
     let mut links = vec![
         ("self", ctx.url("/")),
@@ -31,10 +33,14 @@ pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
                 ctx.url("/stations/{stationId}/characteristics"),
             ),
         );
-        // Many series in one answer, and the newest value of each (both need `parameters`
-        // or `observedProperties`).
-        links.insert(6, ("series-values", ctx.url("/values")));
-        links.insert(7, ("latest", ctx.url("/latest")));
+        // Many series in one answer, and the newest value of each: both need `parameters`
+        // (or `observedProperties`), so their links are templates with it, as the others are
+        // with the ids they need; a crawler following a link never meets a 400.
+        links.insert(
+            6,
+            ("series-values", ctx.url("/values?parameters={parameterId}")),
+        );
+        links.insert(7, ("latest", ctx.url("/latest?parameters={parameterId}")));
     }
     // One real station, the first of the list, to follow without filling in a template.
     if let Some(first) = ctx.version.dataset.catalog.stations().first() {

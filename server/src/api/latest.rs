@@ -4,10 +4,12 @@
 //! Series without values are left out. The newest values are kept per version in memory
 //! (`hydro_engine::query::latest`), so a whole network costs a lookup per series.
 
-use crate::api::many::select;
+use crate::api::Ctx;
+use crate::api::context::{catalog_list, fault};
+use crate::api::many_series::select;
 use crate::api::request::LatestRequest;
-use crate::api::{Ctx, Reply, catalog_list, fault};
 use crate::http::error::ApiError;
+use crate::render::reply::Reply;
 use serde_json::{Value, json};
 
 pub async fn latest(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

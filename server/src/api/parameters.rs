@@ -1,9 +1,11 @@
 //! `GET /v1/stations/{id}/parameters` and `GET /v1/stations/{id}/parameters/{parameterId}`.
 
+use crate::api::Ctx;
+use crate::api::context::catalog_list;
 use crate::api::request::{ParameterRequest, ParametersRequest, Request};
-use crate::api::{Ctx, Reply, attachment, built, catalog_list};
 use crate::http::error::ApiError;
 use crate::render::encode::catalog::{Data, Document, encode};
+use crate::render::reply::{Reply, attachment, built};
 use crate::render::resources::{parameter_json, project};
 use http::HeaderMap;
 

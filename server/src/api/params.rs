@@ -23,22 +23,95 @@ const MAX_LIST: usize = 1000;
 
 impl RawQuery {
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let mut pairs: Vec<(String, String)> = Vec::new();
-        for part in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        Self::decoded(raw.unwrap_or(""), "the query string", false)
+    }
+
+    /// The pairs of `text` (`k=v&k=v`), percent-escapes decoded, and `+` read as a space when
+    /// `plus_is_space` (a form body; a query string keeps it).
+    fn decoded(text: &str, what: &str, plus_is_space: bool) -> Result<Self, ApiError> {
+        let mut out = Self::default();
+        for part in text.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').unwrap_or((part, ""));
             let decode = |s: &str| {
+                let spaced;
+                let s = if plus_is_space && s.contains('+') {
+                    spaced = s.replace('+', " ");
+                    spaced.as_str()
+                } else {
+                    s
+                };
                 percent_decode_str(s)
                     .decode_utf8()
                     .map(|c| c.into_owned())
-                    .map_err(|_| ApiError::BadRequest("the query string is not valid UTF-8".into()))
+                    .map_err(|_| ApiError::BadRequest(format!("{what} is not valid UTF-8")))
             };
-            let (k, v) = (decode(k)?, decode(v)?);
-            if pairs.iter().any(|(seen, _)| *seen == k) {
-                return Err(ApiError::param(&shorten(&k), "given more than once"));
-            }
-            pairs.push((k, v));
+            out.push(decode(k)?, decode(v)?)?;
         }
-        Ok(Self { pairs })
+        Ok(out)
+    }
+
+    fn push(&mut self, name: String, value: String) -> Result<(), ApiError> {
+        if self.pairs.iter().any(|(seen, _)| *seen == name) {
+            return Err(ApiError::param(&shorten(&name), "given more than once"));
+        }
+        self.pairs.push((name, value));
+        Ok(())
+    }
+
+    /// The parameters of a request body (`POST /v1/values`, for selections too long for a
+    /// URL), by its media type: a form (`application/x-www-form-urlencoded`, lists
+    /// comma-separated as in a query string) or a JSON object (lists as arrays of strings or
+    /// numbers, any other value as a string or number). The pairs are those of the equivalent
+    /// query string, so that the answer and its ETag are the GET's.
+    pub fn from_body(content_type: Option<&str>, body: &[u8]) -> Result<Self, ApiError> {
+        let media = content_type
+            .and_then(|t| t.split(';').next())
+            .map(|t| t.trim().to_ascii_lowercase());
+        match media.as_deref() {
+            Some("application/x-www-form-urlencoded") => {
+                let text = std::str::from_utf8(body).map_err(|_| {
+                    ApiError::BadRequest("the request body is not valid UTF-8".into())
+                })?;
+                Self::decoded(text, "the request body", true)
+            }
+            Some("application/json") => Self::from_json(body),
+            _ => Err(ApiError::UnsupportedMediaType(format!(
+                "send the parameters as application/x-www-form-urlencoded or application/json, \
+                 not {}",
+                content_type.map_or("a body without Content-Type".into(), shorten)
+            ))),
+        }
+    }
+
+    fn from_json(body: &[u8]) -> Result<Self, ApiError> {
+        let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body)
+            .map_err(|e| {
+                ApiError::BadRequest(format!("the request body is not a JSON object: {e}"))
+            })?;
+        let mut out = Self::default();
+        for (name, value) in object {
+            let form = JsonForm::of(&name);
+            let text = form.text(&value).ok_or_else(|| {
+                ApiError::param(&shorten(&name), format!("must be {}", form.expected()))
+            })?;
+            out.push(name, text)?;
+        }
+        Ok(out)
+    }
+
+    /// This query with the parameters of a request body added; one given in both is a 400,
+    /// as one given twice in a query is.
+    pub fn with_body(mut self, body: RawQuery) -> Result<Self, ApiError> {
+        for (name, value) in body.pairs {
+            if self.pairs.iter().any(|(k, _)| *k == name) {
+                return Err(ApiError::param(
+                    &shorten(&name),
+                    "given in both the query string and the request body",
+                ));
+            }
+            self.pairs.push((name, value));
+        }
+        Ok(self)
     }
 
     /// Fails on the first parameter not in `allowed`.
@@ -69,6 +142,59 @@ impl RawQuery {
             None => Ok(None),
             Some((_, v)) if v.is_empty() => Err(ApiError::param(name, "must not be empty")),
             Some((_, v)) => Ok(Some(v.as_str())),
+        }
+    }
+}
+
+/// How a parameter is written in a JSON request body: as its query-string text, or where that
+/// text is a list or a number, as the JSON list or number (so that a body is what the OpenAPI
+/// document's JSON schema of it says, no more).
+enum JsonForm {
+    /// A string.
+    Text,
+    /// A comma list: a string, or an array of strings.
+    List,
+    /// A whole number.
+    Count,
+    /// Numbers (`bbox`, `near`): an array of numbers.
+    Numbers,
+}
+
+impl JsonForm {
+    fn of(name: &str) -> Self {
+        match name {
+            "stations" | "states" | "waterBodyIds" | "types" | "parameters"
+            | "observedProperties" | "fields" => Self::List,
+            "limit" | "offset" | "recent" | "width" | "height" => Self::Count,
+            "bbox" | "near" => Self::Numbers,
+            _ => Self::Text,
+        }
+    }
+
+    /// The value as the query string would give it, if it has this form.
+    fn text(&self, value: &serde_json::Value) -> Option<String> {
+        use serde_json::Value;
+        let joined = |items: &Vec<Value>, item: fn(&Value) -> Option<String>| {
+            let items = items.iter().map(item).collect::<Option<Vec<String>>>()?;
+            (!items.is_empty()).then(|| items.join(","))
+        };
+        match (self, value) {
+            (Self::Text | Self::List, Value::String(s)) => Some(s.clone()),
+            (Self::List, Value::Array(items)) => joined(items, |v| v.as_str().map(str::to_owned)),
+            (Self::Count, Value::Number(n)) => n.as_u64().map(|n| n.to_string()),
+            (Self::Numbers, Value::Array(items)) => {
+                joined(items, |v| v.as_number().map(ToString::to_string))
+            }
+            _ => None,
+        }
+    }
+
+    fn expected(&self) -> &'static str {
+        match self {
+            Self::Text => "a string",
+            Self::List => "a comma-separated string or an array of strings",
+            Self::Count => "a whole number",
+            Self::Numbers => "an array of numbers",
         }
     }
 }

@@ -10,11 +10,11 @@
 
 use crate::api::params::{self, RawQuery, SortSpec, shorten};
 use crate::http::error::ApiError;
-use crate::http::negotiate::{Format, choose};
+use crate::http::negotiate::{Answer, Format, choose};
 use crate::render::chart;
 use crate::render::resources::{
-    CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, PARAMETER_FIELDS, PARAMETER_SORT, STATION_FIELDS,
-    STATION_SORT, VALUE_FIELDS, canon_station_path,
+    CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, Includes, PARAMETER_FIELDS, PARAMETER_SORT,
+    STATION_FIELDS, STATION_SORT, VALUE_FIELDS, canon_station_path,
 };
 use hydro_engine::catalog::StationFilter;
 use hydro_engine::catalog::search::TextQuery;
@@ -41,44 +41,7 @@ pub struct Paging {
     pub given: bool,
 }
 
-/// `include=parameters,characteristics`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Includes {
-    pub parameters: bool,
-    pub characteristics: bool,
-}
-
 const LIST: &[&str] = &["limit", "offset", "sort", "fields", "format"];
-
-pub const CATALOG_FORMATS: &[Format] = &[
-    Format::Json,
-    Format::Csv,
-    Format::Xml,
-    Format::NdJson,
-    Format::Arrow,
-    Format::Parquet,
-];
-pub const STATION_FORMATS: &[Format] = &[
-    Format::Json,
-    Format::Csv,
-    Format::GeoJson,
-    Format::Xml,
-    Format::NdJson,
-    Format::Arrow,
-    Format::Parquet,
-    Format::Html,
-];
-pub const VALUE_FORMATS: &[Format] = &[
-    Format::Json,
-    Format::Csv,
-    Format::Xml,
-    Format::NdJson,
-    Format::Arrow,
-    Format::Parquet,
-    Format::Svg,
-    Format::Png,
-    Format::Html,
-];
 
 /// A request's query as the typed requests read it: its pairs, the `Accept` header (which
 /// chooses the format when `format` does not) and the variant of the API.
@@ -86,6 +49,8 @@ pub struct Query<'a> {
     pub raw: &'a RawQuery,
     pub accept: Option<&'a str>,
     pub basic: bool,
+    /// Whether the parameters came in a POST body.
+    pub posted: bool,
 }
 
 impl Query<'_> {
@@ -103,13 +68,14 @@ impl Query<'_> {
         self.raw.only(&all, false)
     }
 
-    fn format(&self, offered: &[Format]) -> Result<Format, ApiError> {
+    /// The format of an answer of kind `answer`: JSON alone in the basic variant.
+    fn format(&self, answer: Answer) -> Result<Format, ApiError> {
         let offered = if self.basic {
-            &[Format::Json][..]
+            vec![Format::Json]
         } else {
-            offered
+            Format::offered(answer)
         };
-        choose(self.raw.get("format")?, self.accept, offered)
+        choose(self.raw.get("format")?, self.accept, &offered)
     }
 
     fn paging(&self) -> Result<Paging, ApiError> {
@@ -158,7 +124,7 @@ impl Request for LandingRequest {
     const BASIC: &'static [&'static str] = &[];
     const EXTENDED: &'static [&'static str] = &["format"];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        Ok(Self(q.format(&[Format::Json, Format::Html])?))
+        Ok(Self(q.format(Answer::Landing)?))
     }
 }
 
@@ -196,7 +162,7 @@ impl Request for StationsRequest {
             sort: q.sort(STATION_SORT, canon_station_path)?,
             fields: q.fields(STATION_FIELDS, canon_station_path)?,
             paging: q.paging()?,
-            format: q.format(STATION_FORMATS)?,
+            format: q.format(Answer::Stations)?,
         })
     }
 }
@@ -256,15 +222,6 @@ impl SeriesSelection {
     }
 }
 
-pub const LATEST_FORMATS: &[Format] = &[
-    Format::Json,
-    Format::Csv,
-    Format::GeoJson,
-    Format::NdJson,
-    Format::Arrow,
-    Format::Parquet,
-];
-
 /// The parameters of a [`SeriesSelection`] (the station filters, `parameters`,
 /// `observedProperties`) followed by `$rest`: the parameter list of a many-series request, as
 /// a constant (constant slices cannot be joined).
@@ -299,7 +256,7 @@ impl Request for LatestRequest {
         Ok(Self {
             selection: SeriesSelection::parse(q.raw)?,
             paging: q.paging()?,
-            format: q.format(LATEST_FORMATS)?,
+            format: q.format(Answer::Latest)?,
         })
     }
 }
@@ -314,16 +271,6 @@ pub struct ManyValuesRequest {
     /// A chart's size in pixels (`width`, `height`).
     pub size: (u32, u32),
 }
-
-pub const MANY_VALUES_FORMATS: &[Format] = &[
-    Format::Json,
-    Format::Csv,
-    Format::NdJson,
-    Format::Arrow,
-    Format::Parquet,
-    Format::Svg,
-    Format::Png,
-];
 
 impl Request for ManyValuesRequest {
     const BASIC: &'static [&'static str] = &[];
@@ -347,7 +294,12 @@ impl Request for ManyValuesRequest {
             window: window(raw)?,
             columns,
             paging: q.paging()?,
-            format: q.format(MANY_VALUES_FORMATS)?,
+            // A selection too long for a URL is data to analyse, not a chart to look at.
+            format: q.format(if q.posted {
+                Answer::PostedValues
+            } else {
+                Answer::ManyValues
+            })?,
             size: chart_size(raw)?,
         })
     }
@@ -371,7 +323,7 @@ impl Request for StationRequest {
         Ok(Self {
             include: includes(q.raw)?,
             fields: q.fields(STATION_FIELDS, canon_station_path)?,
-            format: q.format(STATION_FORMATS)?,
+            format: q.format(Answer::Stations)?,
         })
     }
 }
@@ -392,7 +344,7 @@ impl Request for ParametersRequest {
             sort: q.sort(PARAMETER_SORT, no_alias)?,
             fields: q.fields(PARAMETER_FIELDS, no_alias)?,
             paging: q.paging()?,
-            format: q.format(CATALOG_FORMATS)?,
+            format: q.format(Answer::Catalog)?,
         })
     }
 }
@@ -409,7 +361,7 @@ impl Request for ParameterRequest {
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             fields: q.fields(PARAMETER_FIELDS, no_alias)?,
-            format: q.format(CATALOG_FORMATS)?,
+            format: q.format(Answer::Catalog)?,
         })
     }
 }
@@ -442,7 +394,7 @@ impl Request for CharacteristicsRequest {
             sort: q.sort(CHARACTERISTIC_SORT, no_alias)?,
             fields: q.fields(CHARACTERISTIC_FIELDS, no_alias)?,
             paging: q.paging()?,
-            format: q.format(CATALOG_FORMATS)?,
+            format: q.format(Answer::Catalog)?,
         })
     }
 }
@@ -459,7 +411,7 @@ impl Request for CharacteristicRequest {
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             fields: q.fields(CHARACTERISTIC_FIELDS, no_alias)?,
-            format: q.format(CATALOG_FORMATS)?,
+            format: q.format(Answer::Catalog)?,
         })
     }
 }
@@ -504,7 +456,7 @@ impl Request for ValuesRequest {
                     .is_none_or(|f| f.iter().any(|n| n == c.name()))
             })
             .collect();
-        let format = q.format(VALUE_FORMATS)?;
+        let format = q.format(Answer::Values)?;
         Ok(Self {
             window,
             sort,

@@ -1,16 +1,21 @@
 //! `GET /v1/stations` and `GET /v1/stations/{id}`.
 
-use crate::api::request::{Paging, Request, STATION_FORMATS, StationRequest, StationsRequest};
-use crate::api::{Ctx, Reply, attachment, built, pages, station_list};
+use crate::api::Ctx;
+use crate::api::request::{Paging, Request, StationRequest, StationsRequest};
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
+use crate::http::negotiate::{Answer, Format};
 use crate::render::encode::catalog::{Data, Document, ListEncoder, csv_columns, encode};
 use crate::render::encode::table;
-use crate::render::envelope::Page;
+use crate::render::envelope::Pagination;
+use crate::render::html::pages;
+use crate::render::reply::{Reply, attachment, built};
+use crate::render::resources::SortSpec;
 use crate::render::resources::{STATION_CSV, project};
+use crate::render::station_list;
 use http::{HeaderMap, HeaderValue, header};
 use hydro_engine::catalog::StationFilter;
 use hydro_engine::catalog::spatial::Near;
+use hydro_engine::model::Station;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -39,7 +44,7 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         format,
     } = ctx.request()?;
     if format == Format::Html {
-        return pages::station_list(ctx, &filter, &sort, limit, offset, STATION_FORMATS);
+        return Ok(station_page(ctx, &filter, &sort, (limit, offset)));
     }
 
     // The page's positions in the list. Unsorted, only the page's matches are collected;
@@ -58,14 +63,14 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .dataset
         .catalog
         .find_stations(&filter, find_keep);
-    let page = Page::new(total as u64, limit, offset);
+    let page = Pagination::new(total as u64, limit, offset);
     // Streaming a long list, or sorting one, costs as much as a value download.
     let heavy = total > station_list::PER_FRAME
         && (!sort.is_empty() || page.count > station_list::PER_FRAME as u64);
     let permit = heavy.then(|| ctx.heavy_permit()).transpose()?;
     let chosen = station_list::order(&hits, &sort, order_keep);
     let items = station_list::Items {
-        state: Arc::clone(ctx.state),
+        offset: ctx.state.offset,
         dataset: Arc::clone(&ctx.version.dataset),
         include,
         fields,
@@ -118,8 +123,44 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         headers,
         cacheable: true,
         compressible: true,
-        keep: false,
+        storable: false,
     })
+}
+
+/// The station list as a page for people: a page of the stations the filters select (200 when
+/// no `limit` is given), in the order asked for.
+fn station_page(
+    ctx: &Ctx<'_>,
+    filter: &StationFilter,
+    sort: &[SortSpec],
+    (limit, offset): (Option<u64>, u64),
+) -> Reply {
+    let limit = limit.unwrap_or(pages::PAGE_ROWS);
+    let first = usize::try_from(offset).unwrap_or(usize::MAX);
+    let keep = first..first.saturating_add(usize::try_from(limit).unwrap_or(usize::MAX));
+    let catalog = &ctx.version.dataset.catalog;
+    let (total, hits) = if sort.is_empty() {
+        let (total, hits) = catalog.find_stations(filter, keep);
+        let hits = hits.iter().map(|h| (h.station, h.distance_km)).collect();
+        (total, hits)
+    } else {
+        let (total, hits) = catalog.find_stations(filter, 0..usize::MAX);
+        let stations = catalog.stations();
+        let hits: Vec<(&Station, Option<f64>)> = station_list::order(&hits, sort, keep)
+            .iter()
+            .filter_map(|c| Some((stations.get(c.index)?, c.distance_km)))
+            .collect();
+        (total, hits)
+    };
+    let search = ctx.query.get("q").ok().flatten().unwrap_or("");
+    pages::station_list(
+        &ctx.site(),
+        (total, hits),
+        sort,
+        (limit, offset),
+        search,
+        &Format::offered(Answer::Stations),
+    )
 }
 
 /// When `near` finds nothing and its point the other way round would (`near` takes lon,lat;
@@ -163,10 +204,17 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         format,
     } = StationRequest::parse(&ctx.typed_query())?;
     if format == Format::Html {
-        return pages::station(ctx, s, STATION_FORMATS);
+        let offered = Format::offered(Answer::Stations);
+        let catalog = &ctx.version.dataset.catalog;
+        return Ok(pages::station(&ctx.site(), catalog, s, &offered));
     }
-    let mut item =
-        station_list::station_item(ctx.state, &ctx.version.dataset.catalog, s, None, include);
+    let mut item = station_list::station_item(
+        ctx.state.offset,
+        &ctx.version.dataset.catalog,
+        s,
+        None,
+        include,
+    );
     if let Some(f) = &fields {
         item = project(&item, f);
     }

@@ -1,37 +1,28 @@
 //! `GET /v1/stations/{id}/parameters/{parameterId}/values`: the request becomes an engine
 //! query, planned before the status line; the answer streams through the format's encoder
-//! (see `download`).
+//! (see `render::values`).
 
-use crate::api::chart;
-use crate::api::request::{Paging, Request, VALUE_FORMATS, ValuesRequest};
-use crate::api::{Ctx, Reply, attachment, download, fault, pages};
-use crate::http::body::Body;
+use crate::api::context::fault;
+use crate::api::request::{Paging, Request, ValuesRequest};
+use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
-use crate::render::encode::catalog::xml_head;
-use crate::render::encode::{binary, text::ValuesText};
-use crate::render::envelope::Page;
-use datafusion::arrow::datatypes::SchemaRef;
+use crate::http::negotiate::{Answer, Format};
+use crate::render::envelope::Pagination;
+use crate::render::html::pages;
+use crate::render::reply::{Reply, attachment};
+use crate::render::stream::{self, DownloadGuard};
+use crate::render::values::{ValuesBody, read_ahead, values_body};
 use futures::StreamExt;
 use hydro_engine::EngineError;
 use hydro_engine::model::ids::StationId;
-use hydro_engine::query::{AnswerPart, ReadAhead, ValuesQuery};
+use hydro_engine::model::{Parameter, Station};
+use hydro_engine::query::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// Arrow IPC sends each batch's columns as they are, on the answer's own task, so decoding is
-/// the work and months are read in groups; text encoders hand batches to tasks of their own,
-/// which interleave with decoding best a month at a time (see [`ReadAhead`]).
-pub(crate) fn read_ahead(format: Format) -> ReadAhead {
-    match format {
-        Format::Arrow => ReadAhead::Grouped,
-        _ => ReadAhead::Monthly,
-    }
-}
-
 /// The `links` of a values answer. Only JSON and XML answers print them, so only those build
 /// them: whatever a handler does goes before the answer's first byte.
-fn values_links(ctx: &Ctx<'_>, station: &StationId, page: Option<&Page>) -> Option<Value> {
+fn values_links(ctx: &Ctx<'_>, station: &StationId, page: Option<&Pagination>) -> Option<Value> {
     let base = format!("/stations/{station}");
     ctx.links(
         vec![
@@ -41,61 +32,6 @@ fn values_links(ctx: &Ctx<'_>, station: &StationId, page: Option<&Page>) -> Opti
         ],
         page,
     )
-}
-
-/// What a values answer's body is made of besides its rows.
-pub(crate) struct ValuesBody<'a> {
-    pub format: Format,
-    pub schema: SchemaRef,
-    /// Column names, in order.
-    pub columns: Vec<String>,
-    /// The JSON Schema a JSON answer's `meta` names.
-    pub meta_schema: &'a str,
-    pub page: Option<&'a Page>,
-}
-
-/// The body of a values answer (one series or many): Arrow IPC and Parquet through their
-/// stateful encoders, the text formats through [`ValuesText`], JSON and XML inside their
-/// envelope, whose `links` (`links`) are built only for them.
-pub(crate) fn values_body(
-    ctx: &Ctx<'_>,
-    answer: ValuesBody<'_>,
-    parts: download::Parts,
-    links: impl FnOnce() -> Option<Value>,
-    held: download::DownloadGuard,
-) -> Body {
-    let ValuesBody {
-        format,
-        schema,
-        columns,
-        meta_schema,
-        page,
-    } = answer;
-    let text = |head: Vec<u8>, tail: &[u8]| {
-        ValuesText::new(format, columns, head, tail.to_vec(), ctx.time())
-    };
-    match format {
-        Format::Arrow => download::sequential(parts, Box::new(binary::ArrowIpc::new(schema)), held),
-        Format::Parquet => {
-            download::sequential(parts, Box::new(binary::Parquet::new(schema)), held)
-        }
-        Format::Xml => {
-            let meta = ctx.state.meta.value(meta_schema, page);
-            let head = xml_head(&meta, links().as_ref());
-            download::text(parts, text(head, b"</data></response>"), held)
-        }
-        Format::Json => {
-            let mut head = b"{\"meta\":".to_vec();
-            head.extend_from_slice(ctx.state.meta.json(meta_schema, page).as_bytes());
-            if let Some(l) = links() {
-                head.extend_from_slice(b",\"links\":");
-                head.extend_from_slice(l.to_string().as_bytes());
-            }
-            head.extend_from_slice(b",\"data\":[");
-            download::text(parts, text(head, b"]}"), held)
-        }
-        _ => download::text(parts, text(Vec::new(), b""), held),
-    }
 }
 
 pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
@@ -128,7 +64,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
         let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
         if format == Format::Html {
-            return pages::values(ctx, s, parameter, query, size, VALUE_FORMATS).await;
+            return values_page(ctx, (s, parameter), query, size).await;
         }
         return chart::values_chart(ctx, s, parameter, query, size, format).await;
     }
@@ -152,26 +88,27 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
             .boxed();
         (plan.total, plan.schema, parts)
     };
-    let parts = download::first_checked(parts)
+    let parts = stream::first_checked(parts)
         .await
         .map_err(|e| fault(ctx.state, e))?;
     let page = match (paging, total) {
-        (true, Some(total)) => Some(Page::new(total, limit, offset)),
+        (true, Some(total)) => Some(Pagination::new(total, limit, offset)),
         _ => None,
     };
-    let held = download::DownloadGuard {
-        state: Arc::clone(ctx.state),
+    let held = DownloadGuard {
+        watch: Arc::clone(ctx.state) as _,
         permit,
     };
     let answer = ValuesBody {
         format,
         schema,
         columns: columns.iter().map(|c| c.name().to_owned()).collect(),
+        meta: &ctx.state.meta,
         meta_schema: "values",
         page: page.as_ref(),
+        time: ctx.time(),
     };
     let body = values_body(
-        ctx,
         answer,
         parts,
         || values_links(ctx, &s.id, page.as_ref()),
@@ -180,4 +117,33 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, &format!("{}_{pid}", s.id));
     Ok(Reply::values(format, body, headers))
+}
+
+/// The values as a page for people: the chart of the window (an image of the SVG answer) and a
+/// table of a page of its values (200 when no `limit` is given, 10 000 at most).
+async fn values_page(
+    ctx: &Ctx<'_>,
+    series: (&Station, &Parameter),
+    mut query: ValuesQuery,
+    size: (u32, u32),
+) -> Result<Reply, ApiError> {
+    let limit = query
+        .limit
+        .unwrap_or(pages::PAGE_ROWS)
+        .min(pages::MOST_ROWS);
+    query.limit = Some(limit);
+    query.need_total = true;
+    query.columns = ValueColumn::ALL.to_vec();
+    let _permit = ctx.heavy_permit()?;
+    let plan = ctx
+        .version
+        .dataset
+        .plan_values(&query, ReadAhead::Monthly)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let offered = Format::offered(Answer::Values);
+    let page = (limit, query.offset);
+    pages::values(&ctx.site(), series, plan, page, size, &offered)
+        .await
+        .map_err(|e| fault(ctx.state, e))
 }

@@ -4,8 +4,8 @@ use http::{HeaderMap, HeaderValue, header};
 
 /// Adds the CORS headers. `allowed`: None when the service is public (any origin, `*`);
 /// Some(origins) when it is restricted: the request's origin is echoed only when it is one of
-/// them, with credentials allowed, and never `*`.
-pub fn add(allowed: Option<&[String]>, req: &HeaderMap, h: &mut HeaderMap) {
+/// them, with credentials allowed, and never `*`. `methods`: those the path takes.
+pub fn add(allowed: Option<&[String]>, methods: &'static str, req: &HeaderMap, h: &mut HeaderMap) {
     if let Some(allowed) = allowed {
         h.append(header::VARY, HeaderValue::from_static("Origin"));
         let origin = req.get(header::ORIGIN).and_then(|o| o.to_str().ok());
@@ -29,7 +29,7 @@ pub fn add(allowed: Option<&[String]>, req: &HeaderMap, h: &mut HeaderMap) {
     }
     h.insert(
         header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("GET, HEAD, OPTIONS"),
+        HeaderValue::from_static(methods),
     );
     h.insert(
         header::ACCESS_CONTROL_ALLOW_HEADERS,

@@ -13,7 +13,10 @@ pub enum ApiError {
     BadParams(Vec<(String, String)>),
     BadRequest(String),
     NotFound(String),
-    MethodNotAllowed,
+    /// A method the path does not take; `allow` lists those it does.
+    MethodNotAllowed {
+        allow: &'static str,
+    },
     NotAcceptable(String),
     UriTooLong,
     HeadersTooLarge,
@@ -29,6 +32,14 @@ pub enum ApiError {
         retry_after: u64,
         detail: String,
     },
+    /// `If-None-Match` matched on a request other than GET or HEAD (RFC 9110 13.1.2).
+    PreconditionFailed,
+    /// A request body larger than `limit` bytes.
+    PayloadTooLarge {
+        limit: usize,
+    },
+    /// A request body of a media type not taken.
+    UnsupportedMediaType(String),
     /// A byte range that starts beyond an answer of `len` bytes.
     RangeNotSatisfiable {
         len: u64,
@@ -51,7 +62,10 @@ impl ApiError {
         match self {
             Self::BadParams(_) | Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
+            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             Self::UriTooLong => StatusCode::URI_TOO_LONG,
             Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -90,9 +104,14 @@ impl ApiError {
             Self::BadRequest(d)
             | Self::NotFound(d)
             | Self::NotAcceptable(d)
+            | Self::UnsupportedMediaType(d)
             | Self::Forbidden(d) => d.clone(),
             Self::Unauthorized { detail, .. } | Self::Unavailable { detail, .. } => detail.clone(),
-            Self::MethodNotAllowed => "only GET, HEAD and OPTIONS are supported".into(),
+            Self::MethodNotAllowed { allow } => format!("this resource takes {allow}"),
+            Self::PreconditionFailed => "If-None-Match matches the current representation".into(),
+            Self::PayloadTooLarge { limit } => {
+                format!("the request body is larger than {} KiB", limit / 1024)
+            }
             Self::UriTooLong => "the request URI is longer than 8 KiB".into(),
             Self::HeadersTooLarge => "the request headers are larger than 64 KiB".into(),
             Self::TooManyRequests { retry_after } => {
@@ -140,11 +159,8 @@ impl ApiError {
         );
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         match &self {
-            Self::MethodNotAllowed => {
-                h.insert(
-                    header::ALLOW,
-                    HeaderValue::from_static("GET, HEAD, OPTIONS"),
-                );
+            Self::MethodNotAllowed { allow } => {
+                h.insert(header::ALLOW, HeaderValue::from_static(allow));
             }
             Self::Unauthorized { challenge, .. } => {
                 if let Ok(v) = HeaderValue::from_str(challenge) {

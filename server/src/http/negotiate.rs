@@ -1,7 +1,9 @@
 //! Choosing the representation: `format` (short name or media type) wins over `Accept`;
-//! `Accept` q-values are honoured; nothing or `*/*` means JSON.
+//! `Accept` q-values are honoured; nothing or `*/*` means JSON. What the server knows of each
+//! format (names, media types, where it is offered) is one table, [`FORMATS`].
 
 use crate::http::error::ApiError;
+use Answer::{Catalog, Landing, Latest, ManyValues, PostedValues, Stations, Values};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
@@ -19,81 +21,219 @@ pub enum Format {
     Html,
 }
 
+/// The kinds of answer, by what a format must be able to show: which formats each offers is
+/// the formats table's `offered` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// The landing page.
+    Landing,
+    /// Stations, a list or one (GeoJSON: points).
+    Stations,
+    /// Parameters and characteristic values: lists and single items.
+    Catalog,
+    /// A series' values.
+    Values,
+    /// Many series' values in one answer (`/v1/values`).
+    ManyValues,
+    /// The same, its selection sent in a POST body (too long for a URL): the data formats, not
+    /// the charts, which are images a page links to with a URL.
+    PostedValues,
+    /// The newest value of each series (`/v1/latest`, with coordinates).
+    Latest,
+}
+
+/// A row of the formats table: everything the server knows of a format but its encoder.
+struct Spec {
+    format: Format,
+    /// Its name in `format=`.
+    short: &'static str,
+    media_type: &'static str,
+    /// Other media types clients send for it (in `Accept` or `format`).
+    aliases: &'static [&'static str],
+    /// Whether it is text (`charset=utf-8`).
+    text: bool,
+    /// Whether a content coding may shrink it (not so for formats compressed already: Parquet
+    /// pages are LZ4, and gzip on top saved a tenth of the bytes for five times the time).
+    compressible: bool,
+    /// The file extension it is offered under as a download, if it is offered as a file.
+    attachment: Option<&'static str>,
+    /// The answers it can show, in the order of this table (the first format an answer
+    /// offers is its default).
+    offered: &'static [Answer],
+}
+
+/// Every format, one row each: a new format is a row here and its encoder.
+const FORMATS: [Spec; 10] = [
+    Spec {
+        format: Format::Json,
+        short: "json",
+        media_type: "application/json",
+        aliases: &[],
+        text: true,
+        compressible: true,
+        attachment: None,
+        offered: &[
+            Landing,
+            Stations,
+            Catalog,
+            Values,
+            ManyValues,
+            PostedValues,
+            Latest,
+        ],
+    },
+    Spec {
+        format: Format::Csv,
+        short: "csv",
+        media_type: "text/csv",
+        aliases: &[],
+        text: true,
+        compressible: true,
+        attachment: Some("csv"),
+        offered: &[Stations, Catalog, Values, ManyValues, PostedValues, Latest],
+    },
+    Spec {
+        format: Format::GeoJson,
+        short: "geojson",
+        media_type: "application/geo+json",
+        aliases: &[],
+        text: true,
+        compressible: true,
+        attachment: None,
+        offered: &[Stations, Latest],
+    },
+    Spec {
+        format: Format::Xml,
+        short: "xml",
+        media_type: "application/xml",
+        aliases: &["text/xml"],
+        text: true,
+        compressible: true,
+        attachment: None,
+        offered: &[Stations, Catalog, Values],
+    },
+    Spec {
+        format: Format::NdJson,
+        short: "ndjson",
+        media_type: "application/x-ndjson",
+        aliases: &["application/ndjson", "application/jsonl"],
+        text: true,
+        compressible: true,
+        attachment: None,
+        offered: &[Stations, Catalog, Values, ManyValues, PostedValues, Latest],
+    },
+    Spec {
+        format: Format::Arrow,
+        short: "arrow",
+        media_type: "application/vnd.apache.arrow.stream",
+        aliases: &[],
+        text: false,
+        compressible: true,
+        attachment: Some("arrows"),
+        offered: &[Stations, Catalog, Values, ManyValues, PostedValues, Latest],
+    },
+    Spec {
+        format: Format::Parquet,
+        short: "parquet",
+        media_type: "application/vnd.apache.parquet",
+        aliases: &["application/x-parquet"],
+        text: false,
+        compressible: false,
+        attachment: Some("parquet"),
+        offered: &[Stations, Catalog, Values, ManyValues, PostedValues, Latest],
+    },
+    Spec {
+        format: Format::Svg,
+        short: "svg",
+        media_type: "image/svg+xml",
+        aliases: &[],
+        text: true,
+        compressible: true,
+        attachment: None,
+        offered: &[Values, ManyValues],
+    },
+    Spec {
+        format: Format::Png,
+        short: "png",
+        media_type: "image/png",
+        aliases: &[],
+        text: false,
+        compressible: false,
+        attachment: None,
+        offered: &[Values, ManyValues],
+    },
+    Spec {
+        format: Format::Html,
+        short: "html",
+        media_type: "text/html",
+        aliases: &[],
+        text: true,
+        compressible: true,
+        attachment: None,
+        offered: &[Landing, Stations, Values],
+    },
+];
+
 impl Format {
-    pub const ALL: [Format; 10] = [
-        Self::Json,
-        Self::Csv,
-        Self::GeoJson,
-        Self::Xml,
-        Self::NdJson,
-        Self::Arrow,
-        Self::Parquet,
-        Self::Svg,
-        Self::Png,
-        Self::Html,
-    ];
+    pub const ALL: [Format; FORMATS.len()] = {
+        let mut all = [Format::Json; FORMATS.len()];
+        let mut i = 0;
+        while i < FORMATS.len() {
+            all[i] = FORMATS[i].format;
+            i += 1;
+        }
+        all
+    };
+
+    fn spec(self) -> &'static Spec {
+        // The table lists the formats in the enum's order (checked by a test).
+        &FORMATS[self as usize]
+    }
 
     pub fn short(self) -> &'static str {
-        match self {
-            Self::Json => "json",
-            Self::Csv => "csv",
-            Self::GeoJson => "geojson",
-            Self::Xml => "xml",
-            Self::NdJson => "ndjson",
-            Self::Arrow => "arrow",
-            Self::Parquet => "parquet",
-            Self::Svg => "svg",
-            Self::Png => "png",
-            Self::Html => "html",
-        }
+        self.spec().short
     }
 
     pub fn media_type(self) -> &'static str {
-        match self {
-            Self::Json => "application/json",
-            Self::Csv => "text/csv",
-            Self::GeoJson => "application/geo+json",
-            Self::Xml => "application/xml",
-            Self::NdJson => "application/x-ndjson",
-            Self::Arrow => "application/vnd.apache.arrow.stream",
-            Self::Parquet => "application/vnd.apache.parquet",
-            Self::Svg => "image/svg+xml",
-            Self::Png => "image/png",
-            Self::Html => "text/html",
-        }
+        self.spec().media_type
     }
 
     /// The `Content-Type` header: text types carry `charset=utf-8`.
     pub fn content_type(self) -> String {
-        match self {
-            Self::Arrow | Self::Parquet | Self::Png => self.media_type().to_owned(),
-            _ => format!("{}; charset=utf-8", self.media_type()),
+        let spec = self.spec();
+        if spec.text {
+            format!("{}; charset=utf-8", spec.media_type)
+        } else {
+            spec.media_type.to_owned()
         }
     }
 
-    /// Binary downloads and CSV are offered as files.
+    /// Whether a content coding (gzip, br, zstd) may shrink an answer in this format.
+    pub fn compressible(self) -> bool {
+        self.spec().compressible
+    }
+
+    /// The file extension of a download offered as a file (binary tables and CSV).
     pub fn attachment_extension(self) -> Option<&'static str> {
-        match self {
-            Self::Csv => Some("csv"),
-            Self::Arrow => Some("arrows"),
-            Self::Parquet => Some("parquet"),
-            _ => None,
-        }
+        self.spec().attachment
+    }
+
+    /// The formats `answer` is offered in, its default first.
+    pub fn offered(answer: Answer) -> Vec<Format> {
+        FORMATS
+            .iter()
+            .filter(|s| s.offered.contains(&answer))
+            .map(|s| s.format)
+            .collect()
     }
 
     fn from_token(s: &str) -> Option<Self> {
         let s = s.trim().to_ascii_lowercase();
         let media = s.split(';').next().unwrap_or("").trim();
-        Self::ALL
-            .into_iter()
-            .find(|f| f.short() == s || f.media_type() == media)
-            .or(match media {
-                // Common aliases of our media types.
-                "text/xml" => Some(Self::Xml),
-                "application/ndjson" | "application/jsonl" => Some(Self::NdJson),
-                "application/x-parquet" => Some(Self::Parquet),
-                _ => None,
-            })
+        FORMATS
+            .iter()
+            .find(|f| f.short == s || f.media_type == media || f.aliases.contains(&media))
+            .map(|f| f.format)
     }
 }
 
@@ -191,6 +331,23 @@ mod tests {
     use super::*;
     use Format::*;
     const ALL: &[Format] = &[Json, Csv, GeoJson, Xml, NdJson];
+
+    #[test]
+    fn the_table_is_in_the_enums_order() {
+        for (i, spec) in FORMATS.iter().enumerate() {
+            assert_eq!(spec.format as usize, i, "{}", spec.short);
+        }
+        assert_eq!(Format::offered(Answer::Landing), [Json, Html]);
+        assert_eq!(
+            Format::offered(Answer::Values),
+            [Json, Csv, Xml, NdJson, Arrow, Parquet, Svg, Png, Html]
+        );
+        assert_eq!(choose(Some("text/xml"), None, &[Xml]).unwrap(), Xml);
+        assert_eq!(
+            choose(Some("application/jsonl"), None, &[NdJson]).unwrap(),
+            NdJson
+        );
+    }
 
     #[test]
     fn format_wins_and_accept_q_values_count() {

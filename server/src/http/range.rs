@@ -2,7 +2,7 @@
 //! it stopped (`curl -C -`, `wget -c`) instead of starting over.
 //!
 //! A range needs the answer's length, so ranges are cut from the answer store; an answer not
-//! stored yet is made whole first (`ResponseStore::make`). One range a request: a request for
+//! stored yet is made whole first (`AnswerStore::make`). One range a request: a request for
 //! several, or a `Range` that does not parse, gets the whole answer (200), as RFC 9110 allows.
 
 use http::{HeaderMap, header};

@@ -53,7 +53,7 @@ impl Meta {
     }
 
     /// `meta` of a response of schema `schema`.
-    pub fn value(&self, schema: &str, pagination: Option<&Page>) -> Value {
+    pub fn value(&self, schema: &str, pagination: Option<&Pagination>) -> Value {
         let mut m = self.fixed.clone();
         m.insert("schemaUrl".into(), json!(self.schema_url(schema)));
         if let Some(p) = pagination {
@@ -63,7 +63,7 @@ impl Meta {
     }
 
     /// [`Meta::value`] as JSON text, the same as `value(..).to_string()`.
-    pub fn json(&self, schema: &str, pagination: Option<&Page>) -> String {
+    pub fn json(&self, schema: &str, pagination: Option<&Pagination>) -> String {
         let mut out = String::with_capacity(self.fixed_json.len() + 256);
         out.push_str(&self.fixed_json);
         out.push_str(",\"schemaUrl\":");
@@ -93,7 +93,7 @@ pub fn link(rel: &str, href: String) -> Value {
 
 /// Paging of a collection: the arithmetic of DESIGN.md "Lists".
 #[derive(Debug, Clone, Copy)]
-pub struct Page {
+pub struct Pagination {
     pub total: u64,
     pub count: u64,
     /// The `limit` asked for, or None when only `offset` was given.
@@ -101,7 +101,7 @@ pub struct Page {
     pub offset: u64,
 }
 
-impl Page {
+impl Pagination {
     pub fn new(total: u64, limit: Option<u64>, offset: u64) -> Self {
         let rest = total.saturating_sub(offset);
         let count = limit.map_or(rest, |l| l.min(rest));
@@ -187,6 +187,7 @@ impl Page {
 }
 
 /// A request URL to which paging parameters are appended.
+#[derive(Clone)]
 pub struct PagingUrl {
     pub base: String,
     pub pairs: Vec<(String, String)>,
@@ -263,8 +264,8 @@ mod tests {
         let meta = Meta::new(&config, base);
         for page in [
             None,
-            Some(Page::new(23, Some(5), 10)),
-            Some(Page::new(0, None, 0)),
+            Some(Pagination::new(23, Some(5), 10)),
+            Some(Pagination::new(0, None, 0)),
         ] {
             for schema in ["values", "station"] {
                 assert_eq!(
@@ -277,7 +278,7 @@ mod tests {
 
     #[test]
     fn arithmetic() {
-        let p = Page::new(23, Some(5), 10);
+        let p = Pagination::new(23, Some(5), 10);
         let j = p.json();
         assert_eq!(
             (
@@ -288,7 +289,7 @@ mod tests {
             (Some(5), Some(3), Some(5))
         );
         assert!(p.has_next() && p.has_previous());
-        let p = Page::new(23, Some(0), 0);
+        let p = Pagination::new(23, Some(0), 0);
         let j = p.json();
         assert_eq!(
             (
@@ -299,14 +300,14 @@ mod tests {
             (Some(0), Some(1), Some(0))
         );
         assert!(!p.has_next());
-        let p = Page::new(23, None, 20);
+        let p = Pagination::new(23, None, 20);
         let j = p.json();
         assert_eq!(
             (j["count"].as_u64(), j["limit"].as_u64()),
             (Some(3), Some(3))
         );
         assert!(!p.has_next());
-        let p = Page::new(23, Some(5), 100);
+        let p = Pagination::new(23, Some(5), 100);
         assert_eq!(p.json()["count"].as_u64(), Some(0));
     }
 
@@ -316,7 +317,7 @@ mod tests {
             base: "http://x/v1/stations".into(),
             pairs: vec![],
         };
-        let links = Page::new(24, None, 30).links(&url);
+        let links = Pagination::new(24, None, 30).links(&url);
         let href = |rel: &str| links.iter().find(|l| l.0 == rel).map(|l| l.1.clone());
         assert_eq!(
             href("first").unwrap(),
@@ -331,11 +332,11 @@ mod tests {
             "http://x/v1/stations?limit=24&offset=0"
         );
         assert_eq!(href("next"), None);
-        let links = Page::new(24, Some(5), 100).links(&url);
+        let links = Pagination::new(24, Some(5), 100).links(&url);
         let prev = links.iter().find(|l| l.0 == "prev").unwrap();
         assert_eq!(prev.1, "http://x/v1/stations?limit=5&offset=20");
         // No rows at all: a count-only page is all there is.
-        let empty = Page::new(0, None, 5).links(&url);
+        let empty = Pagination::new(0, None, 5).links(&url);
         assert_eq!(empty[0].1, "http://x/v1/stations?limit=0&offset=0");
     }
 
@@ -350,7 +351,7 @@ mod tests {
                 let mut offset = 0;
                 let mut seen = 0;
                 loop {
-                    let p = Page::new(total, Some(limit), offset);
+                    let p = Pagination::new(total, Some(limit), offset);
                     seen += p.count;
                     match p.links(&url).into_iter().find(|l| l.0 == "next") {
                         Some((_, href)) => {

@@ -1,11 +1,19 @@
 //! Catalog resources as JSON objects in the field order of the standard, and the generic
 //! `fields` projection and `sort` over them (dot paths, nesting kept, text case-insensitive).
 
+use crate::render::encode::json_string;
 use crate::render::timefmt::TimeFormatter;
 use hydro_engine::model::{Characteristic, Parameter, Period, Station};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
+
+/// What a station embeds (`include=parameters,characteristics`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Includes {
+    pub parameters: bool,
+    pub characteristics: bool,
+}
 
 /// A sort key: a field path and the direction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,7 +201,7 @@ impl StationDoc<'_> {
         ];
         for (key, text) in texts {
             out.extend_from_slice(key);
-            json_text(text, out);
+            json_string(text, out);
         }
         let optional: [(&[u8], &str); 3] = [
             (b",\"operator\":", self.operator),
@@ -202,7 +210,7 @@ impl StationDoc<'_> {
         ];
         for (key, text) in optional.into_iter().filter(|(_, t)| !t.is_empty()) {
             out.extend_from_slice(key);
-            json_text(text, out);
+            json_string(text, out);
         }
         if let Some(c) = &self.coordinates {
             out.extend_from_slice(b",\"coordinates\":{\"lat\":");
@@ -216,9 +224,9 @@ impl StationDoc<'_> {
             out.extend_from_slice(b",\"gaugeZero\":{\"value\":");
             json_number(g.value, out);
             out.extend_from_slice(b",\"unit\":");
-            json_text(g.unit, out);
+            json_string(g.unit, out);
             out.extend_from_slice(b",\"datum\":");
-            json_text(g.datum, out);
+            json_string(g.datum, out);
             out.push(b'}');
         }
         json_member(b",\"groundLevel\":", self.ground_level, out);
@@ -226,43 +234,6 @@ impl StationDoc<'_> {
         json_member(b",\"distance\":", self.distance, out);
         out.push(b'}');
     }
-}
-
-/// A JSON string as serde_json writes it: text with nothing to escape (no control
-/// character, quote or backslash) copied whole, anything else left to serde_json.
-fn json_text(s: &str, out: &mut Vec<u8>) {
-    if needs_escape(s.as_bytes()) {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(out, s);
-    } else {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
-    }
-}
-
-/// Whether `s` has a byte JSON escapes (below 0x20, `"` or a backslash), looked for eight
-/// bytes at a time rather than one by one: `json_text` was a fifth of a whole-catalog JSON
-/// download's CPU time (`perf`), and that download took about 5 % less time so. Each test is
-/// exact for the word as a whole (Bit Twiddling Hacks' `haszero` and `hasless`); bytes of 0x80
-/// and above (UTF-8 beyond ASCII) never match.
-fn needs_escape(s: &[u8]) -> bool {
-    const ONES: u64 = u64::MAX / 255;
-    const HIGH: u64 = ONES * 0x80;
-    let below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH != 0;
-    let has = |w: u64, b: u8| below(w ^ (ONES * u64::from(b)), 1);
-    let mut words = s.chunks_exact(8);
-    for word in &mut words {
-        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        if below(w, 0x20) | has(w, b'"') | has(w, b'\\') {
-            return true;
-        }
-    }
-    words
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// `key` and the number after it, when there is a number (serde's `skip_serializing_if`).
@@ -368,11 +339,11 @@ impl<'a> StationFeature<'a> {
     /// (see [`StationDoc::write_json`]).
     pub fn write_json(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"type\":");
-        json_text(self.kind, out);
+        json_string(self.kind, out);
         out.extend_from_slice(b",\"id\":");
-        json_text(self.id, out);
+        json_string(self.id, out);
         out.extend_from_slice(b",\"geometry\":{\"type\":");
-        json_text(self.geometry.kind, out);
+        json_string(self.geometry.kind, out);
         out.extend_from_slice(b",\"coordinates\":[");
         json_number(self.geometry.coordinates[0], out);
         out.push(b',');
@@ -555,7 +526,7 @@ impl Key {
         }
     }
 
-    fn json_text(&self) -> String {
+    fn json_string(&self) -> String {
         match self {
             Self::Missing => String::new(),
             Self::Number(x) => Value::from(*x).to_string(),
@@ -574,7 +545,7 @@ impl Key {
             (Self::Text { folded: a, text: x }, Self::Text { folded: b, text: y }) => {
                 a.cmp(b).then_with(|| x.cmp(y))
             }
-            (x, y) => x.json_text().cmp(&y.json_text()),
+            (x, y) => x.json_string().cmp(&y.json_string()),
         };
         if descending { order.reverse() } else { order }
     }
@@ -646,29 +617,6 @@ pub fn flatten(v: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
 mod tests {
     use super::*;
 
-    /// Strings with each ASCII byte at each position of a word and its tail, and text
-    /// beyond ASCII, are written as serde_json writes them.
-    #[test]
-    fn texts_are_escaped_as_serde_json_escapes_them() {
-        let mut texts: Vec<String> = vec![String::new(), "Köln-Ehrenfeld".into(), "水位".into()];
-        for b in 0u8..0x80 {
-            for len in [1, 7, 8, 9, 16, 19] {
-                for at in 0..len {
-                    let mut t = vec![b'a'; len];
-                    t[at] = b;
-                    texts.push(String::from_utf8(t).unwrap());
-                }
-            }
-        }
-        texts.push("Straße \u{7f} ä\u{1f}ö".into());
-        for t in &texts {
-            let mut ours = Vec::new();
-            json_text(t, &mut ours);
-            assert_eq!(ours, serde_json::to_vec(t).unwrap(), "{t:?}");
-            let plain = t.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
-            assert_eq!(needs_escape(t.as_bytes()), !plain, "{t:?}");
-        }
-    }
     use serde_json::json;
 
     #[test]

@@ -25,12 +25,6 @@ pub(super) struct BucketObject {
     runtime: Handle,
 }
 
-/// `s3://BUCKET/KEY` split, if `text` is one.
-pub(super) fn bucket_and_key(text: &str) -> Option<(&str, &str)> {
-    let rest = text.strip_prefix("s3://")?;
-    Some(rest.split_once('/').unwrap_or((rest, "")))
-}
-
 /// The objects of `store` whose keys match `pattern` (a key with `*`, `?` or `[...]`; `*` does
 /// not cross a `/`), in key order, found by listing the pattern's literal prefix; or the
 /// object `pattern` names, if it holds no pattern characters.

@@ -41,7 +41,7 @@ use crate::dataset::manifest::{Manifest, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
-use crate::storage::{Location, S3Settings, Store};
+use crate::storage::{S3Settings, Store, StoreUrl};
 use crate::write::writer::{DatasetWriter, encode_month};
 use catalog::CatalogInput;
 use datafusion::object_store::ObjectStore;
@@ -192,7 +192,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Sizes derived from the budget, the number of workers and the estimated rows.
 #[derive(Debug)]
-struct Plan {
+struct MemoryBudget {
     workers: usize,
     /// Bytes of a block read for the parsers.
     block_bytes: usize,
@@ -203,7 +203,7 @@ struct Plan {
     part_bytes: u64,
 }
 
-impl Plan {
+impl MemoryBudget {
     /// A quarter of the budget for blocks in flight (one per worker, as many queued, one being
     /// read), a quarter for the partition buffers, half for the buckets being sorted: a record
     /// takes 40 bytes in memory against 33 spilled, and its month's encoded copy far less.
@@ -275,12 +275,8 @@ pub async fn import(
         let s3 = options.s3.clone();
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let bucket_store = |bucket: &str| {
-                let location = Location::S3 {
-                    bucket: bucket.to_owned(),
-                    prefix: String::new(),
-                };
-                Store::open(&location, &s3)
+            let bucket_store = |bucket: &StoreUrl| {
+                Store::open(bucket, &s3)
                     .map(|s| s.object_store())
                     .map_err(|e| e.to_string())
             };
@@ -317,12 +313,12 @@ pub async fn import(
         .bytes_total
         .store(inputs.iter().map(|i| i.size).sum(), Ordering::Relaxed);
     let rows_estimate = inputs.iter().map(|i| i.rows_estimate).sum();
-    let plan = Arc::new(Plan::new(
+    let budget = Arc::new(MemoryBudget::new(
         options.memory_bytes,
         options.workers,
         rows_estimate,
     ));
-    tracing::debug!("import plan: {plan:?}");
+    tracing::debug!("import budget: {budget:?}");
     let index = Arc::new(SeriesIndex::new(
         catalog
             .parameters
@@ -334,11 +330,12 @@ pub async fn import(
     let problems = Arc::new(Mutex::new(problems));
 
     let (spills, rows_in) = {
-        let (index, plan, inputs) = (Arc::clone(&index), Arc::clone(&plan), Arc::clone(&inputs));
+        let (index, budget, inputs) =
+            (Arc::clone(&index), Arc::clone(&budget), Arc::clone(&inputs));
         let (problems, progress) = (Arc::clone(&problems), Arc::clone(&progress));
         let spill_dir = options.spill_dir.clone();
         tokio::task::spawn_blocking(move || {
-            partition(&inputs, &index, &plan, &spill_dir, &progress, &problems)
+            partition(&inputs, &index, &budget, &spill_dir, &progress, &problems)
         })
         .await
         .map_err(|source| EngineError::Task {
@@ -356,7 +353,8 @@ pub async fn import(
     let rewritten: Arc<Mutex<HashSet<(StationId, Month)>>> = Arc::default();
     let replaced = Arc::new(AtomicU64::new(0));
     let written = {
-        let (index, plan, inputs) = (Arc::clone(&index), Arc::clone(&plan), Arc::clone(&inputs));
+        let (index, budget, inputs) =
+            (Arc::clone(&index), Arc::clone(&budget), Arc::clone(&inputs));
         let (problems, progress) = (Arc::clone(&problems), Arc::clone(&progress));
         let writer = Arc::clone(&writer);
         let (previous, rewritten, replaced) = (
@@ -374,7 +372,7 @@ pub async fn import(
                 replaced: &replaced,
                 spills: &spills,
                 index: &index,
-                plan: &plan,
+                budget: &budget,
                 inputs: &inputs,
                 problems: &problems,
                 progress: &progress,
@@ -444,24 +442,29 @@ fn take(problems: &Mutex<Problems>) -> Problems {
 fn partition(
     inputs: &[ValueInput],
     index: &SeriesIndex,
-    plan: &Plan,
+    budget: &MemoryBudget,
     spill_dir: &Path,
     progress: &Arc<ImportProgress>,
     problems: &Mutex<Problems>,
 ) -> Result<(Vec<SpillFile>, u64)> {
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<Block>(plan.workers);
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Block>(budget.workers);
     let receiver = Mutex::new(receiver);
     // Buffers of parsed blocks, back to the reader: at most as many as there are blocks.
-    let (give_back, take_back) = std::sync::mpsc::sync_channel::<Vec<u8>>(2 * plan.workers + 1);
+    let (give_back, take_back) = std::sync::mpsc::sync_channel::<Vec<u8>>(2 * budget.workers + 1);
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..plan.workers)
+        let workers: Vec<_> = (0..budget.workers)
             .map(|worker| {
                 let receiver = &receiver;
                 let give_back = give_back.clone();
                 scope.spawn(move || -> Result<(SpillFile, u64)> {
-                    let mut partitioner =
-                        Partitioner::new(index, spill_dir, worker, plan.buckets, plan.buffer_bytes)
-                            .map_err(spill_error)?;
+                    let mut partitioner = Partitioner::new(
+                        index,
+                        spill_dir,
+                        worker,
+                        budget.buckets,
+                        budget.buffer_bytes,
+                    )
+                    .map_err(spill_error)?;
                     let mut parser = RowParser::new(index);
                     let mut rows = 0u64;
                     loop {
@@ -507,7 +510,7 @@ fn partition(
                 send: &mut send,
                 recycled: &mut recycled,
             };
-            source::read_all(inputs, plan.block_bytes, progress, problems, &mut channel);
+            source::read_all(inputs, budget.block_bytes, progress, problems, &mut channel);
         }
         drop(sender);
         let mut spills = Vec::new();
@@ -534,7 +537,7 @@ struct WriteContext<'a> {
     replaced: &'a AtomicU64,
     spills: &'a [SpillFile],
     index: &'a SeriesIndex,
-    plan: &'a Plan,
+    budget: &'a MemoryBudget,
     inputs: &'a [ValueInput],
     problems: &'a Mutex<Problems>,
     progress: &'a ImportProgress,
@@ -548,7 +551,7 @@ impl WriteContext<'_> {
         let next = AtomicUsize::new(0);
         let repeated = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..self.plan.workers)
+            let workers: Vec<_> = (0..self.budget.workers)
                 .map(|_| scope.spawn(|| self.worker(&next, &repeated)))
                 .collect();
             let mut rows = 0;
@@ -574,20 +577,20 @@ impl WriteContext<'_> {
         // Room for the largest part from the start: growing a vector of hundreds of MB means a
         // moment with two of them (seen as spikes of RSS at part changes), and the memory a
         // smaller one leaves behind is not always back with the system in time.
-        let largest = (0..self.plan.buckets)
+        let largest = (0..self.budget.buckets)
             .map(|b| spill::bucket_bytes(self.spills, b))
             .max()
             .unwrap_or(0)
-            .min(self.plan.part_bytes);
+            .min(self.budget.part_bytes);
         let mut records: Vec<Rec> = Vec::with_capacity((largest / REC_BYTES as u64) as usize);
         let mut rows = 0;
         loop {
             let bucket = next.fetch_add(1, Ordering::Relaxed);
-            if bucket >= self.plan.buckets {
+            if bucket >= self.budget.buckets {
                 return Ok(rows);
             }
             let bytes = spill::bucket_bytes(self.spills, bucket);
-            let parts = bytes.div_ceil(self.plan.part_bytes).max(1) as usize;
+            let parts = bytes.div_ceil(self.budget.part_bytes).max(1) as usize;
             let part_of = |r: &Rec| {
                 let station = self.index.station_of[r.series as usize];
                 spill::part_of(spill::bucket_hash(station, Month::of(r.ts)), parts)

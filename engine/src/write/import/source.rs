@@ -8,6 +8,7 @@
 
 use super::bucket::{self, BucketObject, ObjectChunks};
 use super::{GLOB_CHARS, ImportProgress, Problems};
+use crate::storage::StoreUrl;
 use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
@@ -129,8 +130,8 @@ const CSV_BYTES_PER_ROW: u64 = 32;
 /// How much a compressed CSV is assumed to expand, for the same purpose.
 const COMPRESSED_EXPANSION: u64 = 12;
 
-/// Opens a bucket by name, with the import's S3 settings.
-pub(super) type BucketOpener<'a> = dyn Fn(&str) -> Result<Arc<dyn ObjectStore>, String> + 'a;
+/// Opens a bucket (a [`StoreUrl`] of its root), with the import's settings.
+pub(super) type BucketOpener<'a> = dyn Fn(&StoreUrl) -> Result<Arc<dyn ObjectStore>, String> + 'a;
 
 /// Opens the inputs an import names: files, or objects of a bucket (`s3://BUCKET/KEY`). Its
 /// methods block on the bucket's client, so they run off the runtime's threads.
@@ -141,15 +142,24 @@ pub(super) struct Inputs<'a> {
 
 impl Inputs<'_> {
     /// The objects `key` (a key, or a pattern of keys) names in `bucket`.
-    fn objects(&self, bucket: &str, key: &str) -> Result<Vec<(PathBuf, Source)>, String> {
+    fn objects(&self, bucket: &StoreUrl, key: &str) -> Result<Vec<(PathBuf, Source)>, String> {
         let store = (self.bucket_store)(bucket)?;
         Ok(bucket::find(&store, key, self.runtime)?
             .into_iter()
             .map(|o| {
-                let path = PathBuf::from(format!("s3://{bucket}/{}", o.key()));
+                let path = PathBuf::from(format!("{bucket}/{}", o.key()));
                 (path, Source::Object(Arc::new(o)))
             })
             .collect())
+    }
+
+    /// What an input argument names: a local path (None), or a bucket and a key in it; a
+    /// scheme no store is known for is the error `StoreUrl::parse` gives.
+    fn in_bucket(text: &str) -> Result<Option<(StoreUrl, String)>, String> {
+        let url = StoreUrl::parse(text).map_err(|e| e.to_string())?;
+        Ok(url
+            .bucket_and_key()
+            .map(|(bucket, key)| (bucket, key.to_owned())))
     }
 
     /// The files the `--values` arguments name: each one as given, or, when it does not
@@ -164,8 +174,15 @@ impl Inputs<'_> {
         let mut files = Vec::new();
         for pattern in patterns {
             let text = pattern.to_string_lossy();
-            if let Some((bucket, key)) = bucket::bucket_and_key(&text) {
-                match self.objects(bucket, key) {
+            let in_bucket = match Self::in_bucket(&text) {
+                Ok(in_bucket) => in_bucket,
+                Err(reason) => {
+                    problems.add(pattern, 0, reason);
+                    continue;
+                }
+            };
+            if let Some((bucket, key)) = in_bucket {
+                match self.objects(&bucket, &key) {
                     Ok(objects) if objects.is_empty() => {
                         problems.add(pattern, 0, "no file matches this pattern");
                     }
@@ -201,14 +218,13 @@ impl Inputs<'_> {
     /// A CSV input (a catalog file) as text, decompressed as needed: a file, or the object
     /// `s3://BUCKET/KEY` names.
     pub(super) fn open_text(&self, path: &Path) -> Result<Box<dyn Read + Send>, String> {
-        let text = path.to_string_lossy();
-        let source = match bucket::bucket_and_key(&text) {
+        let source = match Self::in_bucket(&path.to_string_lossy())? {
             Some((_, key)) if key.contains(GLOB_CHARS) => {
                 return Err("a catalog file is one object, not a pattern".into());
             }
             Some((bucket, key)) => {
-                let store = (self.bucket_store)(bucket)?;
-                Source::Object(Arc::new(bucket::object(&store, key, self.runtime)?))
+                let store = (self.bucket_store)(&bucket)?;
+                Source::Object(Arc::new(bucket::object(&store, &key, self.runtime)?))
             }
             None => Source::File(path.to_path_buf()),
         };

@@ -9,6 +9,7 @@
 //! shows them), and the station's characteristic values for the parameter (mean high water, a
 //! flood mark) as dashed levels where they are near the values. The SVG carries a `<title>` and `<desc>` for screen readers.
 
+pub mod answer;
 pub mod downsample;
 mod ticks;
 

@@ -5,24 +5,42 @@
 //! `text/html` (or says `format=html`), and links the same resource in the machine formats.
 //!
 //! Lists without `limit` are cut to a page ([`PAGE_ROWS`]), with links to the next ones: a
-//! table of 350 000 values is of no use on a screen, and the data formats give them all.
+//! table of 350 000 values is of no use on a screen, and the data formats give them all. The
+//! handlers find the stations and plan the values; these pages only show them.
 
-use crate::api::params::SortSpec;
-use crate::api::{Ctx, Reply, built, fault, station_list};
-use crate::http::error::ApiError;
+use crate::config::Config;
 use crate::http::negotiate::Format;
-use crate::render::envelope::{Page, PagingUrl};
+use crate::render::envelope::{Pagination, PagingUrl};
 use crate::render::html::{self, Frame, Link};
+use crate::render::reply::{Reply, built};
+use crate::render::resources::SortSpec;
 use chrono::{DateTime, FixedOffset, SecondsFormat};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use futures::StreamExt;
 use http::HeaderMap;
 use hydro_engine::EngineError;
-use hydro_engine::catalog::StationFilter;
+use hydro_engine::catalog::Catalog;
+use hydro_engine::dataset::manifest::Manifest;
 use hydro_engine::model::{Parameter, Station};
-use hydro_engine::query::{ReadAhead, ValueColumn, ValuesQuery};
+use hydro_engine::query::ValuesPlan;
 use maud::{Markup, PreEscaped, html};
+
+/// What every page needs of the service and of the request: the service's address and
+/// settings, the output offset of times, and this request's URL (for the same resource in other
+/// formats, other pages, other orders).
+pub struct Site<'a> {
+    pub base_url: &'a str,
+    pub config: &'a Config,
+    pub offset: FixedOffset,
+    pub here: PagingUrl,
+}
+
+impl Site<'_> {
+    fn url(&self, rest: &str) -> String {
+        format!("{}{rest}", self.base_url)
+    }
+}
 
 /// Rows of a page when the request gives no `limit`.
 pub const PAGE_ROWS: u64 = 200;
@@ -42,13 +60,13 @@ fn reply(page: String) -> Reply {
     built(page.into_bytes(), Format::Html, HeaderMap::new())
 }
 
-fn service(ctx: &Ctx<'_>) -> String {
-    ctx.state.config.title.clone()
+fn service(site: &Site<'_>) -> String {
+    site.config.title.clone()
 }
 
 /// The same resource in `formats`, for the page's "as data" links.
-fn formats(ctx: &Ctx<'_>, formats: &[Format]) -> Vec<Link> {
-    let url = ctx.paging_url();
+fn formats(site: &Site<'_>, formats: &[Format]) -> Vec<Link> {
+    let url = site.here.clone();
     formats
         .iter()
         .filter(|f| **f != Format::Html)
@@ -68,14 +86,13 @@ fn time(micros: i64, offset: FixedOffset) -> String {
     })
 }
 
-fn station_url(ctx: &Ctx<'_>, s: &Station) -> String {
-    ctx.url(&format!("/stations/{}", s.id))
+fn station_url(site: &Site<'_>, s: &Station) -> String {
+    site.url(&format!("/stations/{}", s.id))
 }
 
-pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let ds = &ctx.version.dataset.manifest;
-    let config = &ctx.state.config;
-    let title = service(ctx);
+pub fn landing(site: &Site<'_>, ds: &Manifest) -> Reply {
+    let config = &site.config;
+    let title = service(site);
     let content = html! {
         p { (config.description) }
         h2 { "Dataset" }
@@ -91,9 +108,9 @@ pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         }
         h2 { "Explore" }
         ul {
-            li { a href=(ctx.url("/stations")) { "Stations" } ": a map and a table, with search" }
-            li { a href=(ctx.url("/openapi.json")) { "OpenAPI document" } ": every endpoint and parameter" }
-            li { a href=(ctx.url("/health")) { "Service health" } }
+            li { a href=(site.url("/stations")) { "Stations" } ": a map and a table, with search" }
+            li { a href=(site.url("/openapi.json")) { "OpenAPI document" } ": every endpoint and parameter" }
+            li { a href=(site.url("/health")) { "Service health" } }
         }
         @if let Some(publisher) = &config.publisher_name { p { "Publisher: " (publisher) "." } }
         @if let Some(licence) = &config.license_name {
@@ -106,41 +123,24 @@ pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         title: &title,
         service: &title,
         trail: Vec::new(),
-        formats: formats(ctx, &[Format::Json]),
+        formats: formats(site, &[Format::Json]),
         head: html! {},
     };
-    Ok(reply(html::page(frame, content)))
+    reply(html::page(frame, content))
 }
 
 /// The station list: the stations the filters select, in the order asked for, a page of them
 /// on a map and in a table.
 pub fn station_list(
-    ctx: &Ctx<'_>,
-    filter: &StationFilter,
+    site: &Site<'_>,
+    (total, hits): (usize, Vec<(&Station, Option<f64>)>),
     sort: &[SortSpec],
-    limit: Option<u64>,
-    offset: u64,
+    (limit, offset): (u64, u64),
+    search: &str,
     offered: &[Format],
-) -> Result<Reply, ApiError> {
-    let limit = limit.unwrap_or(PAGE_ROWS);
-    let first = usize::try_from(offset).unwrap_or(usize::MAX);
-    let keep = first..first.saturating_add(usize::try_from(limit).unwrap_or(usize::MAX));
-    let catalog = &ctx.version.dataset.catalog;
-    let (total, hits) = if sort.is_empty() {
-        let (total, hits) = catalog.find_stations(filter, keep);
-        let hits = hits.iter().map(|h| (h.station, h.distance_km)).collect();
-        (total, hits)
-    } else {
-        let (total, hits) = catalog.find_stations(filter, 0..usize::MAX);
-        let stations = catalog.stations();
-        let hits: Vec<(&Station, Option<f64>)> = station_list::order(&hits, sort, keep)
-            .iter()
-            .filter_map(|c| Some((stations.get(c.index)?, c.distance_km)))
-            .collect();
-        (total, hits)
-    };
-    let page = Page::new(total as u64, Some(limit), offset);
-    let mut url = ctx.paging_url();
+) -> Reply {
+    let page = Pagination::new(total as u64, Some(limit), offset);
+    let mut url = site.here.clone();
     url.pairs.retain(|(k, _)| k != "format");
     let pages = page.links(&url);
     let map: Vec<serde_json::Value> = hits
@@ -150,7 +150,7 @@ pub fn station_list(
                 "name": s.name,
                 "lat": s.coordinates.lat,
                 "lon": s.coordinates.lon,
-                "href": station_url(ctx, s),
+                "href": station_url(site, s),
             })
         })
         .collect();
@@ -158,11 +158,10 @@ pub fn station_list(
     let map_json = serde_json::Value::Array(map)
         .to_string()
         .replace('<', "\\u003c");
-    let tiles = ctx.state.config.map_tile_url.clone();
+    let tiles = site.config.map_tile_url.clone();
     let near = hits.iter().any(|(_, d)| d.is_some());
-    let search = ctx.query.get("q").ok().flatten().unwrap_or("").to_owned();
     let content = html! {
-        form.inline method="get" action=(ctx.url("/stations")) role="search" {
+        form.inline method="get" action=(site.url("/stations")) role="search" {
             label for="q" { "Name or water body" }
             input id="q" type="search" name="q" value=(search) required minlength="1";
             button type="submit" { "Search" }
@@ -185,7 +184,7 @@ pub fn station_list(
             tbody {
                 @for (s, distance) in &hits {
                     tr {
-                        td { a href=(station_url(ctx, s)) { (s.name) } }
+                        td { a href=(station_url(site, s)) { (s.name) } }
                         td { (s.water_body_name) }
                         td { (s.kind.as_str()) }
                         td { (s.state) }
@@ -199,18 +198,18 @@ pub fn station_list(
             }
         }
         (html::pager(&pages))
-        script src=(ctx.url("/assets/leaflet.js")) {}
-        script src=(ctx.url("/assets/map.js")) {}
+        script src=(site.url("/assets/leaflet.js")) {}
+        script src=(site.url("/assets/map.js")) {}
     };
-    let title = service(ctx);
+    let title = service(site);
     let frame = Frame {
         title: "Stations",
         service: &title,
-        trail: vec![(title.clone(), ctx.url("/"))],
-        formats: formats(ctx, offered),
-        head: html! { link rel="stylesheet" href=(ctx.url("/assets/leaflet.css")); },
+        trail: vec![(title.clone(), site.url("/"))],
+        formats: formats(site, offered),
+        head: html! { link rel="stylesheet" href=(site.url("/assets/leaflet.css")); },
     };
-    Ok(reply(html::page(frame, content)))
+    reply(html::page(frame, content))
 }
 
 /// The station table's columns: the sort field each orders by, and its heading. A heading
@@ -254,13 +253,12 @@ fn chart(src: &str, alt: &str) -> Markup {
     }
 }
 
-fn values_url(ctx: &Ctx<'_>, s: &Station, p: &Parameter) -> String {
-    ctx.url(&format!("/stations/{}/parameters/{}/values", s.id, p.id))
+fn values_url(site: &Site<'_>, s: &Station, p: &Parameter) -> String {
+    site.url(&format!("/stations/{}/parameters/{}/values", s.id, p.id))
 }
 
-pub fn station(ctx: &Ctx<'_>, s: &Station, offered: &[Format]) -> Result<Reply, ApiError> {
-    let catalog = &ctx.version.dataset.catalog;
-    let offset = ctx.state.offset;
+pub fn station(site: &Site<'_>, catalog: &Catalog, s: &Station, offered: &[Format]) -> Reply {
+    let offset = site.offset;
     let parameters = catalog.parameters(&s.id);
     let characteristics = catalog.characteristics(&s.id);
     let (window, window_name) = CHART_WINDOWS[1];
@@ -286,14 +284,14 @@ pub fn station(ctx: &Ctx<'_>, s: &Station, offered: &[Format]) -> Result<Reply, 
             tbody {
                 @for p in parameters {
                     tr {
-                        td { a href=(values_url(ctx, s, p)) { (p.name) } }
+                        td { a href=(values_url(site, s, p)) { (p.name) } }
                         td { (p.unit) }
                         td { (p.interval) }
                         td { (p.availability.first().map(|a| time(a.start, offset)).unwrap_or_default()) }
                         td { (p.availability.last().map(|a| time(a.end, offset)).unwrap_or_default()) }
                         td {
                             @for f in ["csv", "parquet", "json"] {
-                                a href=(format!("{}?format={f}", values_url(ctx, s, p))) { (f.to_uppercase()) } " "
+                                a href=(format!("{}?format={f}", values_url(site, s, p))) { (f.to_uppercase()) } " "
                             }
                         }
                     }
@@ -323,10 +321,10 @@ pub fn station(ctx: &Ctx<'_>, s: &Station, offered: &[Format]) -> Result<Reply, 
         @for p in parameters {
             h2 { (p.name) ", last " (window_name) }
             (chart(
-                &format!("{}?format=svg&last={window}", values_url(ctx, s, p)),
+                &format!("{}?format=svg&last={window}", values_url(site, s, p)),
                 &format!("Chart of {} ({}) at {}, the last {window_name} of values", p.name, p.unit, s.name),
             ))
-            form.inline method="get" action=(values_url(ctx, s, p)) {
+            form.inline method="get" action=(values_url(site, s, p)) {
                 label for=(format!("window-{}", p.id)) { "Show the last" }
                 select id=(format!("window-{}", p.id)) name="last" {
                     @for (value, name) in CHART_WINDOWS {
@@ -338,46 +336,35 @@ pub fn station(ctx: &Ctx<'_>, s: &Station, offered: &[Format]) -> Result<Reply, 
             }
         }
     };
-    let title = service(ctx);
+    let title = service(site);
     let frame = Frame {
         title: &s.name,
         service: &title,
         trail: vec![
-            (title.clone(), ctx.url("/")),
-            ("Stations".into(), ctx.url("/stations")),
+            (title.clone(), site.url("/")),
+            ("Stations".into(), site.url("/stations")),
         ],
-        formats: formats(ctx, offered),
+        formats: formats(site, offered),
         head: html! {},
     };
-    Ok(reply(html::page(frame, content)))
+    reply(html::page(frame, content))
 }
 
 /// A series' values: the chart of the window and a table of the page, with links to the
 /// window in every format.
 pub async fn values(
-    ctx: &Ctx<'_>,
-    s: &Station,
-    p: &Parameter,
-    mut query: ValuesQuery,
+    site: &Site<'_>,
+    (s, p): (&Station, &Parameter),
+    mut plan: ValuesPlan,
+    (limit, first): (u64, u64),
     size: (u32, u32),
     offered: &[Format],
-) -> Result<Reply, ApiError> {
-    let limit = query.limit.unwrap_or(PAGE_ROWS).min(MOST_ROWS);
-    query.limit = Some(limit);
-    query.need_total = true;
-    query.columns = ValueColumn::ALL.to_vec();
-    let offset = ctx.state.offset;
-    let _permit = ctx.heavy_permit()?;
-    let mut plan = ctx
-        .version
-        .dataset
-        .plan_values(&query, ReadAhead::Monthly)
-        .await
-        .map_err(|e| fault(ctx.state, e))?;
+) -> Result<Reply, EngineError> {
+    let offset = site.offset;
     let mut rows: Vec<(String, Option<f64>, String)> = Vec::new();
     while let Some(batch) = plan.stream.next().await {
-        let batch = batch.map_err(|e| fault(ctx.state, EngineError::from(e)))?;
-        let bad = || ApiError::Internal("values page: unexpected columns".into());
+        let batch = batch?;
+        let bad = || EngineError::Internal("values page: unexpected columns".into());
         let times = batch
             .column(0)
             .as_primitive_opt::<TimestampMicrosecondType>();
@@ -400,8 +387,8 @@ pub async fn values(
             ));
         }
     }
-    let page = Page::new(plan.total.unwrap_or(0), Some(limit), query.offset);
-    let mut url = ctx.paging_url();
+    let page = Pagination::new(plan.total.unwrap_or(0), Some(limit), first);
+    let mut url = site.here.clone();
     url.pairs.retain(|(k, _)| k != "format");
     let pages = page.links(&url);
     let (width, height) = (size.0.to_string(), size.1.to_string());
@@ -427,7 +414,7 @@ pub async fn values(
         p { "Download the whole window: "
             @for (name, href) in &downloads { a href=(href) { (name) } " " }
         }
-        p { (page.total) " values; " (page.count) " shown from number " (query.offset + 1) ". Times in UTC" (offset) "." }
+        p { (page.total) " values; " (page.count) " shown from number " (first + 1) ". Times in UTC" (offset) "." }
         table {
             caption { (p.name) " (" (p.unit) ")" }
             thead { tr { th scope="col" { "Time" } th scope="col" { "Value (" (p.unit) ")" } th scope="col" { "Quality" } } }
@@ -443,17 +430,17 @@ pub async fn values(
         }
         (html::pager(&pages))
     };
-    let title = service(ctx);
+    let title = service(site);
     let heading = format!("{}: {}", s.name, p.name);
     let frame = Frame {
         title: &heading,
         service: &title,
         trail: vec![
-            (title.clone(), ctx.url("/")),
-            ("Stations".into(), ctx.url("/stations")),
-            (s.name.clone(), station_url(ctx, s)),
+            (title.clone(), site.url("/")),
+            ("Stations".into(), site.url("/stations")),
+            (s.name.clone(), station_url(site, s)),
         ],
-        formats: formats(ctx, offered),
+        formats: formats(site, offered),
         head: html! {},
     };
     Ok(reply(html::page(frame, content)))

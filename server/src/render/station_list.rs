@@ -7,8 +7,6 @@
 //! more RSS for 28 MB of JSON (GeoJSON 2.3 s, 900 MB). Here only the order (a position and a
 //! distance per station) is held; objects are built for one frame at a time and dropped.
 
-use crate::api::params::SortSpec;
-use crate::api::request::Includes;
 use crate::http::body::{Body, BoxError, stream};
 use crate::http::negotiate::Format;
 use crate::render::encode::catalog::ListEncoder;
@@ -16,9 +14,10 @@ use crate::render::resources::{
     CharacteristicDoc, ParameterDoc, SortKeys, StationDoc, StationFeature, StationWithLists,
     project,
 };
+use crate::render::resources::{Includes, SortSpec};
 use crate::render::timefmt::TimeFormatter;
-use crate::state::AppState;
 use bytes::Bytes;
+use chrono::FixedOffset;
 use futures::StreamExt;
 use hydro_engine::Dataset;
 use hydro_engine::catalog::Catalog;
@@ -46,7 +45,8 @@ pub struct Chosen {
 
 /// How one station becomes an item of the answer.
 pub struct Items {
-    pub state: Arc<AppState>,
+    /// The output offset of times.
+    pub offset: FixedOffset,
     /// The dataset of the version the request answers from.
     pub dataset: Arc<Dataset>,
     /// `include=parameters`, `include=characteristics`.
@@ -63,7 +63,7 @@ impl Items {
     pub fn item(&self, chosen: Chosen) -> Value {
         let station = self.station(chosen);
         let item = station_item(
-            &self.state,
+            self.offset,
             &self.dataset.catalog,
             station,
             chosen.distance_km,
@@ -78,13 +78,13 @@ impl Items {
 
 /// A station as the API shows it, with the lists `include` asked for.
 pub fn station_item(
-    state: &AppState,
+    offset: FixedOffset,
     catalog: &Catalog,
     s: &Station,
     distance: Option<f64>,
     include: Includes,
 ) -> Value {
-    let mut tf = TimeFormatter::new(state.offset);
+    let mut tf = TimeFormatter::new(offset);
     let doc = with_lists(catalog, s, distance, include, &mut tf);
     // Plain fields and finite or null numbers: serializing them cannot fail.
     serde_json::to_value(doc).unwrap_or_default()
@@ -220,7 +220,7 @@ fn frame(
 ) -> Bytes {
     let mut out = Vec::with_capacity(room);
     let whole = items.fields.is_none() && items.include == Includes::default();
-    let mut tf = TimeFormatter::new(items.state.offset);
+    let mut tf = TimeFormatter::new(items.offset);
     for (k, &c) in stations.iter().enumerate() {
         let first = first && k == 0;
         let station = items.station(c);

@@ -5,20 +5,23 @@
 //! window is the single-series endpoint's (`from`/`to`, `recent`, `last`). Rows are
 //! `stationId, parameterId, timestamp, value, quality`, by station id, parameter id, time.
 //!
-//! The engine plans one series at a time as the answer reaches it (`hydro_engine::query::many`),
+//! The engine plans one series at a time as the answer reaches it (`hydro_engine::query::many_series`),
 //! so memory does not grow with the number of series and the first bytes go out at once.
 
+use crate::api::context::fault;
 use crate::api::params::shorten;
 use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
-use crate::api::values::{ValuesBody, read_ahead, values_body};
-use crate::api::{Ctx, Reply, attachment, chart, download, fault};
+use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
-use crate::render::envelope::Page;
+use crate::render::envelope::Pagination;
+use crate::render::reply::{Reply, attachment};
+use crate::render::stream::{self, DownloadGuard};
+use crate::render::values::{ValuesBody, read_ahead, values_body};
 use hydro_engine::catalog::Catalog;
 use hydro_engine::model::Station;
+use hydro_engine::model::ids::Series;
 use hydro_engine::query::ManyQuery;
-use hydro_engine::query::many::Series;
 use std::sync::Arc;
 
 pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -55,28 +58,30 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .plan_many(query, read_ahead(format))
         .await
         .map_err(|e| fault(ctx.state, e))?;
-    let parts = download::first_checked(plan.parts)
+    let parts = stream::first_checked(plan.parts)
         .await
         .map_err(|e| fault(ctx.state, e))?;
     let page = match (paging, plan.total) {
-        (true, Some(total)) => Some(Page::new(total, limit, offset)),
+        (true, Some(total)) => Some(Pagination::new(total, limit, offset)),
         _ => None,
     };
     let mut names = vec!["stationId".to_owned(), "parameterId".to_owned()];
     names.extend(columns.iter().map(|c| c.name().to_owned()));
-    let held = download::DownloadGuard {
-        state: Arc::clone(ctx.state),
+    let held = DownloadGuard {
+        watch: Arc::clone(ctx.state) as _,
         permit,
     };
     let answer = ValuesBody {
         format,
         schema: plan.schema,
         columns: names,
+        meta: &ctx.state.meta,
         meta_schema: "seriesValues",
         page: page.as_ref(),
+        time: ctx.time(),
     };
     let links = || ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref());
-    let body = values_body(ctx, answer, parts, links, held);
+    let body = values_body(answer, parts, links, held);
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, "values");
     Ok(Reply::values(format, body, headers))

@@ -10,14 +10,12 @@
 use crate::http::body::{Body, BoxError, stream};
 use crate::render::encode::BatchEncoder;
 use crate::render::encode::text::ValuesText;
-use crate::state::AppState;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use hydro_engine::EngineError;
 use hydro_engine::query::AnswerPart;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use tokio::sync::OwnedSemaphorePermit;
 
 pub type Parts = BoxStream<'static, Result<AnswerPart, EngineError>>;
@@ -42,26 +40,30 @@ pub async fn first_checked(mut parts: Parts) -> Result<Parts, EngineError> {
     }
 }
 
-/// What a download's body holds on to until its last byte: the server state (metrics,
-/// faults) and its slot among the heavy queries.
+/// Who is told what a streamed answer does: the rows it sent, and a failure that cut it
+/// after its status line (the server's metrics and health).
+pub trait StreamWatch: Send + Sync {
+    fn rows_sent(&self, rows: usize);
+    fn cut(&self, cause: &str);
+}
+
+/// What a download's body holds on to until its last byte: who watches it, and its slot
+/// among the heavy queries.
 pub struct DownloadGuard {
-    pub state: Arc<AppState>,
+    pub watch: Arc<dyn StreamWatch>,
     pub permit: OwnedSemaphorePermit,
 }
 
 impl DownloadGuard {
     fn count(&self, rows: usize) {
-        self.state
-            .metrics
-            .rows_streamed
-            .fetch_add(rows as u64, Ordering::Relaxed);
+        self.watch.rows_sent(rows);
     }
 
     /// A read failed after the status line went out: the only honest signal left is to cut
     /// the body.
     fn cut(&self, e: &dyn std::fmt::Display) -> BoxError {
         tracing::error!("answer cut while streaming: {e}");
-        self.state.record_fault(&e.to_string());
+        self.watch.cut(&e.to_string());
         "query failed while streaming".into()
     }
 }

@@ -1,8 +1,9 @@
-//! The response store: finished value answers kept on disk and sent again as they are.
+//! The answer store: finished value answers kept on disk and sent again as they are.
 //!
-//! A dataset is immutable while the server runs (a new version means a new process), so the
-//! bytes of a value answer depend only on what its strong ETag already covers: dataset
-//! version, path, query, `Accept` and `Accept-Encoding` (the content coding included). A
+//! A published version never changes (a server that switches to a newer one answers from it
+//! under other ETags), so the bytes of a value answer depend only on what its strong ETag
+//! already covers: dataset version, path, query, `Accept` and `Accept-Encoding` (the content
+//! coding included). A
 //! 10-year CSV answer costs the server tens of milliseconds of CPU to format; sent from a file
 //! it costs a copy. Users who fetch the same series again (scripts rerun, a popular gauge,
 //! benchmarks) get it at the speed of the disk cache.
@@ -13,7 +14,7 @@
 //!   streamed answer never waits for the disk, and gives its copy up when the thread is far
 //!   behind. It is in the store once the thread has written it, a moment after its last byte;
 //!   a request for the whole answer in that moment is made again rather than wait for the
-//!   disk (a request for a range of it waits, see [`ResponseStore::get_settled`]).
+//!   disk (a request for a range of it waits, see [`AnswerStore::get_settled`]).
 //! - It is kept only when it streamed to its end; a fault or a client that left discards it.
 //! - Answers under 256 KB are not kept (`MIN_KEPT`); no file is made for them.
 //! - The store is bounded in bytes; the least recently used answers make room.
@@ -232,7 +233,7 @@ fn lock(index: &Mutex<Index>) -> MutexGuard<'_, Index> {
 }
 
 /// The store of finished answers.
-pub struct ResponseStore {
+pub struct AnswerStore {
     /// Declared before `dir`, so dropped first: the thread finishes before the directory goes.
     writer: Writer,
     #[allow(dead_code, reason = "held for its drop, which removes the directory")]
@@ -249,7 +250,7 @@ pub struct ResponseStore {
     writing: AtomicU64,
 }
 
-impl ResponseStore {
+impl AnswerStore {
     /// A fresh private directory inside `parent`; by default `/var/tmp`, which is on disk
     /// where `/tmp` may be memory (tmpfs), else the system's temporary directory.
     pub fn new(parent: Option<&str>, capacity: u64) -> Result<Self, String> {
@@ -436,7 +437,7 @@ struct Batch {
 
 /// An answer's copy on its way to the store.
 struct Sink {
-    answers: Arc<ResponseStore>,
+    answers: Arc<AnswerStore>,
     key: String,
     head: Arc<Head>,
     /// The copy's number (its file's name), once frames went to the writer.
@@ -447,7 +448,7 @@ struct Sink {
 }
 
 impl Sink {
-    fn new(answers: &Arc<ResponseStore>, key: &str, head: Arc<Head>) -> Self {
+    fn new(answers: &Arc<AnswerStore>, key: &str, head: Arc<Head>) -> Self {
         Self {
             answers: Arc::clone(answers),
             key: key.to_owned(),
@@ -679,7 +680,7 @@ mod tests {
     /// answer leaves when the store is full.
     #[tokio::test]
     async fn stores_on_second_sight_and_evicts_the_least_recently_used() {
-        let answers = Arc::new(ResponseStore::with_min_len(None, 10, 1).unwrap());
+        let answers = Arc::new(AnswerStore::with_min_len(None, 10, 1).unwrap());
         let send = |key: &str, text: &'static str| {
             let a = Arc::clone(&answers);
             let key = key.to_owned();
@@ -720,7 +721,7 @@ mod tests {
     /// wait for it (it is made again); a request for a range of it does, and is cut from it.
     #[tokio::test]
     async fn only_ranges_wait_for_a_copy_being_written() {
-        let answers = Arc::new(ResponseStore::with_min_len(None, 1 << 20, 1).unwrap());
+        let answers = Arc::new(AnswerStore::with_min_len(None, 1 << 20, 1).unwrap());
         for _ in 0..2 {
             read(answers.store("w", head, full("written")))
                 .await
@@ -740,7 +741,7 @@ mod tests {
     /// An answer shorter than the least worth keeping is sent each time, and no file is made.
     #[tokio::test]
     async fn short_answers_are_not_kept() {
-        let answers = Arc::new(ResponseStore::with_min_len(None, 1 << 20, 16).unwrap());
+        let answers = Arc::new(AnswerStore::with_min_len(None, 1 << 20, 16).unwrap());
         for _ in 0..3 {
             let body = answers.store("s", head, full("fifteen bytes.."));
             assert_eq!(read(body).await.unwrap(), Bytes::from("fifteen bytes.."));
@@ -761,7 +762,7 @@ mod tests {
     /// over it gives up its copy (and is still sent whole).
     #[tokio::test]
     async fn answers_being_written_share_the_capacity() {
-        let answers = Arc::new(ResponseStore::with_min_len(None, 10, 1).unwrap());
+        let answers = Arc::new(AnswerStore::with_min_len(None, 10, 1).unwrap());
         let halves = |c: &'static str| {
             crate::http::body::stream(futures::stream::iter([
                 Ok(Bytes::from(c)),
@@ -792,7 +793,7 @@ mod tests {
     /// client leaves while it is made leaves no file and no bytes counted as being written.
     #[tokio::test]
     async fn answers_made_for_a_range_are_kept_or_discarded() {
-        let answers = Arc::new(ResponseStore::with_min_len(None, 1 << 20, 8).unwrap());
+        let answers = Arc::new(AnswerStore::with_min_len(None, 1 << 20, 8).unwrap());
         let hit = answers
             .make("m", head(), full("long enough"))
             .await
@@ -819,7 +820,7 @@ mod tests {
     /// rather than wait for the disk; an answer made for a range waits for room, and is kept.
     #[tokio::test]
     async fn a_writer_behind_costs_the_copy_never_the_answer() {
-        let answers = Arc::new(ResponseStore::with_min_len(None, 1 << 20, 1).unwrap());
+        let answers = Arc::new(AnswerStore::with_min_len(None, 1 << 20, 1).unwrap());
         let all_room = answers.writer.try_room(writer::QUEUED_MAX).unwrap();
         for _ in 0..2 {
             let body = answers.store("t", head, full("streamed"));
@@ -860,7 +861,7 @@ mod tests {
         let target = make("not a store".into());
         let link = parent.path().join(format!("{STORE_PREFIX}{dead}-link"));
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        let answers = ResponseStore::new(parent.path().to_str(), 1 << 20).unwrap();
+        let answers = AnswerStore::new(parent.path().to_str(), 1 << 20).unwrap();
         assert!(!left.exists(), "the store of a stopped server is removed");
         assert!(running.exists() && other.exists());
         assert!(
@@ -873,7 +874,7 @@ mod tests {
     /// An answer that ends in an error, or is dropped half-read, is not kept.
     #[tokio::test]
     async fn broken_or_abandoned_answers_are_not_kept() {
-        let answers = Arc::new(ResponseStore::with_min_len(None, 1 << 20, 1).unwrap());
+        let answers = Arc::new(AnswerStore::with_min_len(None, 1 << 20, 1).unwrap());
         let failing = || {
             crate::http::body::stream(futures::stream::iter([
                 Ok(Bytes::from("part")),

@@ -13,8 +13,8 @@
 //! so that series before the page are skipped without a read.
 
 use crate::dataset::Dataset;
+use crate::dataset::layout::writer_properties;
 use crate::error::{EngineError, Result};
-use crate::model::ids::{ParameterId, StationId};
 use crate::parquet::constant::ConstantColumns;
 use crate::query::months::AnswerPart;
 use crate::query::plan::PartStream;
@@ -27,8 +27,7 @@ use std::sync::Arc;
 pub const COL_STATION_ID: &str = "stationId";
 pub const COL_PARAMETER_ID: &str = "parameterId";
 
-/// A series: a station's parameter.
-pub type Series = (StationId, ParameterId);
+use crate::model::ids::Series;
 
 #[derive(Debug, Clone)]
 pub struct ManyQuery {
@@ -134,6 +133,7 @@ impl Dataset {
                     let constant = Arc::new(ConstantColumns::new(
                         ids_schema,
                         vec![ids.0.clone(), ids.1.clone()],
+                        writer_properties(),
                     ));
                     Ok::<_, EngineError>(plan.parts.map(move |part| match part? {
                         AnswerPart::Rows(batch) => Ok(AnswerPart::Rows(tagged(&out, &ids, batch)?)),

@@ -1,4 +1,5 @@
-//! The frame of every HTML page (a request that prefers `text/html`, or `format=html`): the
+//! HTML pages for people with a browser ([`pages`]) and the frame of every page (a request that
+//! prefers `text/html`, or `format=html`): the
 //! document head, a trail of links up to the landing page, the links to the same resource in
 //! every machine format, and a small style sheet. Built with `maud`, which escapes every text
 //! it is given.
@@ -6,6 +7,8 @@
 //! Pages work without JavaScript; only the station map needs it (Leaflet, served by us from
 //! `/v1/assets/`). Colours are chosen to print in grey: text is black, the chart line dark
 //! blue, levels mid grey and dashed, flagged values crossed.
+
+pub mod pages;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 

@@ -1,0 +1,65 @@
+//! Which endpoint answers a path under `/v1`: the one table of routes.
+
+use crate::api::params::shorten;
+use crate::api::request::NoParameters;
+use crate::api::{
+    Ctx, assets, characteristics, health, landing, latest, many_series, parameters, stations,
+    values,
+};
+use crate::http::error::ApiError;
+use crate::http::negotiate::Format;
+use crate::render::reply::{Reply, built};
+use http::HeaderMap;
+
+/// The endpoint's reply to `segments` (the decoded path after `/v1`).
+pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError> {
+    let seg: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let extended_only = |r: Result<Reply, ApiError>| {
+        if ctx.basic() {
+            Err(ApiError::NotFound(
+                "not available in the basic variant of this API".into(),
+            ))
+        } else {
+            r
+        }
+    };
+    match seg.as_slice() {
+        [] => landing::landing(ctx),
+        ["health"] => health::health(ctx).await,
+        ["openapi.json"] => static_json(ctx, crate::render::schemas::OPENAPI),
+        ["assets", name] => {
+            let NoParameters = ctx.request()?;
+            assets::asset(name)
+        }
+        ["schemas", name] => match crate::render::schemas::schema(name) {
+            Some(text) => static_json(ctx, text),
+            None => Err(ApiError::NotFound(format!("no schema '{}'", shorten(name)))),
+        },
+        ["stations"] => stations::stations(ctx),
+        ["values"] => extended_only(many_series::many_values(ctx).await),
+        ["latest"] => extended_only(latest::latest(ctx).await),
+        ["stations", id] => extended_only(stations::station(ctx, id)),
+        ["stations", id, "parameters"] => parameters::parameters(ctx, id),
+        ["stations", id, "parameters", pid] => extended_only(parameters::parameter(ctx, id, pid)),
+        ["stations", id, "parameters", pid, "values"] => values::values(ctx, id, pid).await,
+        ["stations", id, "characteristics"] => {
+            extended_only(characteristics::characteristics(ctx, id))
+        }
+        ["stations", id, "characteristics", cid] => {
+            extended_only(characteristics::characteristic(ctx, id, cid))
+        }
+        _ => Err(ApiError::NotFound(format!(
+            "no resource at {}",
+            shorten(ctx.path)
+        ))),
+    }
+}
+
+fn static_json(ctx: &Ctx<'_>, text: &'static str) -> Result<Reply, ApiError> {
+    let NoParameters = ctx.request()?;
+    Ok(built(
+        text.as_bytes().to_vec(),
+        Format::Json,
+        HeaderMap::new(),
+    ))
+}

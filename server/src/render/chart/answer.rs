@@ -1,0 +1,141 @@
+//! A chart answer (`format=svg`, `png`) made of a planned query: its rows reduced as they
+//! arrive ([`downsample`]), so that a 10-year chart holds a few thousand points, never the
+//! series, then drawn. The handler plans; this reads the plan and draws.
+
+use crate::http::negotiate::Format;
+use crate::render::chart::downsample::Downsampler;
+use crate::render::chart::{self, ChartSpec, Line};
+use crate::render::reply::{Reply, built};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
+use futures::StreamExt;
+use http::HeaderMap;
+use hydro_engine::EngineError;
+use hydro_engine::model::Parameter;
+use hydro_engine::model::duration::IsoDuration;
+use hydro_engine::model::ids::Series;
+use hydro_engine::query::{AnswerPart, ManyPlan, ValuesPlan};
+
+/// A step this many times the parameter's interval breaks the chart's line.
+const GAP_INTERVALS: i64 = 3;
+
+/// The chart of one series' planned rows, its line labelled `label`.
+pub async fn series(
+    mut plan: ValuesPlan,
+    parameter: &Parameter,
+    spec: &ChartSpec,
+    format: Format,
+) -> Result<Reply, EngineError> {
+    let mut reduced = Downsampler::new(chart::plot_columns(spec.size.0), gap(parameter));
+    while let Some(batch) = plan.stream.next().await {
+        push(&mut reduced, &batch?, 0)?;
+    }
+    let lines = [Line {
+        label: parameter.name.to_string(),
+        buckets: reduced.finish(),
+    }];
+    drawn(spec, &lines, format)
+}
+
+/// The chart of many series' planned rows (`series` in the order the plan gives them, each
+/// with its line's label and parameter), a line each.
+pub async fn many(
+    mut plan: ManyPlan,
+    series: &[(Series, String, &Parameter)],
+    spec: &ChartSpec,
+    format: Format,
+) -> Result<Reply, EngineError> {
+    let mut reduced: Vec<Downsampler> = series
+        .iter()
+        .map(|(_, _, p)| Downsampler::new(chart::plot_columns(spec.size.0), gap(p)))
+        .collect();
+    // Series come in the order asked for, each batch of one series.
+    let mut at = 0;
+    while let Some(part) = plan.parts.next().await {
+        let AnswerPart::Rows(batch) = part? else {
+            return Err(EngineError::Internal("chart: a stored row group".into()));
+        };
+        let ids = series_of(&batch)?;
+        while at < series.len() && (series[at].0.0.as_str(), series[at].0.1.as_str()) != ids {
+            at += 1;
+        }
+        let reducer = reduced
+            .get_mut(at)
+            .ok_or_else(|| EngineError::Internal("chart: rows of a series not asked for".into()))?;
+        push(reducer, &batch, 2)?;
+    }
+    let lines: Vec<Line> = series
+        .iter()
+        .zip(reduced)
+        .map(|((_, label, _), r)| Line {
+            label: label.clone(),
+            buckets: r.finish(),
+        })
+        .collect();
+    drawn(spec, &lines, format)
+}
+
+/// The chart in its format, as the reply.
+fn drawn(spec: &ChartSpec, lines: &[Line], format: Format) -> Result<Reply, EngineError> {
+    let drawn = match format {
+        Format::Png => chart::png(spec, lines),
+        _ => chart::svg(spec, lines).map(String::into_bytes),
+    };
+    let bytes = drawn.map_err(|e| EngineError::Internal(e.to_string()))?;
+    Ok(built(bytes, format, HeaderMap::new()))
+}
+
+/// A break in the line at a step of [`GAP_INTERVALS`] of the parameter's interval.
+fn gap(parameter: &Parameter) -> i64 {
+    parameter
+        .interval
+        .parse::<IsoDuration>()
+        .ok()
+        .filter(|d| d.months == 0 && d.micros > 0)
+        .map_or(i64::MAX, |d| d.micros.saturating_mul(GAP_INTERVALS))
+}
+
+/// The station and parameter ids of a many-series batch (one series a batch).
+fn series_of(batch: &RecordBatch) -> Result<(&str, &str), EngineError> {
+    let id = |i: usize| {
+        let texts = batch
+            .columns()
+            .get(i)
+            .and_then(|c| c.as_dictionary_opt::<Int32Type>())
+            .and_then(|d| d.values().as_string_opt::<i32>())
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| EngineError::Internal("chart: no series ids".into()))?;
+        Ok::<_, EngineError>(texts.value(0))
+    };
+    Ok((id(0)?, id(1)?))
+}
+
+/// A batch's rows (timestamp, value, quality: columns `first`, `first + 1`, `first + 2`)
+/// into the chart's buckets.
+fn push(reduced: &mut Downsampler, batch: &RecordBatch, first: usize) -> Result<(), EngineError> {
+    let column = |i: usize| {
+        batch
+            .columns()
+            .get(first + i)
+            .ok_or_else(|| EngineError::Internal("chart: a column is missing".into()))
+    };
+    let bad = || EngineError::Internal("chart: unexpected column type".into());
+    let times = column(0)?
+        .as_primitive_opt::<TimestampMicrosecondType>()
+        .ok_or_else(bad)?;
+    let values = column(1)?
+        .as_primitive_opt::<Float64Type>()
+        .ok_or_else(bad)?;
+    let quality = column(2)?
+        .as_dictionary_opt::<Int32Type>()
+        .ok_or_else(bad)?;
+    let texts = quality.values().as_string_opt::<i32>().ok_or_else(bad)?;
+    let good: Vec<bool> = (0..texts.len()).map(|i| texts.value(i) == "good").collect();
+    for i in 0..batch.num_rows() {
+        let value = values.is_valid(i).then(|| values.value(i));
+        let key = quality.keys().value(i) as usize;
+        let flagged = quality.is_valid(i) && !good.get(key).copied().unwrap_or(true);
+        reduced.push(times.value(i), value, flagged);
+    }
+    Ok(())
+}
