@@ -546,3 +546,33 @@ fn a_bad_station_row_is_one_error() {
         "{err}"
     );
 }
+
+/// A catalog file with CRLF line ends (Excel, Python's csv module) is reported at the same
+/// lines as with LF ones.
+#[test]
+fn catalog_rows_are_reported_at_their_line_with_crlf_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let stations = std::fs::read_to_string(sample("stations.csv"))
+        .unwrap()
+        .replace(
+            "kaub,Kaub,surfaceWater,DE-RP,",
+            "kaub,Kaub,surfaceWater,Rheinland,",
+        );
+    for (name, ends) in [("lf.csv", "\n"), ("crlf.csv", "\r\n")] {
+        let bad = dir.path().join(name);
+        std::fs::write(&bad, stations.replace('\n', ends)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .arg("import")
+            .arg("--out")
+            .arg(dir.path().join("dataset"))
+            .arg("--stations")
+            .arg(&bad)
+            .args(["--parameters", &sample("parameters.csv")])
+            .args(["--values", &sample("values.csv")])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{name}:3: ")), "{err}");
+    }
+}

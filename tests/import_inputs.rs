@@ -459,4 +459,53 @@ fn bad_values_files_publish_nothing() {
         assert_eq!(files_under(&out), before, "{inputs:?} left files behind");
         assert_eq!(std::fs::read(out.join("manifest.json")).unwrap(), manifest);
     }
+
+    // The same files with CRLF line ends, as Excel and Python's csv module write them: every
+    // report names the same line.
+    let crlf_dir = dir.path().join("crlf");
+    std::fs::create_dir(&crlf_dir).unwrap();
+    let crlf = |file: &Path| {
+        let to = crlf_dir.join(file.file_name().unwrap());
+        let text = std::fs::read_to_string(file).unwrap();
+        std::fs::write(&to, text.replace('\n', "\r\n")).unwrap();
+        to
+    };
+    let sample_crlf = crlf(&csv_path);
+    let cases: Vec<(Vec<PathBuf>, Vec<String>)> = vec![
+        (
+            vec![crlf(&unknown)],
+            vec!["unknown.csv:3: stationId: 'atlantis' is not a station".into()],
+        ),
+        (
+            vec![crlf(&typo)],
+            vec!["typo.csv:2: parameterId: 'water-level' is not a parameter".into()],
+        ),
+        (
+            vec![sample_crlf.clone(), crlf(&repeated)],
+            vec![
+                format!("repeated.csv:3: duplicate timestamp {again}"),
+                format!("(first at {}:2 as {first_written})", sample_crlf.display()),
+            ],
+        ),
+        (
+            vec![crlf(&decimal_comma)],
+            vec![
+                "decimal-comma.csv:2: 6 fields where the header has 5".into(),
+                "decimal-comma.csv:3: value: '2,5' is not a number".into(),
+                "decimal-comma.csv:4: timestamp: '01.01.2031 00:30'".into(),
+            ],
+        ),
+    ];
+    for (inputs, expected) in cases {
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        let result = import(&out, &inputs);
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert!(!result.status.success(), "{inputs:?} imported");
+        for e in &expected {
+            assert!(
+                err.contains(e.as_str()),
+                "CRLF {inputs:?}: '{e}' not in {err}"
+            );
+        }
+    }
 }

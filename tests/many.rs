@@ -418,7 +418,9 @@ async fn post_takes_the_parameters_in_the_body() {
     assert_eq!(pre.status, 412, "{}", pre.text());
 
     // Bad bodies and other paths: problems that say what is wrong.
-    let cases: Vec<(&str, Vec<(&str, &str)>, Vec<u8>, u16, &str)> = vec![
+    // (path, headers, body, status, what the problem says)
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Vec<u8>, u16, &'a str);
+    let cases: Vec<Case> = vec![
         (
             "/values?recent=1",
             form.to_vec(),

@@ -63,6 +63,9 @@ pub fn import_command(out: &Path) -> Command {
 /// holds is never dropped, so a server shared by a binary's tests would outlive it and a shared
 /// dataset would stay on disk. A shell waits for this process to end (`tail --pid`), then stops
 /// `server` (SIGTERM, and waits until it is gone) and removes `paths`.
+// The shell outlives this process by design (it waits for its end), so it is never waited
+// for here; once this process is gone, init reaps it.
+#[allow(clippy::zombie_processes)]
 pub fn clean_up_after_exit(server: Option<u32>, paths: &[&Path]) {
     let mut script = format!("tail --pid={} -f /dev/null;", std::process::id());
     if let Some(pid) = server {

@@ -181,7 +181,14 @@ impl JsonForm {
         match (self, value) {
             (Self::Text | Self::List, Value::String(s)) => Some(s.clone()),
             (Self::List, Value::Array(items)) => joined(items, |v| v.as_str().map(str::to_owned)),
-            (Self::Count, Value::Number(n)) => n.as_u64().map(|n| n.to_string()),
+            // JSON Schema's integers include 480.0.
+            (Self::Count, Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| {
+                    let f = n.as_f64()?;
+                    (f >= 0.0 && f.fract() == 0.0).then_some(f as u64)
+                })
+                .map(|n| n.to_string()),
             (Self::Numbers, Value::Array(items)) => {
                 joined(items, |v| v.as_number().map(ToString::to_string))
             }
@@ -441,6 +448,60 @@ pub fn fields(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pairs(q: &RawQuery) -> Vec<(&str, &str)> {
+        q.pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
+
+    /// A body's parameters are the pairs of the equivalent query string: a form as forms are
+    /// written (`+` a space), JSON lists and numbers as their text; a JSON value of another
+    /// kind than its parameter's is refused, as is a parameter in both query and body.
+    #[test]
+    fn bodies_become_query_pairs() {
+        let form = Some("application/x-www-form-urlencoded; charset=utf-8");
+        let q = RawQuery::from_body(form, b"q=a+b&from=2024-01-01T00:00:00%2B01:00").unwrap();
+        assert_eq!(
+            pairs(&q),
+            [("q", "a b"), ("from", "2024-01-01T00:00:00+01:00")]
+        );
+        let json = Some("application/json");
+        let body = br#"{"stations": ["a", "b"], "states": "NW,BY", "limit": 480.0, "near": [7, 50.5, 10]}"#;
+        let q = RawQuery::from_body(json, body).unwrap();
+        assert_eq!(
+            pairs(&q),
+            [
+                ("stations", "a,b"),
+                ("states", "NW,BY"),
+                ("limit", "480"),
+                ("near", "7,50.5,10")
+            ]
+        );
+        for bad in [
+            r#"{"limit": 1.5}"#,
+            r#"{"limit": -1}"#,
+            r#"{"limit": "5"}"#,
+            r#"{"stations": []}"#,
+            r#"{"stations": [1]}"#,
+            r#"{"near": "7,50"}"#,
+            r#"{"from": 5}"#,
+            r#"{"q": null}"#,
+        ] {
+            assert!(RawQuery::from_body(json, bad.as_bytes()).is_err(), "{bad}");
+        }
+        assert!(RawQuery::from_body(Some("text/plain"), b"q=x").is_err());
+        assert!(RawQuery::from_body(None, b"q=x").is_err());
+        let query = RawQuery::parse(Some("format=csv")).unwrap();
+        let both = RawQuery::from_body(form, b"format=json").unwrap();
+        assert!(query.clone().with_body(both).is_err());
+        let other = RawQuery::from_body(form, b"limit=5").unwrap();
+        assert_eq!(
+            pairs(&query.with_body(other).unwrap()),
+            [("format", "csv"), ("limit", "5")]
+        );
+    }
 
     #[test]
     fn raw_query_keeps_plus_and_rejects_repeats() {

@@ -2,6 +2,7 @@
 //! read whole, checked row by row and kept in memory.
 
 use super::Problems;
+use super::rows::line_of;
 use super::source::Inputs;
 use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
@@ -11,6 +12,7 @@ use crate::model::{
 };
 use chrono::DateTime;
 use std::collections::{HashMap, HashSet};
+use std::io::Read;
 use std::path::Path;
 
 type Row = HashMap<String, String>;
@@ -22,15 +24,20 @@ fn read_rows(
     inputs: &Inputs<'_>,
     problems: &mut Problems,
 ) -> Vec<(u64, Row)> {
-    let mut reader = match inputs.open_text(path) {
-        Ok(r) => csv::ReaderBuilder::new()
-            .trim(csv::Trim::All)
-            .from_reader(r),
-        Err(reason) => {
-            problems.add(path, 0, reason);
-            return Vec::new();
-        }
-    };
+    // Read whole (a catalog file is small), so that line numbers can be told from the bytes
+    // (see `rows::line_of`).
+    let mut text = Vec::new();
+    let read = inputs.open_text(path).and_then(|mut r| {
+        r.read_to_end(&mut text)
+            .map_err(|e| format!("cannot read: {e}"))
+    });
+    if let Err(reason) = read {
+        problems.add(path, 0, reason);
+        return Vec::new();
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text.as_slice());
     let headers: Vec<String> = match reader.headers() {
         Ok(h) => h.iter().map(str::to_owned).collect(),
         Err(e) => {
@@ -50,7 +57,7 @@ fn read_rows(
     for record in reader.records() {
         match record {
             Ok(r) => {
-                let line = r.position().map_or(0, |p| p.line());
+                let line = r.position().map_or(0, |p| line_of(p, &text));
                 rows.push((
                     line,
                     headers
@@ -61,7 +68,7 @@ fn read_rows(
                 ));
             }
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
+                let line = e.position().map_or(0, |p| line_of(p, &text));
                 problems.add(path, line, format!("malformed CSV: {e}"));
             }
         }

@@ -180,6 +180,19 @@ pub(super) struct RowParser<'a> {
     last: Option<(Vec<u8>, Vec<u8>, u32)>,
 }
 
+/// The line of `bytes` (CSV read by the csv crate) on which the record at `position` starts,
+/// counted from 1. The crate counts a line at each `\n` it has read; where lines end with
+/// `\r\n` (Excel, Python's csv module) it ends a record at the `\r`, so the next record's
+/// position is taken before that line's `\n` is read and is one line short: such a record
+/// starts at the `\n`.
+pub(super) fn line_of(position: &csv::Position, bytes: &[u8]) -> u64 {
+    let at_newline = usize::try_from(position.byte())
+        .ok()
+        .and_then(|b| bytes.get(b))
+        == Some(&b'\n');
+    position.line() + u64::from(at_newline)
+}
+
 /// Where a bad row is: line (or row) number, and why.
 pub(super) type BadRow = (u64, String);
 
@@ -284,7 +297,8 @@ impl<'a> RowParser<'a> {
         let mut record = csv::ByteRecord::new();
         let [s, p, t, v, q] = block.columns.at;
         loop {
-            let line_in_block = |r: &csv::ByteRecord| r.position().map_or(1, |p| p.line());
+            let line_in_block =
+                |r: &csv::ByteRecord| r.position().map_or(1, |p| line_of(p, &block.bytes));
             match reader.read_byte_record(&mut record) {
                 Ok(false) => return,
                 Ok(true) => {
@@ -331,7 +345,7 @@ impl<'a> RowParser<'a> {
                 }
                 Err(e) => {
                     let line = e.position().map_or(block.first_line, |p| {
-                        block.first_line + p.line().saturating_sub(1)
+                        block.first_line + line_of(p, &block.bytes).saturating_sub(1)
                     });
                     bad((line, format!("malformed CSV: {e}")));
                     // The reader cannot go on past a broken quote: the rest is one field.
