@@ -2,8 +2,7 @@
 //! read whole, checked row by row and kept in memory.
 
 use super::Problems;
-use super::rows::line_of;
-use super::source::Inputs;
+use super::source::{Inputs, line_of};
 use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::{

@@ -8,7 +8,7 @@
 //! a timestamp against chrono's 47-108 ns, about 3 s of CPU time on a 56 M-row import. Both
 //! agree wherever the short path answers (tested below), and chrono stays the path for the rest.
 
-use super::source::{Block, CsvBlock, TableBlock, TimeColumn};
+use super::source::{Block, CsvBlock, TableBlock, TimeColumn, line_of};
 use super::{QUALITY_FLAGS, catalog::parse_time};
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
@@ -178,19 +178,6 @@ impl SeriesIndex {
 pub(super) struct RowParser<'a> {
     index: &'a SeriesIndex,
     last: Option<(Vec<u8>, Vec<u8>, u32)>,
-}
-
-/// The line of `bytes` (CSV read by the csv crate) on which the record at `position` starts,
-/// counted from 1. The crate counts a line at each `\n` it has read; where lines end with
-/// `\r\n` (Excel, Python's csv module) it ends a record at the `\r`, so the next record's
-/// position is taken before that line's `\n` is read and is one line short: such a record
-/// starts at the `\n`.
-pub(super) fn line_of(position: &csv::Position, bytes: &[u8]) -> u64 {
-    let at_newline = usize::try_from(position.byte())
-        .ok()
-        .and_then(|b| bytes.get(b))
-        == Some(&b'\n');
-    position.line() + u64::from(at_newline)
 }
 
 /// Where a bad row is: line (or row) number, and why.

@@ -540,6 +540,19 @@ fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<boo
     Ok(false)
 }
 
+/// The line of `bytes` (CSV read by the csv crate) on which the record at `position` starts,
+/// counted from 1. The crate counts a line at each `\n` it has read; where lines end with
+/// `\r\n` (Excel, Python's csv module) it ends a record at the `\r`, so the next record's
+/// position is taken before that line's `\n` is read and is one line short: such a record
+/// starts at the `\n`.
+pub(super) fn line_of(position: &csv::Position, bytes: &[u8]) -> u64 {
+    let at_newline = usize::try_from(position.byte())
+        .ok()
+        .and_then(|b| bytes.get(b))
+        == Some(&b'\n');
+    position.line() + u64::from(at_newline)
+}
+
 /// The header row at the start of `bytes`: where the value columns are, and its length.
 fn header(bytes: &[u8]) -> Result<(CsvColumns, usize), FileProblem> {
     let end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| i + 1);
