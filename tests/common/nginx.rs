@@ -11,8 +11,15 @@ pub struct Nginx {
 }
 
 impl Drop for Nginx {
+    /// SIGTERM, not SIGKILL: the master then stops its workers before it exits (killed, it
+    /// left them running after the tests).
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let stopped = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        if !stopped.is_ok_and(|s| s.success()) {
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
     }
 }
