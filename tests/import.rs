@@ -524,21 +524,7 @@ fn a_bad_station_row_is_one_error() {
             "koeln,Köln,surfaceWater,NW,",
             "koeln,Köln,surfaceWater,Nordrhein,",
         );
-    let bad = dir.path().join("stations.csv");
-    std::fs::write(&bad, stations).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .arg("import")
-        .arg("--out")
-        .arg(dir.path().join("dataset"))
-        .arg("--stations")
-        .arg(&bad)
-        .args(["--parameters", &sample("parameters.csv")])
-        .args(["--characteristics", &sample("characteristics.csv")])
-        .args(["--values", &sample("values.csv")])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_with_stations(dir.path(), "stations.csv", &stations);
     assert!(err.contains("stations.csv:2: "), "{err}");
     assert!(!err.contains("is not a station"), "{err}");
     assert!(
@@ -559,20 +545,27 @@ fn catalog_rows_are_reported_at_their_line_with_crlf_too() {
             "kaub,Kaub,surfaceWater,Rheinland,",
         );
     for (name, ends) in [("lf.csv", "\n"), ("crlf.csv", "\r\n")] {
-        let bad = dir.path().join(name);
-        std::fs::write(&bad, stations.replace('\n', ends)).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
-            .arg("import")
-            .arg("--out")
-            .arg(dir.path().join("dataset"))
-            .arg("--stations")
-            .arg(&bad)
-            .args(["--parameters", &sample("parameters.csv")])
-            .args(["--values", &sample("values.csv")])
-            .output()
-            .unwrap();
-        assert!(!out.status.success());
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = refused_with_stations(dir.path(), name, &stations.replace('\n', ends));
         assert!(err.contains(&format!("{name}:3: ")), "{err}");
     }
+}
+
+/// `hydro import` into `dir` with the stations file `name` holding `stations` and the samples
+/// for the rest; expects it to refuse, and returns what it said.
+fn refused_with_stations(dir: &Path, name: &str, stations: &str) -> String {
+    let bad = dir.join(name);
+    std::fs::write(&bad, stations).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .arg("import")
+        .arg("--out")
+        .arg(dir.join("dataset"))
+        .arg("--stations")
+        .arg(&bad)
+        .args(["--parameters", &sample("parameters.csv")])
+        .args(["--characteristics", &sample("characteristics.csv")])
+        .args(["--values", &sample("values.csv")])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
