@@ -7,8 +7,9 @@
 //! - [`http`]: HTTP mechanics that know nothing of the API: bodies, errors as RFC 9457
 //!   problems, content negotiation, conditional requests, CORS, ranges, compression, access
 //!   control, rate limits.
-//! - [`render`]: answers as bytes: the envelope, resources as JSON values, the encoders of every
-//!   format, time and number formatting, the bundled schemas.
+//! - [`render`]: every body, made of what a handler planned: the envelope, resources as JSON
+//!   values, the encoders of every format, streamed values, station lists, charts, HTML pages,
+//!   time and number formatting, the bundled schemas.
 //! - [`answer_store`]: the answer store (finished value answers kept on disk and sent again).
 //! - [`state`]: what every request shares: the dataset, settings, caches, metrics.
 //! - [`api`]: the endpoints: routes, typed requests, one module per resource.

@@ -1,6 +1,9 @@
-//! Answers as bytes: the response envelope ([`envelope`]), charts ([`chart`]), the frame of HTML pages ([`html`]), catalog resources as JSON values
-//! ([`resources`]), the encoders of every format ([`encode`]), time formatting ([`timefmt`]),
-//! and the OpenAPI document and JSON Schemas served as they are ([`schemas`]).
+//! Every body, made of what a handler planned: the reply a handler returns ([`reply`]), the
+//! response envelope ([`envelope`]), catalog resources as JSON values ([`resources`]), the
+//! encoders of every format ([`encode`]), value answers streamed through them ([`values`],
+//! [`stream`]), long station lists ([`station_list`]), charts ([`chart`]), HTML pages
+//! ([`html`]), time formatting ([`timefmt`]), and the OpenAPI document and JSON Schemas served
+//! as they are ([`schemas`]).
 
 pub mod chart;
 pub mod encode;

@@ -14,7 +14,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 
 /// Encodes value batches as rows of text. It holds no state between batches, so batches can be
-/// encoded on several cores at once and sent in order (see `api::download`).
+/// encoded on several cores at once and sent in order (see `render::stream`).
 pub struct ValuesText {
     format: Format,
     columns: Vec<String>,
