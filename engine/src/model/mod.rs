@@ -5,6 +5,7 @@ pub mod coords;
 pub mod duration;
 pub mod ids;
 pub mod month;
+pub mod zone;
 
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use std::fmt;

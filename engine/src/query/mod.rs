@@ -19,6 +19,7 @@
 //! Either way totals, `offset` and `recent` are resolved by arithmetic over the per-month row
 //! counts in the files table, so work stays proportional to the answer, not to the archive.
 
+pub mod aggregate;
 pub mod latest;
 pub mod many_series;
 pub mod months;

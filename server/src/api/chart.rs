@@ -11,6 +11,7 @@ use crate::render::chart::{self, ChartSpec, Level, answer};
 use crate::render::reply::Reply;
 use hydro_engine::model::ids::Series;
 use hydro_engine::model::{Parameter, Station};
+use hydro_engine::query::aggregate::{AggregatePlan, AggregateQuery};
 use hydro_engine::query::{ManyQuery, ReadAhead, ValueColumn, ValuesQuery, Window};
 
 pub async fn values_chart(
@@ -53,6 +54,48 @@ pub async fn values_chart(
     answer::series(plan, parameter, &spec, format)
         .await
         .map_err(|e| fault(ctx.state, e))
+}
+
+/// `format=svg` and `format=png` of an aggregate of one series (`aggregate=mean,min,max`): a
+/// line a numeric statistic over the buckets, in time order whatever `sort` said.
+pub async fn aggregate_chart(
+    ctx: &Ctx<'_>,
+    (station, parameter): (&Station, &Parameter),
+    query: &AggregateQuery,
+    plan: AggregatePlan,
+    size: (u32, u32),
+    format: Format,
+) -> Result<Reply, ApiError> {
+    let batch = if query.sort.is_empty() {
+        plan.batch
+    } else {
+        let mut unsorted = query.clone();
+        unsorted.sort.clear();
+        ctx.version
+            .dataset
+            .aggregate(&unsorted)
+            .await
+            .map_err(|e| fault(ctx.state, e))?
+            .batch
+    };
+    let (from, to) = bounds(query.window);
+    let every = query
+        .spec
+        .interval
+        .map(|i| i.to_string())
+        .unwrap_or_default();
+    let spec = ChartSpec {
+        title: format!("{}: {} {every}", station.name, parameter.name),
+        quantity: format!("{} ({})", parameter.name, parameter.unit),
+        size,
+        offset: ctx.state.offset,
+        from,
+        to,
+        levels: Vec::new(),
+    };
+    let columns: Vec<String> = query.columns.iter().map(|c| c.name()).collect();
+    let length = query.spec.interval.map(|i| i.shortest());
+    answer::buckets(&batch, &columns, length, &spec, format).map_err(|e| fault(ctx.state, e))
 }
 
 /// `format=svg` and `format=png` on `/v1/values`: a line a series (at most

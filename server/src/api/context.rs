@@ -48,6 +48,7 @@ impl Ctx<'_> {
                 .and_then(|v| v.to_str().ok()),
             basic: self.basic(),
             posted: self.posted,
+            zone: hydro_engine::model::zone::Zone::Fixed(self.state.offset),
         }
     }
 

@@ -11,17 +11,21 @@
 use crate::api::context::fault;
 use crate::api::params::shorten;
 use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
+use crate::api::values::aggregated;
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::envelope::Pagination;
 use crate::render::reply::{Reply, attachment};
 use crate::render::stream::{self, DownloadGuard};
+use crate::render::timefmt::TimeFormatter;
 use crate::render::values::{ValuesBody, read_ahead, values_body};
+use futures::StreamExt;
 use hydro_engine::catalog::Catalog;
 use hydro_engine::model::Station;
 use hydro_engine::model::ids::Series;
-use hydro_engine::query::ManyQuery;
+use hydro_engine::query::aggregate::ManyAggregateQuery;
+use hydro_engine::query::{AnswerPart, ManyQuery};
 use std::sync::Arc;
 
 pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -30,6 +34,8 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let ManyValuesRequest {
         window,
         columns,
+        aggregate,
+        zone,
         paging: Paging {
             limit,
             offset,
@@ -39,6 +45,28 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         size,
         ..
     } = request;
+    if let Some(aggregate) = aggregate {
+        let catalog = &ctx.version.dataset.catalog;
+        let series = series
+            .iter()
+            .map(|(sid, pid)| {
+                let p = catalog
+                    .parameter(sid, pid)
+                    .ok_or_else(|| ApiError::Internal("a selected series vanished".into()))?;
+                aggregated(p, &aggregate.spec)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let query = ManyAggregateQuery {
+            series,
+            window,
+            spec: aggregate.spec,
+            columns: aggregate.columns,
+            offset,
+            limit,
+            need_total: paging,
+        };
+        return many_aggregates(ctx, query, paging, format).await;
+    }
     if matches!(format, Format::Svg | Format::Png) {
         return chart::many_chart(ctx, series, window, size, format).await;
     }
@@ -78,12 +106,64 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         meta: &ctx.state.meta,
         meta_schema: "seriesValues",
         page: page.as_ref(),
-        time: ctx.time(),
+        time: TimeFormatter::zoned(zone),
     };
     let links = || ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref());
     let body = values_body(answer, parts, links, held);
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, "values");
+    Ok(Reply::values(format, body, headers))
+}
+
+/// Aggregates of many series, each series' buckets computed as the answer reaches it.
+async fn many_aggregates(
+    ctx: &Ctx<'_>,
+    query: ManyAggregateQuery,
+    paging: bool,
+    format: Format,
+) -> Result<Reply, ApiError> {
+    if matches!(format, Format::Svg | Format::Png) {
+        return Err(ApiError::param(
+            "format",
+            "charts of many series' aggregates are not drawn; ask for one series' chart, or for the \
+             aggregates as data (json, csv, ndjson, arrow, parquet)",
+        ));
+    }
+    let permit = ctx.heavy_permit()?;
+    let (limit, offset, zone) = (query.limit, query.offset, query.spec.zone);
+    let mut names = vec!["stationId".to_owned(), "parameterId".to_owned()];
+    names.extend(query.columns.iter().map(|c| c.name()));
+    let plan = ctx
+        .version
+        .dataset
+        .aggregate_many(query)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let parts = plan.batches.map(|b| b.map(AnswerPart::Rows)).boxed();
+    let parts = stream::first_checked(parts)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let page = match (paging, plan.total) {
+        (true, Some(total)) => Some(Pagination::new(total, limit, offset)),
+        _ => None,
+    };
+    let held = DownloadGuard {
+        watch: Arc::clone(ctx.state) as _,
+        permit,
+    };
+    let answer = ValuesBody {
+        format,
+        schema: plan.schema,
+        columns: names,
+        meta: &ctx.state.meta,
+        meta_schema: "seriesAggregates",
+        page: page.as_ref(),
+        time: TimeFormatter::zoned(zone),
+    };
+    let links = || ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref());
+    let body = values_body(answer, parts, links, held);
+    let mut headers = ctx.paging_headers(page.as_ref());
+    attachment(&mut headers, format, "aggregates");
     Ok(Reply::values(format, body, headers))
 }
 

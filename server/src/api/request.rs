@@ -19,7 +19,11 @@ use crate::render::resources::{
 use hydro_engine::catalog::StationFilter;
 use hydro_engine::catalog::search::TextQuery;
 use hydro_engine::model::ids::ParameterId;
+use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{CharacteristicType, StationType};
+use hydro_engine::query::aggregate::calendar::{INTERVALS, Interval};
+use hydro_engine::query::aggregate::statistic::{STATISTICS, Statistic};
+use hydro_engine::query::aggregate::{AggregateSpec, BucketColumn};
 use hydro_engine::query::{SortKey, ValueColumn, Window};
 
 /// A request of one endpoint, parsed from its query.
@@ -51,6 +55,8 @@ pub struct Query<'a> {
     pub basic: bool,
     /// Whether the parameters came in a POST body.
     pub posted: bool,
+    /// The zone of output times without `timeZone`: the service's output offset.
+    pub zone: Zone,
 }
 
 impl Query<'_> {
@@ -266,6 +272,10 @@ pub struct ManyValuesRequest {
     pub selection: SeriesSelection,
     pub window: Window,
     pub columns: Vec<ValueColumn>,
+    /// Buckets instead of values (`aggregate`).
+    pub aggregate: Option<Aggregate>,
+    /// The offset of output times (`timeZone`).
+    pub zone: Zone,
     pub paging: Paging,
     pub format: Format,
     /// A chart's size in pixels (`width`, `height`).
@@ -275,24 +285,62 @@ pub struct ManyValuesRequest {
 impl Request for ManyValuesRequest {
     const BASIC: &'static [&'static str] = &[];
     const EXTENDED: &'static [&'static str] = selection_and![
-        "from", "to", "recent", "last", "fields", "limit", "offset", "format", "width", "height",
+        "from",
+        "to",
+        "recent",
+        "last",
+        "fields",
+        "limit",
+        "offset",
+        "format",
+        "width",
+        "height",
+        "aggregate",
+        "interval",
+        "timeZone",
+        "yearStart",
+        "minCoverage",
+        "qualities",
     ];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let raw = q.raw;
         let selection = SeriesSelection::parse(raw)?;
-        let fields = q.fields(MANY_VALUE_FIELDS, no_alias)?;
-        let columns = ValueColumn::ALL
-            .into_iter()
-            .filter(|c| {
-                fields
-                    .as_ref()
-                    .is_none_or(|f| f.iter().any(|n| n == c.name()))
-            })
-            .collect();
+        let zone = time_zone(q)?;
+        let aggregate = aggregate_spec(raw, zone)?;
+        let (columns, aggregate) = match aggregate {
+            Some(spec) => {
+                let all = BucketColumn::all(&spec);
+                let mut names = vec!["stationId".to_owned(), "parameterId".to_owned()];
+                names.extend(all.iter().map(|c| c.name()));
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let fields = q.fields(&names, no_alias)?;
+                let columns = chosen(all, fields.as_deref());
+                let aggregate = Aggregate {
+                    spec,
+                    columns,
+                    sort: Vec::new(),
+                };
+                (Vec::new(), Some(aggregate))
+            }
+            None => {
+                let fields = q.fields(MANY_VALUE_FIELDS, no_alias)?;
+                let columns = ValueColumn::ALL
+                    .into_iter()
+                    .filter(|c| {
+                        fields
+                            .as_ref()
+                            .is_none_or(|f| f.iter().any(|n| n == c.name()))
+                    })
+                    .collect();
+                (columns, None)
+            }
+        };
         Ok(Self {
             selection,
             window: window(raw)?,
             columns,
+            aggregate,
+            zone,
             paging: q.paging()?,
             // A selection too long for a URL is data to analyse, not a chart to look at.
             format: q.format(if q.posted {
@@ -424,6 +472,11 @@ pub struct ValuesRequest {
     /// The output columns, in the resource's own field order (as `fields` keeps it for every
     /// other resource).
     pub columns: Vec<ValueColumn>,
+    /// Buckets instead of values (`aggregate`); `sort`, `fields` and the page then apply to
+    /// them, and `sort` and `columns` above are left empty.
+    pub aggregate: Option<Aggregate>,
+    /// The offset of output times (`timeZone`).
+    pub zone: Zone,
     pub paging: Paging,
     pub format: Format,
     /// A chart's size in pixels (`width`, `height`).
@@ -433,10 +486,53 @@ pub struct ValuesRequest {
 impl Request for ValuesRequest {
     const BASIC: &'static [&'static str] = &["from", "to"];
     const EXTENDED: &'static [&'static str] = &[
-        "recent", "last", "limit", "offset", "sort", "fields", "format", "width", "height",
+        "recent",
+        "last",
+        "limit",
+        "offset",
+        "sort",
+        "fields",
+        "format",
+        "width",
+        "height",
+        "aggregate",
+        "interval",
+        "timeZone",
+        "yearStart",
+        "minCoverage",
+        "qualities",
     ];
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let window = window(q.raw)?;
+        let zone = time_zone(q)?;
+        if let Some(spec) = aggregate_spec(q.raw, zone)? {
+            let all = BucketColumn::all(&spec);
+            let names: Vec<String> = all.iter().map(|c| c.name()).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let sort = q
+                .sort(&names, no_alias)?
+                .iter()
+                .filter_map(|k| {
+                    let c = all.iter().find(|c| c.name() == k.path)?;
+                    Some((*c, k.descending))
+                })
+                .collect();
+            let fields = q.fields(&names, no_alias)?;
+            return Ok(Self {
+                window,
+                sort: Vec::new(),
+                columns: Vec::new(),
+                aggregate: Some(Aggregate {
+                    columns: chosen(all, fields.as_deref()),
+                    spec,
+                    sort,
+                }),
+                zone,
+                paging: q.paging()?,
+                size: chart_size(q.raw)?,
+                format: q.format(Answer::Values)?,
+            });
+        }
         let sort = q
             .sort(VALUE_FIELDS, no_alias)?
             .iter()
@@ -461,6 +557,8 @@ impl Request for ValuesRequest {
             window,
             sort,
             columns,
+            aggregate: None,
+            zone,
             paging: q.paging()?,
             size: chart_size(q.raw)?,
             format,
@@ -587,4 +685,115 @@ fn window(q: &RawQuery) -> Result<Window, ApiError> {
         (_, Some(d)) => Window::Last(d),
         _ => Window::Between { from, to },
     })
+}
+
+/// What an aggregate answer holds (`aggregate` and the parameters that go with it).
+pub struct Aggregate {
+    pub spec: AggregateSpec,
+    /// The output columns (`fields`), in the answer's own order.
+    pub columns: Vec<BucketColumn>,
+    /// `sort` over the buckets (`true`: descending); single series only.
+    pub sort: Vec<(BucketColumn, bool)>,
+}
+
+/// The columns of `all` that `fields` names, in `all`'s order.
+fn chosen(all: Vec<BucketColumn>, fields: Option<&[String]>) -> Vec<BucketColumn> {
+    all.into_iter()
+        .filter(|c| fields.is_none_or(|f| f.iter().any(|n| *n == c.name())))
+        .collect()
+}
+
+/// `timeZone`: an IANA name, `UTC` or `±HH:MM`; the service's output offset without it.
+fn time_zone(q: &Query<'_>) -> Result<Zone, ApiError> {
+    q.raw
+        .get("timeZone")?
+        .map(|v| {
+            Zone::parse(v)
+                .map_err(|e| ApiError::param("timeZone", format!("'{}': {e}", shorten(v))))
+        })
+        .transpose()
+        .map(|z| z.unwrap_or(q.zone))
+}
+
+/// `aggregate` and the parameters that shape it (`interval`, `yearStart`, `minCoverage`,
+/// `qualities`), which without it are a 400 naming it.
+fn aggregate_spec(raw: &RawQuery, zone: Zone) -> Result<Option<AggregateSpec>, ApiError> {
+    let Some(asked) = raw.get("aggregate")? else {
+        for name in ["interval", "yearStart", "minCoverage", "qualities"] {
+            if raw.get(name)?.is_some() {
+                return Err(ApiError::param(
+                    "aggregate",
+                    format!(
+                        "{name} shapes an aggregate: give the statistics to compute, e.g. aggregate=mean,min,max"
+                    ),
+                ));
+            }
+        }
+        return Ok(None);
+    };
+    let mut statistics: Vec<Statistic> = Vec::new();
+    for item in params::list("aggregate", asked)? {
+        let s: Statistic = item.parse().map_err(|()| {
+            ApiError::param(
+                "aggregate",
+                format!("'{}' is not a statistic; use {STATISTICS}", shorten(item)),
+            )
+        })?;
+        if statistics.contains(&s) {
+            return Err(ApiError::param(
+                "aggregate",
+                format!("'{item}' is asked for twice"),
+            ));
+        }
+        statistics.push(s);
+    }
+    let interval = raw
+        .get("interval")?
+        .map(|v| {
+            let bad = || {
+                ApiError::param(
+                    "interval",
+                    format!("'{}' is not a bucket length; use {INTERVALS}", shorten(v)),
+                )
+            };
+            params::duration("interval", v)
+                .ok()
+                .and_then(Interval::of)
+                .ok_or_else(bad)
+        })
+        .transpose()?;
+    let year_start = raw
+        .get("yearStart")?
+        .map(|v| {
+            params::uint("yearStart", v)
+                .ok()
+                .filter(|m| (1..=12).contains(m))
+                .ok_or_else(|| ApiError::param("yearStart", "must be the month a year starts in, 1 to 12 (e.g. 11 for German hydrological years)"))
+        })
+        .transpose()?
+        .map_or(1, |m| m as u32);
+    let min_coverage = raw
+        .get("minCoverage")?
+        .map(|v| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|c| (0.0..=1.0).contains(c))
+                .ok_or_else(|| {
+                    ApiError::param(
+                        "minCoverage",
+                        "must be a number from 0 to 1 (the share of a bucket's expected values)",
+                    )
+                })
+        })
+        .transpose()?
+        .unwrap_or(0.0);
+    let qualities = texts(raw, "qualities")?;
+    Ok(Some(AggregateSpec {
+        statistics,
+        interval,
+        zone,
+        year_start,
+        min_coverage,
+        qualities,
+    }))
 }

@@ -11,11 +11,14 @@ use crate::render::envelope::Pagination;
 use crate::render::html::pages;
 use crate::render::reply::{Reply, attachment};
 use crate::render::stream::{self, DownloadGuard};
+use crate::render::timefmt::TimeFormatter;
 use crate::render::values::{ValuesBody, read_ahead, values_body};
 use futures::StreamExt;
 use hydro_engine::EngineError;
+use hydro_engine::model::duration::IsoDuration;
 use hydro_engine::model::ids::StationId;
 use hydro_engine::model::{Parameter, Station};
+use hydro_engine::query::aggregate::{AggregateQuery, AggregateSpec, SeriesToAggregate};
 use hydro_engine::query::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
 use serde_json::Value;
 use std::sync::Arc;
@@ -42,6 +45,8 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         window,
         sort,
         columns,
+        aggregate,
+        zone,
         paging: Paging {
             limit,
             offset,
@@ -50,6 +55,20 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         format,
         size,
     } = ValuesRequest::parse(&ctx.typed_query())?;
+    if let Some(aggregate) = aggregate {
+        let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
+        let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
+        let query = AggregateQuery {
+            series: aggregated(parameter, &aggregate.spec)?,
+            window,
+            spec: aggregate.spec,
+            columns: aggregate.columns,
+            sort: aggregate.sort,
+            offset,
+            limit,
+        };
+        return aggregates(ctx, (s, parameter), query, paging, format, size).await;
+    }
     let query = ValuesQuery {
         station: s.id.clone(),
         parameter: pid.clone(),
@@ -106,7 +125,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         meta: &ctx.state.meta,
         meta_schema: "values",
         page: page.as_ref(),
-        time: ctx.time(),
+        time: TimeFormatter::zoned(zone),
     };
     let body = values_body(
         answer,
@@ -146,4 +165,114 @@ async fn values_page(
     pages::values(&ctx.site(), series, plan, page, size, &offered)
         .await
         .map_err(|e| fault(ctx.state, e))
+}
+
+/// The series of `parameter` as an aggregate reads it: with its interval, which coverage is
+/// counted in and which a bucket may not be finer than.
+pub(crate) fn aggregated(
+    parameter: &Parameter,
+    spec: &AggregateSpec,
+) -> Result<SeriesToAggregate, ApiError> {
+    let step = parameter
+        .interval
+        .parse::<IsoDuration>()
+        .ok()
+        .filter(|d| d.months == 0 && d.micros > 0)
+        .map(|d| d.micros);
+    if let (Some(step), Some(interval)) = (step, spec.interval)
+        && interval.shortest() < step
+    {
+        return Err(ApiError::param(
+            "interval",
+            format!(
+                "{interval} is finer than the interval of {} ({}); give {} or longer",
+                parameter.id, parameter.interval, parameter.interval
+            ),
+        ));
+    }
+    Ok(SeriesToAggregate {
+        series: (parameter.station.clone(), parameter.id.clone()),
+        step,
+    })
+}
+
+/// An aggregate of one series: its buckets computed before the status line (they are few:
+/// a century of days is 36 500), then sent in the chosen format.
+async fn aggregates(
+    ctx: &Ctx<'_>,
+    (station, parameter): (&Station, &Parameter),
+    mut query: AggregateQuery,
+    paging: bool,
+    format: Format,
+    size: (u32, u32),
+) -> Result<Reply, ApiError> {
+    if format == Format::Html {
+        query.limit = Some(
+            query
+                .limit
+                .unwrap_or(pages::PAGE_ROWS)
+                .min(pages::MOST_ROWS),
+        );
+    }
+    let permit = ctx.heavy_permit()?;
+    let plan = ctx
+        .version
+        .dataset
+        .aggregate(&query)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let zone = query.spec.zone;
+    let columns: Vec<String> = query.columns.iter().map(|c| c.name()).collect();
+    if format == Format::Html {
+        let page = Pagination::new(plan.total, query.limit, query.offset);
+        let offered = Format::offered(Answer::Values);
+        let time = TimeFormatter::zoned(zone);
+        let series = (station, parameter);
+        return pages::aggregates(
+            &ctx.site(),
+            series,
+            &plan.batch,
+            &columns,
+            &page,
+            time,
+            size,
+            &offered,
+        )
+        .map_err(|e| fault(ctx.state, e));
+    }
+    if matches!(format, Format::Svg | Format::Png) {
+        drop(permit);
+        return chart::aggregate_chart(ctx, (station, parameter), &query, plan, size, format).await;
+    }
+    let page = paging.then(|| Pagination::new(plan.total, query.limit, query.offset));
+    let held = DownloadGuard {
+        watch: Arc::clone(ctx.state) as _,
+        permit,
+    };
+    let answer = ValuesBody {
+        format,
+        schema: plan.schema,
+        columns,
+        meta: &ctx.state.meta,
+        meta_schema: "aggregates",
+        page: page.as_ref(),
+        time: TimeFormatter::zoned(zone),
+    };
+    let parts = futures::stream::iter([Ok(AnswerPart::Rows(plan.batch))]).boxed();
+    let parts = stream::first_checked(parts)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let body = values_body(
+        answer,
+        parts,
+        || values_links(ctx, &station.id, page.as_ref()),
+        held,
+    );
+    let mut headers = ctx.paging_headers(page.as_ref());
+    attachment(
+        &mut headers,
+        format,
+        &format!("{}_{}", station.id, parameter.id),
+    );
+    Ok(Reply::values(format, body, headers))
 }

@@ -1,9 +1,11 @@
 //! RFC 3339 timestamps with a numeric offset (`2024-03-01T12:15:00+00:00`, never `Z`), fast:
 //! the date part is formatted once per day and reused, the time of day comes from a table of
-//! the 1 440 minutes of a day. Sub-second parts appear only when present.
+//! the 1 440 minutes of a day. Sub-second parts appear only when present. In an IANA zone
+//! (`timeZone=Europe/Berlin`) each instant is written in the offset the zone has then.
 
 use crate::render::encode::{Out, padded};
 use chrono::FixedOffset;
+use hydro_engine::model::zone::Zone;
 
 const DAY_MICROS: i64 = 86_400_000_000;
 
@@ -19,6 +21,8 @@ pub struct TimeFormatter {
     date: u128,
     /// `±hh:mm`, likewise.
     offset: u64,
+    /// A zone whose offset changes: looked up for each instant.
+    zone: Option<Zone>,
 }
 
 impl TimeFormatter {
@@ -37,12 +41,42 @@ impl TimeFormatter {
             day_start: i64::MIN,
             date: date_word(*b"0000-00-00T"),
             offset: u64::from_le_bytes(padded(offset)),
+            zone: None,
+        }
+    }
+
+    /// Times in `zone`: a fixed offset as [`Self::new`], an IANA zone in its offset at each
+    /// instant.
+    pub fn zoned(zone: Zone) -> Self {
+        match zone.fixed() {
+            Some(offset) => Self::new(offset),
+            None => Self {
+                zone: Some(zone),
+                ..Self::new(FixedOffset::east_opt(0).expect("zero is an offset"))
+            },
+        }
+    }
+
+    /// Follows the zone's offset at `micros` (the date cache holds for one offset).
+    #[cold]
+    fn follow_zone(&mut self, zone: Zone, micros: i64) {
+        let secs = zone.offset_secs(micros);
+        if i64::from(secs) * 1_000_000 != self.offset_micros
+            && let Some(offset) = FixedOffset::east_opt(secs)
+        {
+            *self = Self {
+                zone: Some(zone),
+                ..Self::new(offset)
+            };
         }
     }
 
     /// Appends the timestamp (UTC microseconds) in the output offset: at most 32 bytes.
     #[inline(always)]
     pub fn write(&mut self, micros: i64, out: &mut impl Out) {
+        if let Some(zone) = self.zone {
+            self.follow_zone(zone, micros);
+        }
         let local = micros.saturating_add(self.offset_micros);
         // Consecutive values mostly share the day: a subtraction instead of two divisions.
         let mut in_day = local.wrapping_sub(self.day_start);
@@ -183,6 +217,19 @@ mod tests {
                 assert_eq!(f.format(t), want, "{t}");
             }
         }
+    }
+
+    #[test]
+    fn a_named_zone_writes_each_instant_in_its_own_offset() {
+        let zone = Zone::parse("Europe/Berlin").unwrap();
+        let mut f = TimeFormatter::zoned(zone);
+        assert_eq!(f.format(1_711_846_800_000_000), "2024-03-31T03:00:00+02:00");
+        assert_eq!(f.format(1_711_843_200_000_000), "2024-03-31T01:00:00+01:00");
+        assert_eq!(f.format(1_704_063_600_000_000), "2024-01-01T00:00:00+01:00");
+        assert_eq!(
+            TimeFormatter::zoned(Zone::UTC).format(0),
+            "1970-01-01T00:00:00+00:00"
+        );
     }
 
     #[test]

@@ -75,6 +75,46 @@ pub async fn many(
     drawn(spec, &lines, format)
 }
 
+/// The chart of an aggregate's buckets (`batch`, in time order): a line for each numeric
+/// statistic (`columns`), labelled with its name. A bucket is drawn at its start; the line
+/// breaks where buckets are missing or below the coverage asked for.
+pub fn buckets(
+    batch: &RecordBatch,
+    columns: &[String],
+    interval: Option<i64>,
+    spec: &ChartSpec,
+    format: Format,
+) -> Result<Reply, EngineError> {
+    let bad = || EngineError::Internal("chart: unexpected column type".into());
+    let times = batch
+        .column_by_name("timestamp")
+        .and_then(|c| c.as_primitive_opt::<TimestampMicrosecondType>())
+        .ok_or_else(bad)?;
+    let mut lines = Vec::new();
+    for name in columns {
+        let Some(values) = batch
+            .column_by_name(name)
+            .and_then(|c| c.as_primitive_opt::<Float64Type>())
+        else {
+            continue;
+        };
+        let gap = interval.map_or(i64::MAX, |i| i.saturating_mul(GAP_INTERVALS / 2 + 1));
+        let mut reduced = Downsampler::new(chart::plot_columns(spec.size.0), gap);
+        for i in 0..batch.num_rows() {
+            reduced.push(
+                times.value(i),
+                values.is_valid(i).then(|| values.value(i)),
+                false,
+            );
+        }
+        lines.push(Line {
+            label: name.clone(),
+            buckets: reduced.finish(),
+        });
+    }
+    drawn(spec, &lines, format)
+}
+
 /// The chart in its format, as the reply.
 fn drawn(spec: &ChartSpec, lines: &[Line], format: Format) -> Result<Reply, EngineError> {
     let drawn = match format {

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, AsArray, DictionaryArray, PrimitiveArray, RecordBatch, StringArray,
 };
-use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
+use datafusion::arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
 
 /// Encodes value batches as rows of text. It holds no state between batches, so batches can be
 /// encoded on several cores at once and sent in order (see `render::stream`).
@@ -88,8 +88,17 @@ enum Part<'a, B> {
     /// Bytes between cells.
     Fixed(B),
     Time(&'a PrimitiveArray<TimestampMicrosecondType>),
+    /// A time that may be missing (an aggregate's `minTime` below `minCoverage`): it writes
+    /// its own JSON quotes (`quoted`), or `null` (JSON) or nothing.
+    OptTime(
+        &'a PrimitiveArray<TimestampMicrosecondType>,
+        bool,
+        &'static [u8],
+    ),
     /// A number, or where there is none, `null` (JSON) or nothing.
     Num(&'a PrimitiveArray<Float64Type>, &'static [u8]),
+    /// A whole number (an aggregate's `count`), likewise.
+    Int(&'a PrimitiveArray<Int64Type>, &'static [u8]),
     /// A dictionary cell: each value escaped for the format, then the same for a null. The
     /// constant bytes on both sides are folded into them (`,good\r\n`), so that the cell and
     /// its separators are one copy (`csv/ours` 1.06 -> 0.92-0.96 ms, three copies a row less).
@@ -121,11 +130,18 @@ fn cell<'a>(
         .column_by_name(name)
         .ok_or_else(|| EncodeError::Unexpected(format!("column {name} missing")))?;
     let json = is_json(format);
+    let null: &'static [u8] = if json { b"null" } else { b"" };
     if let Some(t) = c.as_primitive_opt::<TimestampMicrosecondType>() {
+        if t.null_count() > 0 {
+            return Ok(Part::OptTime(t, json, null));
+        }
         return Ok(Part::Time(t));
     }
     if let Some(f) = c.as_primitive_opt::<Float64Type>() {
-        return Ok(Part::Num(f, if json { b"null" } else { b"" }));
+        return Ok(Part::Num(f, null));
+    }
+    if let Some(n) = c.as_primitive_opt::<Int64Type>() {
+        return Ok(Part::Int(n, null));
     }
     let d = c
         .as_dictionary_opt::<Int32Type>()
@@ -152,7 +168,7 @@ impl<'a> Part<'a, Vec<u8>> {
                     v.extend_from_slice(bytes);
                 }
             }
-            Part::Time(_) | Part::Num(..) => return false,
+            Part::Time(_) | Part::OptTime(..) | Part::Num(..) | Part::Int(..) => return false,
         }
         true
     }
@@ -170,7 +186,9 @@ impl<'a> Part<'a, Vec<u8>> {
         match self {
             Part::Fixed(b) => Part::Fixed(Fragment::new(b)),
             Part::Time(t) => Part::Time(t),
+            Part::OptTime(t, quoted, null) => Part::OptTime(t, quoted, null),
             Part::Num(n, null) => Part::Num(n, null),
+            Part::Int(n, null) => Part::Int(n, null),
             Part::Text(d, values, null) => Part::Text(
                 d,
                 values.into_iter().map(Fragment::new).collect(),
@@ -186,7 +204,9 @@ impl Part<'_, Fragment> {
         match self {
             Part::Fixed(f) => f.len(),
             Part::Time(_) => 32,
+            Part::OptTime(..) => 34,
             Part::Num(..) => 24,
+            Part::Int(..) => 20,
             Part::Text(_, values, null) => values
                 .iter()
                 .chain([null])
@@ -201,7 +221,27 @@ impl Part<'_, Fragment> {
         match self {
             Part::Fixed(f) => f.put(out),
             Part::Time(a) => time.write(a.value(i), out),
+            Part::OptTime(a, quoted, null) => {
+                if a.is_null(i) {
+                    out.put(null);
+                } else {
+                    if *quoted {
+                        out.put(b"\"");
+                    }
+                    time.write(a.value(i), out);
+                    if *quoted {
+                        out.put(b"\"");
+                    }
+                }
+            }
             Part::Num(a, null) => put_number(a, null, i, out),
+            Part::Int(a, null) => {
+                if a.is_null(i) {
+                    out.put(null);
+                } else {
+                    out.put(itoa::Buffer::new().format(a.value(i)).as_bytes());
+                }
+            }
             Part::Text(d, values, null) => put_text(d, values, null, i, out),
         }
     }

@@ -14,9 +14,10 @@ use crate::render::envelope::{Pagination, PagingUrl};
 use crate::render::html::{self, Frame, Link};
 use crate::render::reply::{Reply, built};
 use crate::render::resources::SortSpec;
+use crate::render::timefmt::TimeFormatter;
 use chrono::{DateTime, FixedOffset, SecondsFormat};
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use futures::StreamExt;
 use http::HeaderMap;
 use hydro_engine::EngineError;
@@ -352,6 +353,119 @@ pub fn station(site: &Site<'_>, catalog: &Catalog, s: &Station, offered: &[Forma
 
 /// A series' values: the chart of the window and a table of the page, with links to the
 /// window in every format.
+/// The aggregates a values page links to, as the query parameters that ask for them.
+const SUMMARIES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "daily mean, min and max",
+        &[("aggregate", "mean,min,max"), ("interval", "P1D")],
+    ),
+    (
+        "monthly mean, min and max",
+        &[("aggregate", "mean,min,max"), ("interval", "P1M")],
+    ),
+    (
+        "annual maxima (hydrological year from November)",
+        &[
+            ("aggregate", "max,maxTime"),
+            ("interval", "P1Y"),
+            ("yearStart", "11"),
+        ],
+    ),
+    (
+        "statistics of the whole window",
+        &[("aggregate", "mean,min,p10,median,p90,max")],
+    ),
+];
+
+/// An aggregate of a series as a page: the chart of its numeric statistics (an image of the
+/// SVG answer) and a table of the page of buckets. `batch` holds the page's buckets with the
+/// `columns` asked for; `page` says which.
+#[allow(clippy::too_many_arguments)]
+pub fn aggregates(
+    site: &Site<'_>,
+    (s, p): (&Station, &Parameter),
+    batch: &RecordBatch,
+    columns: &[String],
+    page: &Pagination,
+    mut times: TimeFormatter,
+    size: (u32, u32),
+    offered: &[Format],
+) -> Result<Reply, EngineError> {
+    let mut rows: Vec<Vec<String>> = vec![Vec::with_capacity(columns.len()); batch.num_rows()];
+    for name in columns {
+        let column = batch
+            .column_by_name(name)
+            .ok_or_else(|| EngineError::Internal(format!("aggregate page: no column {name}")))?;
+        for (i, row) in rows.iter_mut().enumerate() {
+            let cell = if column.is_null(i) {
+                "–".to_owned()
+            } else if let Some(t) = column.as_primitive_opt::<TimestampMicrosecondType>() {
+                times.format(t.value(i))
+            } else if let Some(v) = column.as_primitive_opt::<Float64Type>() {
+                v.value(i).to_string()
+            } else if let Some(n) = column.as_primitive_opt::<Int64Type>() {
+                n.value(i).to_string()
+            } else {
+                String::new()
+            };
+            row.push(cell);
+        }
+    }
+    let mut url = site.here.clone();
+    url.pairs.retain(|(k, _)| k != "format");
+    let pages = page.links(&url);
+    let (width, height) = (size.0.to_string(), size.1.to_string());
+    let chart_src = url.rewritten(
+        &["limit", "offset", "format", "width", "height"],
+        &[("format", "svg"), ("width", &width), ("height", &height)],
+    );
+    let downloads: Vec<Link> = offered
+        .iter()
+        .filter(|f| !matches!(f, Format::Html | Format::Svg | Format::Png))
+        .map(|f| {
+            let href = url.rewritten(
+                &["limit", "offset", "format", "width", "height"],
+                &[("format", f.short())],
+            );
+            (f.short().to_uppercase(), href)
+        })
+        .collect();
+    let first = page.offset;
+    let content = html! {
+        (chart(&chart_src, &format!("Chart of the aggregates of {} ({}) at {}", p.name, p.unit, s.name)))
+        p { "Download every bucket: "
+            @for (name, href) in &downloads { a href=(href) { (name) } " " }
+        }
+        p { (page.total) " buckets; " (page.count) " shown from number " (first + 1) ". Each bucket is labelled with its start." }
+        table {
+            caption { (p.name) " (" (p.unit) ")" }
+            thead { tr { @for c in columns { th scope="col" { (c) } } } }
+            tbody {
+                @for row in &rows {
+                    tr { @for (k, cell) in row.iter().enumerate() {
+                        @if k == 0 { td { (cell) } } @else { td.num { (cell) } }
+                    } }
+                }
+            }
+        }
+        (html::pager(&pages))
+    };
+    let title = service(site);
+    let heading = format!("{}: {} (aggregates)", s.name, p.name);
+    let frame = Frame {
+        title: &heading,
+        service: &title,
+        trail: vec![
+            (title.clone(), site.url("/")),
+            ("Stations".into(), site.url("/stations")),
+            (s.name.clone(), station_url(site, s)),
+        ],
+        formats: formats(site, offered),
+        head: html! {},
+    };
+    Ok(reply(html::page(frame, content)))
+}
+
 pub async fn values(
     site: &Site<'_>,
     (s, p): (&Station, &Parameter),
@@ -409,10 +523,20 @@ pub async fn values(
             )
         })
         .collect();
+    let summaries: Vec<Link> = SUMMARIES
+        .iter()
+        .map(|(name, pairs)| {
+            let href = url.rewritten(&["limit", "offset", "format", "sort", "fields"], pairs);
+            ((*name).to_owned(), href)
+        })
+        .collect();
     let content = html! {
         (chart(&chart_src, &format!("Chart of {} ({}) at {} in the window asked for", p.name, p.unit, s.name)))
         p { "Download the whole window: "
             @for (name, href) in &downloads { a href=(href) { (name) } " " }
+        }
+        p { "Summaries of the window: "
+            @for (name, href) in &summaries { a href=(href) { (name) } " · " }
         }
         p { (page.total) " values; " (page.count) " shown from number " (first + 1) ". Times in UTC" (offset) "." }
         table {
