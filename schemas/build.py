@@ -59,6 +59,19 @@ value = {"type": "object", "additionalProperties": False, "properties": {
 series_value = {"type": "object", "additionalProperties": False, "properties": {
     "stationId": {"type": "string", "pattern": ID}, "parameterId": {"type": "string"},
     "timestamp": ts, "value": {"type": ["number", "null"]}, "quality": {"type": "string"}}}
+# An aggregate's bucket: its start, the statistics as asked (named so), its count and coverage.
+STATISTIC_NUMBER = r"^(mean|min|max|sum|first|last|median|p([1-9]|[1-9][0-9]))$"
+bucket_props = {"timestamp": ts, "count": {"type": "integer", "minimum": 1},
+                "coverage": {"type": ["number", "null"], "minimum": 0,
+                             "description": "values in the bucket over the values its whole length holds"}}
+bucket_patterns = {STATISTIC_NUMBER: {"type": ["number", "null"]},
+                   "^(minTime|maxTime)$": {"anyOf": [ts, {"type": "null"}]}}
+bucket = {"type": "object", "additionalProperties": False, "properties": bucket_props,
+          "patternProperties": bucket_patterns}
+series_bucket = {"type": "object", "additionalProperties": False,
+                 "properties": {"stationId": series_value["properties"]["stationId"],
+                                "parameterId": {"type": "string"}} | bucket_props,
+                 "patternProperties": bucket_patterns}
 latest_value = {"type": "object", "additionalProperties": False,
                 "required": ["stationId", "parameterId", "timestamp", "quality"], "properties": {
     "stationId": {"type": "string", "pattern": ID}, "stationName": {"type": "string"},
@@ -86,6 +99,12 @@ SCHEMAS = {
                               "examples": [[{"stationId": "koeln", "parameterId": "water-level-15min",
                                              "timestamp": "2024-01-31T00:00:00+00:00", "value": 300.0,
                                              "quality": "good"}]]}),
+    "aggregates": envelope("Aggregates of one series: a row a bucket with values",
+                           {"type": "array", "items": bucket,
+                            "examples": [[{"timestamp": "2024-03-31T00:00:00+01:00", "mean": 187.2,
+                                           "max": 190.4, "count": 92, "coverage": 1.0}]]}),
+    "seriesAggregates": envelope("Aggregates of many series, by station, parameter and bucket",
+                                 {"type": "array", "items": series_bucket}),
     "latest": envelope("The newest value of each series",
                        {"type": "array", "items": latest_value,
                         "examples": [[{"stationId": "koeln", "stationName": "Köln",
@@ -246,6 +265,13 @@ def op(op_id, summary, schema, params, formats):
                     "responses": {"200": {"description": "OK", "content": content}, "304": {"description": "Not modified"}} | ERRORS}}
 
 
+def or_aggregates(path, aggregates):
+    """A values operation answers aggregates (the schema `aggregates`) when asked for them."""
+    content = path["get"]["responses"]["200"]["content"]["application/json"]
+    content["schema"] = {"anyOf": [content["schema"], {"$ref": f"#/components/schemas/{aggregates}"}]}
+    return path
+
+
 def ranged(path):
     """Value answers also come in byte ranges (a resumed download), while the answer store is on."""
     responses = path["get"]["responses"]
@@ -296,6 +322,33 @@ SELECTION = [
     q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
     BBOX, NEAR, SEARCH, SERIES]
 MANY = ["json", "csv", "ndjson", "arrow", "parquet", "svg", "png"]
+STATISTIC = r"(?:mean|min|max|sum|count|first|last|median|p(?:[1-9]|[1-9][0-9])|minTime|maxTime)"
+MINUTES = [m for m in range(1, 721) if 1440 % m == 0]
+INTERVALS = ([f"PT{m}M" for m in MINUTES if m % 60] + [f"PT{m // 60}H" for m in MINUTES if m % 60 == 0]
+             + ["P1D", "P1M", "P2M", "P3M", "P4M", "P6M", "P1Y"])
+ZONE = {"type": "string", "pattern": r"^(UTC|[+-](0\d|1[0-7]):[0-5]\d|[+-]18:00|[A-Za-z_]+(/[A-Za-z0-9_+-]+){0,2})$",
+        "example": "Europe/Berlin"}
+# aggregate and what shapes it: one object parameter, form style, exploded (each member its own
+# query parameter), whose schema says that the others need aggregate.
+AGGREGATE = {"name": "aggregation", "in": "query", "required": False, "style": "form", "explode": True,
+             "description": "aggregate: comma list of statistics per bucket (mean, min, max, sum, count, first, "
+                            "last, median, p1 … p99 linear as pandas quantile, minTime, maxTime), columns named as "
+                            "asked, then count and coverage; interval: the bucket (sub-day buckets on the UTC grid "
+                            "from midnight UTC, P1D and longer in the calendar of timeZone; not finer than the "
+                            "series' own interval); yearStart: the month years and quarters start (11: German "
+                            "hydrological years); minCoverage: statistics of buckets with less coverage are null; "
+                            "qualities: only values of these qualities count. Without interval, one bucket over "
+                            "the window; recent=N is then the last N buckets. sort and fields name the columns",
+             "schema": {"type": "object", "additionalProperties": False, "properties": {
+                 "aggregate": comma_list(STATISTIC, "mean,min,max"),
+                 "interval": {"type": "string", "enum": INTERVALS},
+                 "yearStart": {"type": "integer", "minimum": 1, "maximum": 12},
+                 "minCoverage": {"type": "number", "minimum": 0, "maximum": 1},
+                 "qualities": comma_list(TEXT_ITEM, "good,estimated")},
+                 "dependentRequired": {k: ["aggregate"] for k in ["interval", "yearStart", "minCoverage", "qualities"]}}}
+TIME_ZONE = q("timeZone", "IANA time zone (Europe/Berlin), UTC or ±HH:MM: the offset of every output time and "
+                          "the calendar of day, month and year buckets; default the service's output offset", ZONE)
+BUCKET_COLUMNS = ["timestamp", "count", "coverage"]
 LATEST = ["json", "csv", "geojson", "ndjson", "arrow", "parquet"]
 SERIES_FIELDS = ["stationId", "parameterId", "timestamp", "value", "quality"]
 
@@ -308,7 +361,10 @@ def body_of(params):
     props, rules, arrays = {}, [], []
     for p in params:
         schema = p["schema"]
-        if p.get("explode") and "properties" in schema:  # series: its members, one required
+        if p.get("explode") and "dependentRequired" in schema:  # aggregation: needs aggregate
+            props |= schema["properties"]
+            rules.append({"dependentRequired": schema["dependentRequired"]})
+        elif p.get("explode") and "properties" in schema:  # series: its members, one required
             props |= schema["properties"]
             rules.append({"anyOf": schema["anyOf"]})
         elif p.get("explode"):  # window: from/to, recent or last
@@ -358,7 +414,8 @@ def posted(path, params):
     return path
 
 
-MANY_VALUES = SELECTION + [WINDOW, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE + [FMT(MANY)]
+MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, TIME_ZONE, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
+               + [FMT(MANY)])
 # A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
 # are GET's alone.
 POSTED = [f for f in MANY if f not in ("svg", "png")]
@@ -379,10 +436,11 @@ openapi = {
             q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
             q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
             BBOX, NEAR, SEARCH, INCLUDE] + listing(STATION_FIELDS, STATION_SORT) + [FMT(STATIONS)], STATIONS),
-        "/values": posted(ranged(op("listSeriesValues",
+        "/values": posted(ranged(or_aggregates(op("listSeriesValues",
                                     "Values of many series in one answer: stationId, parameterId, timestamp, "
                                     "value, quality by station, parameter and time; each series' window as on "
-                                    "the single-series endpoint", "seriesValues", MANY_VALUES, MANY)),
+                                    "the single-series endpoint", "seriesValues", MANY_VALUES, MANY),
+                                                 "seriesAggregates")),
                           POSTED_VALUES),
         "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
                                     "coordinates (GeoJSON: a map layer of current values)", "latest",
@@ -394,11 +452,11 @@ openapi = {
         S + "/parameters/{parameterId}": op("getParameter", "One parameter", "parameter",
                                             [STATION_ID, PARAMETER_ID, fields_param(PARAMETER_FIELDS), FMT(CATALOG)],
                                             CATALOG),
-        S + "/parameters/{parameterId}/values": ranged(op("listValues", "Values of a series", "values",
-                                                          [STATION_ID, PARAMETER_ID, WINDOW]
+        S + "/parameters/{parameterId}/values": ranged(or_aggregates(op("listValues", "Values of a series", "values",
+                                                          [STATION_ID, PARAMETER_ID, WINDOW, AGGREGATE, TIME_ZONE]
                                                           + listing(VALUE_FIELDS, VALUE_FIELDS) + CHART_SIZE
                                                           + [FMT(VALUES)],
-                                                          VALUES)),
+                                                          VALUES), "aggregates")),
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
                                    [STATION_ID,
                                     q("types", "comma list of mainValue, statistic, derived, mark",

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Server, dataset, get};
+use common::{Server, dataset, get, send};
 use std::process::Command;
 
 #[test]
@@ -48,7 +48,6 @@ async fn bad_aggregates_are_400s_that_name_the_parameter_and_what_it_takes() {
         ("aggregate=p0", "aggregate", "minTime"),
         ("aggregate=p100", "aggregate", "minTime"),
         ("aggregate=p50.5", "aggregate", "minTime"),
-        ("aggregate=mean,mean", "aggregate", "twice"),
         ("aggregate=mean&interval=PT7M", "interval", "P1D"),
         ("aggregate=mean&interval=P1W", "interval", "P1Y"),
         ("aggregate=mean&interval=soon", "interval", "PT15M"),
@@ -106,6 +105,16 @@ async fn aggregate_pages_and_charts_are_drawn() {
     let html = page.text();
     assert!(html.contains("<th scope=\"col\">coverage</th>"), "{html}");
     assert_eq!(html.matches("<tr><td>").count(), 5, "{html}");
+    let many = get(&format!(
+        "{}/values?parameters=water-level-15min&stations={station}&aggregate=count,max&interval=P1M&format=svg",
+        server.base
+    ))
+    .await;
+    assert_eq!(many.status, 200, "{}", many.text());
+    assert!(
+        many.text().contains("max"),
+        "the many-series chart draws the first numeric statistic"
+    );
     let raw = get(&format!(
         "{}/stations/{station}/parameters/water-level-15min/values?format=html",
         server.base
@@ -117,4 +126,87 @@ async fn aggregate_pages_and_charts_are_drawn() {
             || raw.contains("aggregate=mean%2Cmin%2Cmax&amp;interval=P1D"),
         "the values page offers the daily means"
     );
+}
+
+/// JSON answers of aggregates are what their JSON Schemas say (nulls below `minCoverage`
+/// included), and each names its schema.
+#[tokio::test]
+async fn aggregate_answers_match_their_schemas() {
+    let server = Server::start();
+    let stations = get(&format!("{}/stations?limit=2", server.base))
+        .await
+        .json();
+    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let asked = "aggregate=mean,p5,minTime,count&interval=P1D&minCoverage=1&timeZone=Europe/Berlin";
+    let cases = [
+        (
+            format!(
+                "{}/stations/{station}/parameters/water-level-15min/values?{asked}",
+                server.base
+            ),
+            "aggregates",
+        ),
+        (
+            format!(
+                "{}/values?parameters=water-level-15min&limit=500&{asked}",
+                server.base
+            ),
+            "seriesAggregates",
+        ),
+    ];
+    for (url, name) in cases {
+        let r = get(&url).await;
+        assert_eq!(r.status, 200, "{url}: {}", r.text());
+        let body = r.json();
+        let nulls = body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["mean"].is_null())
+            .count();
+        assert!(
+            nulls > 0,
+            "minCoverage=1 leaves some buckets without statistics: {url}"
+        );
+        let text = std::fs::read_to_string(format!(
+            "{}/schemas/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let validator = jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&body)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+        let schema_url = body["meta"]["schemaUrl"].as_str().unwrap();
+        assert!(
+            schema_url.ends_with(&format!("/schemas/{name}.json")),
+            "{schema_url}"
+        );
+        assert_eq!(get(schema_url).await.status, 200, "{schema_url}");
+    }
+}
+
+/// A selection sent in a POST body takes the aggregate's parameters too, JSON lists and
+/// numbers as such, and answers what the GET answers.
+#[tokio::test]
+async fn posted_aggregates_equal_the_get() {
+    let server = Server::start();
+    let query =
+        "parameters=water-level-15min&aggregate=mean,max&interval=P1M&minCoverage=0.5&yearStart=11";
+    let got = get(&format!("{}/values?{query}", server.base)).await;
+    assert_eq!(got.status, 200, "{}", got.text());
+    let body = serde_json::json!({
+        "parameters": ["water-level-15min"],
+        "aggregate": ["mean", "max"],
+        "interval": "P1M",
+        "minCoverage": 0.5,
+        "yearStart": 11,
+    });
+    let url = format!("{}/values", server.base);
+    let headers = [("content-type", "application/json")];
+    let posted = send("POST", &url, &headers, body.to_string().into_bytes()).await;
+    assert_eq!(posted.status, 200, "{}", posted.text());
+    assert_eq!(posted.json()["data"], got.json()["data"]);
 }

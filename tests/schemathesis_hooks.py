@@ -7,6 +7,9 @@ the `positive_data_acceptance` check holds for every other schema-valid request:
   must not be greater than another.
 - A chart of many series (`/v1/values` with `format=svg` or `png`) draws at most 12 series, and
   a selection of more is a 400: how many series a selection holds depends on the data.
+- An aggregate's `interval` may not be finer than the series' own (PT15M in the test data), and
+  with `aggregate`, `sort` and `fields` name the aggregate's columns, which depend on the
+  statistics asked for.
 """
 
 import datetime
@@ -27,6 +30,12 @@ def _keeps(ctx, params):
     path = getattr(getattr(ctx, "operation", None), "path", "")
     if path == "/values" and str(params.get("format", "")).lower() in CHARTS:
         return False
+    if "aggregate" in params:
+        interval = str(params.get("interval", ""))
+        if interval.startswith("PT") and interval.endswith("M") and int(interval[2:-1] or 0) < 15:
+            return False
+        if "sort" in params or "fields" in params:
+            return False
     if "from" not in params or "to" not in params:
         return True
     try:

@@ -65,6 +65,9 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             limit,
             need_total: paging,
         };
+        if matches!(format, Format::Svg | Format::Png) {
+            return chart::many_aggregate_chart(ctx, query, size, format).await;
+        }
         return many_aggregates(ctx, query, paging, format).await;
     }
     if matches!(format, Format::Svg | Format::Png) {
@@ -122,13 +125,6 @@ async fn many_aggregates(
     paging: bool,
     format: Format,
 ) -> Result<Reply, ApiError> {
-    if matches!(format, Format::Svg | Format::Png) {
-        return Err(ApiError::param(
-            "format",
-            "charts of many series' aggregates are not drawn; ask for one series' chart, or for the \
-             aggregates as data (json, csv, ndjson, arrow, parquet)",
-        ));
-    }
     let permit = ctx.heavy_permit()?;
     let (limit, offset, zone) = (query.limit, query.offset, query.spec.zone);
     let mut names = vec!["stationId".to_owned(), "parameterId".to_owned()];

@@ -158,14 +158,17 @@ enum JsonForm {
     Count,
     /// Numbers (`bbox`, `near`): an array of numbers.
     Numbers,
+    /// A number (`minCoverage`).
+    Number,
 }
 
 impl JsonForm {
     fn of(name: &str) -> Self {
         match name {
             "stations" | "states" | "waterBodyIds" | "types" | "parameters"
-            | "observedProperties" | "fields" => Self::List,
-            "limit" | "offset" | "recent" | "width" | "height" => Self::Count,
+            | "observedProperties" | "fields" | "aggregate" | "qualities" => Self::List,
+            "limit" | "offset" | "recent" | "width" | "height" | "yearStart" => Self::Count,
+            "minCoverage" => Self::Number,
             "bbox" | "near" => Self::Numbers,
             _ => Self::Text,
         }
@@ -189,6 +192,7 @@ impl JsonForm {
                     (f >= 0.0 && f.fract() == 0.0).then_some(f as u64)
                 })
                 .map(|n| n.to_string()),
+            (Self::Number, Value::Number(n)) => Some(n.to_string()),
             (Self::Numbers, Value::Array(items)) => {
                 joined(items, |v| v.as_number().map(ToString::to_string))
             }
@@ -202,6 +206,7 @@ impl JsonForm {
             Self::List => "a comma-separated string or an array of strings",
             Self::Count => "a whole number",
             Self::Numbers => "an array of numbers",
+            Self::Number => "a number",
         }
     }
 }

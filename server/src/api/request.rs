@@ -739,13 +739,10 @@ fn aggregate_spec(raw: &RawQuery, zone: Zone) -> Result<Option<AggregateSpec>, A
                 format!("'{}' is not a statistic; use {STATISTICS}", shorten(item)),
             )
         })?;
-        if statistics.contains(&s) {
-            return Err(ApiError::param(
-                "aggregate",
-                format!("'{item}' is asked for twice"),
-            ));
+        // A statistic asked for again adds nothing (as a repeated sort key does).
+        if !statistics.contains(&s) {
+            statistics.push(s);
         }
-        statistics.push(s);
     }
     let interval = raw
         .get("interval")?

@@ -12,6 +12,8 @@ pub fn schema(name: &str) -> Option<&'static str> {
         "parameter.json" => include_str!("../../../schemas/parameter.json"),
         "values.json" => include_str!("../../../schemas/values.json"),
         "seriesValues.json" => include_str!("../../../schemas/seriesValues.json"),
+        "aggregates.json" => include_str!("../../../schemas/aggregates.json"),
+        "seriesAggregates.json" => include_str!("../../../schemas/seriesAggregates.json"),
         "latest.json" => include_str!("../../../schemas/latest.json"),
         "characteristics.json" => include_str!("../../../schemas/characteristics.json"),
         "characteristic.json" => include_str!("../../../schemas/characteristic.json"),

@@ -277,8 +277,8 @@ impl Buckets {
         };
         let mut out: Vec<ArrayRef> = Vec::new();
         if let Some((station, parameter)) = ids {
-            out.push(constant(&station.to_string(), rows.len())?);
-            out.push(constant(&parameter.to_string(), rows.len())?);
+            out.push(constant(station.as_ref(), rows.len())?);
+            out.push(constant(parameter.as_ref(), rows.len())?);
         }
         for c in columns {
             out.push(match c {

@@ -75,30 +75,28 @@ pub async fn many(
     drawn(spec, &lines, format)
 }
 
-/// The chart of an aggregate's buckets (`batch`, in time order): a line for each numeric
-/// statistic (`columns`), labelled with its name. A bucket is drawn at its start; the line
-/// breaks where buckets are missing or below the coverage asked for.
+/// The chart of aggregates: a line for each `(label, buckets, column)`, the buckets of one
+/// series in time order and the numeric statistic drawn. A bucket is drawn at its start; the
+/// line breaks where buckets are missing or below the coverage asked for (`interval`: the
+/// shortest bucket length).
 pub fn buckets(
-    batch: &RecordBatch,
-    columns: &[String],
+    lines: &[(String, &RecordBatch, &str)],
     interval: Option<i64>,
     spec: &ChartSpec,
     format: Format,
 ) -> Result<Reply, EngineError> {
     let bad = || EngineError::Internal("chart: unexpected column type".into());
-    let times = batch
-        .column_by_name("timestamp")
-        .and_then(|c| c.as_primitive_opt::<TimestampMicrosecondType>())
-        .ok_or_else(bad)?;
-    let mut lines = Vec::new();
-    for name in columns {
-        let Some(values) = batch
-            .column_by_name(name)
+    let gap = interval.map_or(i64::MAX, |i| i.saturating_mul(GAP_INTERVALS / 2 + 1));
+    let mut drawn_lines = Vec::with_capacity(lines.len());
+    for (label, batch, column) in lines {
+        let times = batch
+            .column_by_name("timestamp")
+            .and_then(|c| c.as_primitive_opt::<TimestampMicrosecondType>())
+            .ok_or_else(bad)?;
+        let values = batch
+            .column_by_name(column)
             .and_then(|c| c.as_primitive_opt::<Float64Type>())
-        else {
-            continue;
-        };
-        let gap = interval.map_or(i64::MAX, |i| i.saturating_mul(GAP_INTERVALS / 2 + 1));
+            .ok_or_else(bad)?;
         let mut reduced = Downsampler::new(chart::plot_columns(spec.size.0), gap);
         for i in 0..batch.num_rows() {
             reduced.push(
@@ -107,12 +105,12 @@ pub fn buckets(
                 false,
             );
         }
-        lines.push(Line {
-            label: name.clone(),
+        drawn_lines.push(Line {
+            label: label.clone(),
             buckets: reduced.finish(),
         });
     }
-    drawn(spec, &lines, format)
+    drawn(spec, &drawn_lines, format)
 }
 
 /// The chart in its format, as the reply.
@@ -136,7 +134,7 @@ fn gap(parameter: &Parameter) -> i64 {
 }
 
 /// The station and parameter ids of a many-series batch (one series a batch).
-fn series_of(batch: &RecordBatch) -> Result<(&str, &str), EngineError> {
+pub fn series_of(batch: &RecordBatch) -> Result<(&str, &str), EngineError> {
     let id = |i: usize| {
         let texts = batch
             .columns()
