@@ -20,6 +20,23 @@ use std::sync::atomic::Ordering;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `println!` that stops quietly at a closed pipe: `hydro import … | head` ends `head`'s input,
+/// and a report line written after that is no reason to panic (`println!` does).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!`, likewise.
+macro_rules! tell {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// Where `hydro serve` keeps the demo dataset when no `--data` is given.
 const DEMO_DIR: &str = "data/demo";
 
@@ -297,11 +314,11 @@ async fn ensure_demo() -> anyhow::Result<String> {
     let generate_it = match hydro_engine::dataset::read_manifest(store.as_ref()).await {
         Ok(Some(_)) => false,
         Ok(None) => {
-            eprintln!("generating the demo dataset in {DEMO_DIR} (once)…");
+            tell!("generating the demo dataset in {DEMO_DIR} (once)…");
             true
         }
         Err(e) => {
-            eprintln!("the demo dataset in {DEMO_DIR} cannot be read ({e}); generating it again…");
+            tell!("the demo dataset in {DEMO_DIR} cannot be read ({e}); generating it again…");
             true
         }
     };
@@ -335,7 +352,7 @@ async fn main() -> std::process::ExitCode {
     match run().await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            tell!("error: {e:#}");
             std::process::ExitCode::FAILURE
         }
     }
@@ -403,7 +420,7 @@ async fn run() -> anyhow::Result<()> {
                 mib(memory.value_cache_budget),
                 mib(memory.catalog)
             );
-            println!(
+            say!(
                 "Hydro API listening on http://{local}/v1/ (dataset {})",
                 state.version().dataset.manifest.version
             );
@@ -473,7 +490,7 @@ async fn run() -> anyhow::Result<()> {
             match imported {
                 Ok(done) => {
                     let m = &done.manifest;
-                    println!(
+                    say!(
                         "published {out} version {}: {} stations, {} parameters, {} characteristics, {} values",
                         m.version,
                         m.counts.stations,
@@ -482,16 +499,18 @@ async fn run() -> anyhow::Result<()> {
                         m.counts.values
                     );
                     if append {
-                        println!(
+                        say!(
                             "appended {} values ({} replaced stored ones) in {} station-months written",
-                            done.rows, done.replaced, done.months_written
+                            done.rows,
+                            done.replaced,
+                            done.months_written
                         );
                     }
                     Ok(())
                 }
                 Err(EngineError::Import(lines)) => {
                     for l in &lines {
-                        eprintln!("{l}");
+                        tell!("{l}");
                     }
                     bail!("the input has errors (above); nothing was published")
                 }
@@ -518,7 +537,7 @@ async fn run() -> anyhow::Result<()> {
             let store = Store::at(&out, &s3_settings(config.as_deref())?)?.object_store();
             match hydro_engine::write::vacuum::vacuum(store.as_ref(), grace).await {
                 Ok(v) => {
-                    println!(
+                    say!(
                         "vacuumed {out}: kept versions {:?}; deleted {} files ({:.1} MB)",
                         v.kept_versions,
                         v.deleted_files,
@@ -545,7 +564,7 @@ async fn run() -> anyhow::Result<()> {
             let progress = progress_bar("compacting", "station-years");
             let c = hydro_engine::write::compact::compact(store, before, progress).await?;
             match c.generation {
-                Some(g) => println!(
+                Some(g) => say!(
                     "compacted {out}: {} months into {} pack{} ({:.1} MB); published generation {g}",
                     c.months,
                     c.packs,
@@ -553,14 +572,14 @@ async fn run() -> anyhow::Result<()> {
                     c.bytes as f64 / 1e6
                 ),
                 None => {
-                    println!("compacted {out}: nothing to pack before {before}; nothing published")
+                    say!("compacted {out}: nothing to pack before {before}; nothing published")
                 }
             }
             Ok(())
         }
         Command::HashKey => {
             let key = hydro_server::http::access::new_key();
-            println!(
+            say!(
                 "key:  {key}\nhash: {}",
                 hydro_server::http::access::hash_key(&key)
             );
@@ -573,7 +592,7 @@ async fn run() -> anyhow::Result<()> {
             if password.is_empty() {
                 bail!("no password on standard input");
             }
-            println!(
+            say!(
                 "{}",
                 hydro_server::http::access::hash_password(password).map_err(anyhow::Error::msg)?
             );
@@ -604,7 +623,7 @@ async fn run() -> anyhow::Result<()> {
                 progress_bar("generating", "stations"),
             )
             .await?;
-            println!(
+            say!(
                 "published {out} version {}: {} stations, {} values in {} files ({:.1}s)",
                 m.version,
                 m.counts.stations,

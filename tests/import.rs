@@ -569,3 +569,25 @@ fn refused_with_stations(dir: &Path, name: &str, stations: &str) -> String {
     assert!(!out.status.success());
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// `hydro import … | head`: a report written to a pipe whose reader has gone ends quietly; the
+/// import is published and the exit status is success (a `println!` panicked here).
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydro"));
+    cmd.arg("import").arg("--out").arg(dir.path());
+    cmd.args(["--stations", &sample("stations.csv")]);
+    cmd.args(["--parameters", &sample("parameters.csv")]);
+    cmd.args(["--values", &sample("values.csv")]);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("run hydro import");
+    // The reader goes before the import has written anything.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for hydro import");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(dir.path().join("manifest.json").exists(), "published");
+}

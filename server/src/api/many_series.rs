@@ -11,7 +11,7 @@
 use crate::api::context::fault;
 use crate::api::params::shorten;
 use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
-use crate::api::values::aggregated;
+use crate::api::values::series_to_aggregate;
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
@@ -53,7 +53,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
                 let p = catalog
                     .parameter(sid, pid)
                     .ok_or_else(|| ApiError::Internal("a selected series vanished".into()))?;
-                aggregated(p, &aggregate.spec)
+                series_to_aggregate(p, &aggregate.spec)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let query = ManyAggregateQuery {

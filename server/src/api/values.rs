@@ -59,7 +59,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
         let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
         let query = AggregateQuery {
-            series: aggregated(parameter, &aggregate.spec)?,
+            series: series_to_aggregate(parameter, &aggregate.spec)?,
             window,
             spec: aggregate.spec,
             columns: aggregate.columns,
@@ -169,7 +169,7 @@ async fn values_page(
 
 /// The series of `parameter` as an aggregate reads it: with its interval, which coverage is
 /// counted in and which a bucket may not be finer than.
-pub(crate) fn aggregated(
+pub(crate) fn series_to_aggregate(
     parameter: &Parameter,
     spec: &AggregateSpec,
 ) -> Result<SeriesToAggregate, ApiError> {
