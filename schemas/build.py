@@ -326,7 +326,14 @@ STATISTIC = r"(?:mean|min|max|sum|count|first|last|median|p(?:[1-9]|[1-9][0-9])|
 MINUTES = [m for m in range(1, 721) if 1440 % m == 0]
 INTERVALS = ([f"PT{m}M" for m in MINUTES if m % 60] + [f"PT{m // 60}H" for m in MINUTES if m % 60 == 0]
              + ["P1D", "P1M", "P2M", "P3M", "P4M", "P6M", "P1Y"])
-ZONE = {"type": "string", "pattern": r"^(UTC|[+-](0\d|1[0-7]):[0-5]\d|[+-]18:00|[A-Za-z_]+(/[A-Za-z0-9_+-]+){0,2})$",
+# Any IANA name is taken; the document lists common ones (a pattern would let a generated
+# client make up names), and offsets by pattern.
+ZONES = ["UTC", "Etc/UTC", "Europe/Berlin", "Europe/Vienna", "Europe/Zurich", "Europe/Paris", "Europe/London",
+         "Europe/Amsterdam", "Europe/Prague", "Europe/Warsaw", "Europe/Copenhagen", "America/New_York",
+         "America/Chicago", "America/Denver", "America/Los_Angeles", "America/Santiago", "Asia/Tokyo",
+         "Asia/Kolkata", "Australia/Sydney", "Africa/Johannesburg"]
+ZONE = {"anyOf": [{"type": "string", "enum": ZONES},
+                  {"type": "string", "pattern": r"^[+-]((0\d|1[0-7]):[0-5]\d|18:00)$"}],
         "example": "Europe/Berlin"}
 # aggregate and what shapes it: one object parameter, form style, exploded (each member its own
 # query parameter), whose schema says that the others need aggregate.
