@@ -1,7 +1,9 @@
 //! Engine hot paths, each beside a reference in the same run:
 //! - scan of one year of one series (15 min) vs reading the same Parquet files whole;
 //! - `recent=1` on a 10-year series vs on a 1-year series (cost must not grow with the archive);
-//! - `bbox` and `near` over 100 000 stations: R-tree vs brute force.
+//! - `bbox` and `near` over 100 000 stations: R-tree vs brute force;
+//! - daily mean, min and max (and daily p90) of a 10-year 15-minute series: the streaming
+//!   aggregator vs DataFusion's plan of the same aggregate (its test oracle).
 //!
 //! `cargo bench --bench engine`
 
@@ -11,6 +13,11 @@ use futures::TryStreamExt;
 use hydro_engine::Dataset;
 use hydro_engine::catalog::spatial::{BBox, Near, SpatialIndex};
 use hydro_engine::model::ids::{ParameterId, StationId};
+use hydro_engine::model::zone::Zone;
+use hydro_engine::query::aggregate::calendar::Interval;
+use hydro_engine::query::aggregate::{
+    AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate,
+};
 use hydro_engine::query::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use hydro_engine::storage::Store;
 use hydro_engine::write::generate::{GenerateOptions, generate};
@@ -63,6 +70,7 @@ fn query(station: StationId, window: Window) -> ValuesQuery {
         limit: None,
         columns: ValueColumn::ALL.to_vec(),
         need_total: false,
+        qualities: None,
     }
 }
 
@@ -164,5 +172,62 @@ fn spatial(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, series, spatial);
+fn aggregates(c: &mut Criterion) {
+    let rt = runtime();
+    let (_dir, ten) = dataset(&rt, 10);
+    let station = ten.catalog.stations()[0].id.clone();
+    let parameter = ten.catalog.parameters(&station)[0].id.clone();
+    let daily = |statistics: &[&str]| {
+        let spec = AggregateSpec {
+            statistics: statistics.iter().map(|s| s.parse().unwrap()).collect(),
+            interval: Some(Interval::Day),
+            zone: Zone::parse("Europe/Berlin").unwrap(),
+            year_start: 1,
+            min_coverage: 0.0,
+            qualities: None,
+        };
+        AggregateQuery {
+            series: SeriesToAggregate {
+                series: (station.clone(), parameter.clone()),
+                step: Some(15 * 60_000_000),
+            },
+            window: Window::Between {
+                from: None,
+                to: None,
+            },
+            columns: BucketColumn::all(&spec),
+            spec,
+            sort: Vec::new(),
+            offset: 0,
+            limit: None,
+        }
+    };
+    let mut g = c.benchmark_group("aggregate_10_years_daily");
+    g.sample_size(10);
+    for (name, q) in [
+        ("mean_min_max", daily(&["mean", "min", "max"])),
+        ("p90", daily(&["p90"])),
+    ] {
+        let ours = rt.block_on(ten.aggregate(&q)).unwrap().total;
+        let theirs: usize = rt
+            .block_on(ten.aggregate_reference(&q))
+            .unwrap()
+            .iter()
+            .map(|b| b.num_rows())
+            .sum();
+        assert!(
+            ours > 3_600 && ours as usize == theirs,
+            "{ours} vs {theirs} days"
+        );
+        g.bench_function(format!("{name}/streaming"), |b| {
+            b.iter(|| black_box(rt.block_on(ten.aggregate(&q)).unwrap().total))
+        });
+        g.bench_function(format!("{name}/datafusion"), |b| {
+            b.iter(|| black_box(rt.block_on(ten.aggregate_reference(&q)).unwrap().len()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, series, spatial, aggregates);
 criterion_main!(benches);

@@ -343,16 +343,18 @@ AGGREGATE = {"name": "aggregation", "in": "query", "required": False, "style": "
                             "asked, then count and coverage; interval: the bucket (sub-day buckets on the UTC grid "
                             "from midnight UTC, P1D and longer in the calendar of timeZone; not finer than the "
                             "series' own interval); yearStart: the month years and quarters start (11: German "
-                            "hydrological years); minCoverage: statistics of buckets with less coverage are null; "
-                            "qualities: only values of these qualities count. Without interval, one bucket over "
+                            "hydrological years); minCoverage: statistics of buckets with less coverage are null. "
+                            "Without interval, one bucket over "
                             "the window; recent=N is then the last N buckets. sort and fields name the columns",
              "schema": {"type": "object", "additionalProperties": False, "properties": {
                  "aggregate": comma_list(STATISTIC, "mean,min,max"),
                  "interval": {"type": "string", "enum": INTERVALS},
                  "yearStart": {"type": "integer", "minimum": 1, "maximum": 12},
-                 "minCoverage": {"type": "number", "minimum": 0, "maximum": 1},
-                 "qualities": comma_list(TEXT_ITEM, "good,estimated")},
-                 "dependentRequired": {k: ["aggregate"] for k in ["interval", "yearStart", "minCoverage", "qualities"]}}}
+                 "minCoverage": {"type": "number", "minimum": 0, "maximum": 1}},
+                 "dependentRequired": {k: ["aggregate"] for k in ["interval", "yearStart", "minCoverage"]}}}
+QUALITIES = q("qualities", "comma list of qualities (good, estimated, suspect, unchecked, …): only values of these "
+                           "qualities, raw or aggregated; page, total, recent and sort apply to them",
+              comma_list(TEXT_ITEM, "good,estimated"))
 TIME_ZONE = q("timeZone", "IANA time zone (Europe/Berlin), UTC or ±HH:MM: the offset of every output time and "
                           "the calendar of day, month and year buckets; default the service's output offset", ZONE)
 BUCKET_COLUMNS = ["timestamp", "count", "coverage"]
@@ -421,7 +423,7 @@ def posted(path, params):
     return path
 
 
-MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, TIME_ZONE, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
+MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, QUALITIES, TIME_ZONE, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
                + [FMT(MANY)])
 # A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
 # are GET's alone.
@@ -460,7 +462,7 @@ openapi = {
                                             [STATION_ID, PARAMETER_ID, fields_param(PARAMETER_FIELDS), FMT(CATALOG)],
                                             CATALOG),
         S + "/parameters/{parameterId}/values": ranged(or_aggregates(op("listValues", "Values of a series", "values",
-                                                          [STATION_ID, PARAMETER_ID, WINDOW, AGGREGATE, TIME_ZONE]
+                                                          [STATION_ID, PARAMETER_ID, WINDOW, AGGREGATE, QUALITIES, TIME_ZONE]
                                                           + listing(VALUE_FIELDS, VALUE_FIELDS) + CHART_SIZE
                                                           + [FMT(VALUES)],
                                                           VALUES), "aggregates")),

@@ -210,3 +210,98 @@ async fn posted_aggregates_equal_the_get() {
     assert_eq!(posted.status, 200, "{}", posted.text());
     assert_eq!(posted.json()["data"], got.json()["data"]);
 }
+
+/// `(timestamp, value, quality)` rows of a CSV answer (the last three columns).
+fn csv_rows(text: &str) -> Vec<(String, f64, String)> {
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            let cells: Vec<&str> = line.rsplitn(4, ',').collect();
+            (
+                cells[2].to_owned(),
+                cells[1].parse().unwrap(),
+                cells[0].to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// `qualities` on raw values keeps exactly the values of those qualities, and every other
+/// parameter (page, `recent`, sorts, the total, many series, Parquet) applies to them.
+#[tokio::test]
+async fn raw_values_of_some_qualities() {
+    let server = Server::start();
+    let stations = get(&format!("{}/stations?limit=1", server.base))
+        .await
+        .json();
+    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let one = format!(
+        "{}/stations/{station}/parameters/water-level-15min/values?format=csv",
+        server.base
+    );
+    let all = csv_rows(&get(&one).await.text());
+    let kept = |qualities: &[&str]| -> Vec<(String, f64, String)> {
+        all.iter()
+            .filter(|r| qualities.contains(&r.2.as_str()))
+            .cloned()
+            .collect()
+    };
+    let (good, other) = (kept(&["good"]), kept(&["estimated", "unchecked"]));
+    assert!(good.len() > 1000 && !other.is_empty() && good.len() + other.len() < all.len());
+    let asked = |query: &str| {
+        let url = format!("{one}&{query}");
+        async move {
+            let r = get(&url).await;
+            assert_eq!(r.status, 200, "{url}: {}", r.text());
+            (csv_rows(&r.text()), r.header("x-total-count"))
+        }
+    };
+    assert_eq!(asked("qualities=good").await.0, good);
+    assert_eq!(
+        asked("qualities=estimated,unchecked").await.0,
+        other,
+        "a list keeps every quality in it"
+    );
+    let (page, total) = asked("qualities=good&offset=1000&limit=700").await;
+    assert_eq!(page, good[1000..1700]);
+    assert_eq!(total, Some(good.len().to_string()));
+    let (newest, _) = asked("qualities=estimated,unchecked&recent=25").await;
+    assert_eq!(newest, other[other.len() - 25..]);
+    let (backwards, _) = asked("qualities=good&sort=-timestamp&offset=3&limit=7").await;
+    let mut reversed = good.clone();
+    reversed.reverse();
+    assert_eq!(backwards, reversed[3..10]);
+    let (highest, total) = asked("qualities=estimated&sort=-value&limit=5").await;
+    let mut estimated = kept(&["estimated"]);
+    estimated.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    assert_eq!(highest, estimated[..5]);
+    assert_eq!(total, Some(estimated.len().to_string()));
+    let (none, total) = asked("qualities=nonsense").await;
+    assert!(none.is_empty());
+    assert_eq!(total, None, "no page asked, no total");
+
+    let many = get(&format!(
+        "{}/values?parameters=water-level-15min&stations={station}&qualities=good&offset=10&limit=50&format=csv",
+        server.base
+    ))
+    .await;
+    assert_eq!(many.status, 200, "{}", many.text());
+    assert_eq!(csv_rows(&many.text()), good[10..60]);
+    assert_eq!(many.header("x-total-count"), Some(good.len().to_string()));
+
+    let parquet = get(&one.replace("format=csv", "format=parquet&qualities=good")).await;
+    assert_eq!(parquet.status, 200);
+    let reader =
+        datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            parquet.body.clone(),
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(rows, good.len(), "Parquet answers are filtered too");
+
+    let r = get(&format!("{one}&qualities=")).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["invalidParams"][0]["name"], "qualities");
+}

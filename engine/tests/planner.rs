@@ -146,6 +146,7 @@ fn query(station: &StationId, parameter: &ParameterId, window: Window) -> Values
         limit: None,
         columns: ValueColumn::ALL.to_vec(),
         need_total: true,
+        qualities: None,
     }
 }
 

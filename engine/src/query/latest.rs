@@ -112,6 +112,7 @@ impl Dataset {
             limit: None,
             columns: ValueColumn::ALL.to_vec(),
             need_total: false,
+            qualities: None,
         };
         let batches: Vec<RecordBatch> = self
             .plan_values(&query, ReadAhead::Monthly)

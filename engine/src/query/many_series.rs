@@ -42,6 +42,8 @@ pub struct ManyQuery {
     /// Whether months wholly inside the answer may be stored row groups (a Parquet answer),
     /// rather than rows only.
     pub stored: bool,
+    /// Only values of these qualities (`None`: all).
+    pub qualities: Option<Arc<[String]>>,
 }
 
 pub struct ManyPlan {
@@ -107,7 +109,7 @@ impl Dataset {
             (None, pages.collect())
         };
         let dataset = Arc::clone(self);
-        let (window, stored) = (q.window, q.stored);
+        let (window, stored, qualities) = (q.window, q.stored, q.qualities.clone());
         let out = Arc::clone(&schema);
         let ids_schema = Arc::new(schema.project(&[0, 1])?);
         let parts = futures::stream::iter(pages)
@@ -116,6 +118,7 @@ impl Dataset {
                 let columns = columns.clone();
                 let out = Arc::clone(&out);
                 let ids_schema = Arc::clone(&ids_schema);
+                let qualities = qualities.clone();
                 async move {
                     let (station, parameter) = page.series;
                     let query = ValuesQuery {
@@ -127,6 +130,7 @@ impl Dataset {
                         limit: page.limit,
                         columns,
                         need_total: false,
+                        qualities,
                     };
                     let plan = dataset.plan(&query, stored, read_ahead).await?;
                     let ids = (station.to_string(), parameter.to_string());
@@ -166,6 +170,7 @@ impl Dataset {
                 limit: Some(0),
                 columns: vec![ValueColumn::Timestamp],
                 need_total: true,
+                qualities: q.qualities.clone(),
             };
             let n = self
                 .plan_values(&count, ReadAhead::Monthly)

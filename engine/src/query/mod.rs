@@ -18,6 +18,8 @@
 //!
 //! Either way totals, `offset` and `recent` are resolved by arithmetic over the per-month row
 //! counts in the files table, so work stays proportional to the answer, not to the archive.
+//! Values of some qualities only (`qualities=good`) cannot be counted so: [`qualities`] reads
+//! the window and keeps what it finds.
 
 pub mod aggregate;
 pub mod latest;
@@ -25,6 +27,7 @@ pub mod many_series;
 pub mod months;
 mod pack_read;
 pub mod plan;
+mod qualities;
 pub mod sorted;
 pub mod spec;
 

@@ -26,7 +26,7 @@
 //! - **Descending time** streams month by month from the newest, each month reversed in
 //!   memory (a month of one series is at most a few thousand rows), so memory stays bounded.
 
-use crate::dataset::layout::{COL_PARAMETER, COL_TIMESTAMP, UTC, values_schema};
+use crate::dataset::layout::{COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, UTC, values_schema};
 use crate::dataset::manifest::{SeriesStats, ValueFile};
 use crate::dataset::{Dataset, MonthFile};
 use crate::error::{EngineError, Result};
@@ -45,7 +45,7 @@ use datafusion::common::ScalarValue;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::Operator;
-use datafusion::physical_expr::expressions::{BinaryExpr, col, lit};
+use datafusion::physical_expr::expressions::{BinaryExpr, col, in_list, lit};
 use datafusion::physical_expr::{LexOrdering, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_plan::limit::GlobalLimitExec;
 use datafusion::physical_plan::metrics::MetricValue;
@@ -301,7 +301,7 @@ fn with_time(columns: &[usize]) -> Result<Vec<usize>> {
 }
 
 /// The schema of an answer with these columns.
-fn output_schema(columns: &[ValueColumn]) -> Result<SchemaRef> {
+pub(crate) fn output_schema(columns: &[ValueColumn]) -> Result<SchemaRef> {
     Ok(Arc::new(
         values_schema().project(&column_indices(columns)?)?,
     ))
@@ -425,6 +425,14 @@ fn file_count(scan: &Arc<dyn ExecutionPlan>) -> usize {
         .unwrap_or(0)
 }
 
+/// A literal of the stored text columns' type (dictionaries).
+fn text_scalar(text: &str) -> Arc<dyn PhysicalExpr> {
+    lit(ScalarValue::Dictionary(
+        Box::new(DataType::Int32),
+        Box::new(ScalarValue::Utf8(Some(text.to_owned()))),
+    ))
+}
+
 fn ts_scalar(v: Micros) -> Arc<dyn PhysicalExpr> {
     lit(ScalarValue::TimestampMicrosecond(Some(v), Some(UTC.into())))
 }
@@ -455,18 +463,17 @@ impl Dataset {
             .collect()
     }
 
-    /// The predicate `parameter = P [AND timestamp >= lo] [AND timestamp <= hi]`.
+    /// The predicate `parameter = P [AND timestamp >= lo] [AND timestamp <= hi]
+    /// [AND quality IN (qualities)]`.
     fn predicate(
         &self,
         parameter: &ParameterId,
         lo: Micros,
         hi: Micros,
+        qualities: Option<&[String]>,
     ) -> Result<Arc<dyn PhysicalExpr>> {
         let schema = values_schema();
-        let param = lit(ScalarValue::Dictionary(
-            Box::new(DataType::Int32),
-            Box::new(ScalarValue::Utf8(Some(parameter.as_str().to_owned()))),
-        ));
+        let param = text_scalar(parameter.as_str());
         let mut p: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
             col(COL_PARAMETER, &schema)?,
             Operator::Eq,
@@ -492,7 +499,34 @@ impl Dataset {
                 )),
             );
         }
+        if let Some(qualities) = qualities {
+            let list = qualities.iter().map(|q| text_scalar(q)).collect();
+            p = and(
+                p,
+                in_list(col(COL_QUALITY, &schema)?, list, &false, &schema)?,
+            );
+        }
         Ok(p)
+    }
+
+    /// A DataFusion scan of the series' rows in the window `[lo, hi]` (of `qualities`), over
+    /// exactly the month files that can hold them, in time order.
+    pub(crate) fn window_scan(
+        &self,
+        station: &StationId,
+        parameter: &ParameterId,
+        (lo, hi): (Micros, Micros),
+        columns: &[ValueColumn],
+        qualities: Option<&[String]>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let parts = self.month_parts(station, parameter);
+        let files: Vec<&ValueFile> = parts
+            .iter()
+            .filter(|p| p.stats.max >= lo && p.stats.min <= hi)
+            .map(|p| p.file())
+            .collect();
+        let predicate = self.predicate(parameter, lo, hi, qualities)?;
+        self.scan_source.scan(&files, predicate, columns, None)
     }
 
     /// Rows of `part` inside [lo, hi]: from the manifest when the month lies inside, else from
@@ -532,6 +566,23 @@ impl Dataset {
     }
 
     pub(super) async fn plan(
+        &self,
+        q: &ValuesQuery,
+        stored: bool,
+        read_ahead: ReadAhead,
+    ) -> Result<PartsPlan> {
+        match &q.qualities {
+            Some(qualities) => {
+                let qualities = Arc::clone(qualities);
+                Box::pin(self.plan_of_qualities(q, qualities, read_ahead)).await
+            }
+            None => self.plan_all(q, stored, read_ahead).await,
+        }
+    }
+
+    /// Plans `q` as if it kept every quality, except that the qualities of a query sorted by
+    /// another column than time go into its scan's predicate (see [`crate::query::qualities`]).
+    pub(super) async fn plan_all(
         &self,
         q: &ValuesQuery,
         stored: bool,
@@ -657,7 +708,7 @@ impl Dataset {
                         needed.push(c);
                     }
                 }
-                let predicate = self.predicate(&q.parameter, lo, hi)?;
+                let predicate = self.predicate(&q.parameter, lo, hi, q.qualities.as_deref())?;
                 let inner = self.ascending_plan(&parts, predicate, &needed, c0, c1, &scans)?;
                 let inner_schema = inner.schema();
                 let mut keys = Vec::new();

@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::model::Micros;
 use crate::model::duration::IsoDuration;
 use crate::model::ids::{ParameterId, StationId};
+use std::sync::Arc;
 
 /// A column of the values resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,6 +63,8 @@ pub struct ValuesQuery {
     pub columns: Vec<ValueColumn>,
     /// Whether the caller needs the size of the collection (pagination).
     pub need_total: bool,
+    /// Only values of these qualities (`None`: all).
+    pub qualities: Option<Arc<[String]>>,
 }
 
 /// How an answer's months are read ahead of the one being sent, chosen by what its batches go

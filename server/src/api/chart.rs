@@ -18,6 +18,7 @@ use hydro_engine::query::aggregate::{
     AggregatePlan, AggregateQuery, BucketColumn, ManyAggregateQuery,
 };
 use hydro_engine::query::{ManyQuery, ReadAhead, ValueColumn, ValuesQuery, Window};
+use std::sync::Arc;
 
 pub async fn values_chart(
     ctx: &Ctx<'_>,
@@ -188,6 +189,7 @@ pub async fn many_chart(
     ctx: &Ctx<'_>,
     series: Vec<Series>,
     window: Window,
+    qualities: Option<Arc<[String]>>,
     size: (u32, u32),
     format: Format,
 ) -> Result<Reply, ApiError> {
@@ -200,6 +202,7 @@ pub async fn many_chart(
         limit: None,
         need_total: false,
         stored: false,
+        qualities,
     };
     let _permit = ctx.heavy_permit()?;
     let plan = ctx

@@ -34,6 +34,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let ManyValuesRequest {
         window,
         columns,
+        qualities,
         aggregate,
         zone,
         paging: Paging {
@@ -71,7 +72,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         return many_aggregates(ctx, query, paging, format).await;
     }
     if matches!(format, Format::Svg | Format::Png) {
-        return chart::many_chart(ctx, series, window, size, format).await;
+        return chart::many_chart(ctx, series, window, qualities, size, format).await;
     }
     let permit = ctx.heavy_permit()?;
     let query = ManyQuery {
@@ -82,6 +83,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         limit,
         need_total: paging,
         stored: format == Format::Parquet,
+        qualities,
     };
     let plan = ctx
         .version

@@ -25,6 +25,7 @@ use hydro_engine::query::aggregate::calendar::{INTERVALS, Interval};
 use hydro_engine::query::aggregate::statistic::{STATISTICS, Statistic};
 use hydro_engine::query::aggregate::{AggregateSpec, BucketColumn};
 use hydro_engine::query::{SortKey, ValueColumn, Window};
+use std::sync::Arc;
 
 /// A request of one endpoint, parsed from its query.
 pub trait Request: Sized {
@@ -272,6 +273,8 @@ pub struct ManyValuesRequest {
     pub selection: SeriesSelection,
     pub window: Window,
     pub columns: Vec<ValueColumn>,
+    /// Only values of these qualities (`qualities`), raw or aggregated.
+    pub qualities: Option<Arc<[String]>>,
     /// Buckets instead of values (`aggregate`).
     pub aggregate: Option<Aggregate>,
     /// The offset of output times (`timeZone`).
@@ -306,7 +309,8 @@ impl Request for ManyValuesRequest {
         let raw = q.raw;
         let selection = SeriesSelection::parse(raw)?;
         let zone = time_zone(q)?;
-        let aggregate = aggregate_spec(raw, zone)?;
+        let qualities = qualities(raw)?;
+        let aggregate = aggregate_spec(raw, zone, qualities.clone())?;
         let (columns, aggregate) = match aggregate {
             Some(spec) => {
                 let all = BucketColumn::all(&spec);
@@ -339,6 +343,7 @@ impl Request for ManyValuesRequest {
             selection,
             window: window(raw)?,
             columns,
+            qualities,
             aggregate,
             zone,
             paging: q.paging()?,
@@ -472,6 +477,8 @@ pub struct ValuesRequest {
     /// The output columns, in the resource's own field order (as `fields` keeps it for every
     /// other resource).
     pub columns: Vec<ValueColumn>,
+    /// Only values of these qualities (`qualities`), raw or aggregated.
+    pub qualities: Option<Arc<[String]>>,
     /// Buckets instead of values (`aggregate`); `sort`, `fields` and the page then apply to
     /// them, and `sort` and `columns` above are left empty.
     pub aggregate: Option<Aggregate>,
@@ -505,7 +512,8 @@ impl Request for ValuesRequest {
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let window = window(q.raw)?;
         let zone = time_zone(q)?;
-        if let Some(spec) = aggregate_spec(q.raw, zone)? {
+        let qualities = qualities(q.raw)?;
+        if let Some(spec) = aggregate_spec(q.raw, zone, qualities.clone())? {
             let all = BucketColumn::all(&spec);
             let names: Vec<String> = all.iter().map(|c| c.name()).collect();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -522,6 +530,7 @@ impl Request for ValuesRequest {
                 window,
                 sort: Vec::new(),
                 columns: Vec::new(),
+                qualities,
                 aggregate: Some(Aggregate {
                     columns: chosen(all, fields.as_deref()),
                     spec,
@@ -557,6 +566,7 @@ impl Request for ValuesRequest {
             window,
             sort,
             columns,
+            qualities,
             aggregate: None,
             zone,
             paging: q.paging()?,
@@ -715,11 +725,20 @@ fn time_zone(q: &Query<'_>) -> Result<Zone, ApiError> {
         .map(|z| z.unwrap_or(q.zone))
 }
 
-/// `aggregate` and the parameters that shape it (`interval`, `yearStart`, `minCoverage`,
-/// `qualities`), which without it are a 400 naming it.
-fn aggregate_spec(raw: &RawQuery, zone: Zone) -> Result<Option<AggregateSpec>, ApiError> {
+/// `qualities`: only values of these qualities, raw or aggregated.
+fn qualities(raw: &RawQuery) -> Result<Option<Arc<[String]>>, ApiError> {
+    Ok(texts(raw, "qualities")?.map(Arc::from))
+}
+
+/// `aggregate` and the parameters that shape it (`interval`, `yearStart`, `minCoverage`),
+/// which without it are a 400 naming it; `qualities` as given.
+fn aggregate_spec(
+    raw: &RawQuery,
+    zone: Zone,
+    qualities: Option<Arc<[String]>>,
+) -> Result<Option<AggregateSpec>, ApiError> {
     let Some(asked) = raw.get("aggregate")? else {
-        for name in ["interval", "yearStart", "minCoverage", "qualities"] {
+        for name in ["interval", "yearStart", "minCoverage"] {
             if raw.get(name)?.is_some() {
                 return Err(ApiError::param(
                     "aggregate",
@@ -784,7 +803,6 @@ fn aggregate_spec(raw: &RawQuery, zone: Zone) -> Result<Option<AggregateSpec>, A
         })
         .transpose()?
         .unwrap_or(0.0);
-    let qualities = texts(raw, "qualities")?;
     Ok(Some(AggregateSpec {
         statistics,
         interval,

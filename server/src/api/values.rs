@@ -45,6 +45,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         window,
         sort,
         columns,
+        qualities,
         aggregate,
         zone,
         paging: Paging {
@@ -78,6 +79,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         limit,
         columns: columns.clone(),
         need_total: paging,
+        qualities,
     };
     if matches!(format, Format::Svg | Format::Png | Format::Html) {
         let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);

@@ -6,17 +6,20 @@
 //! [`crate::query`]: exactly the window's month files, pruned by the files table), and a
 //! bucket is summed up as its values pass, so memory is one bucket's values (for percentiles)
 //! plus the answer's buckets, never the raw rows. DESIGN.md names DataFusion plans as the
-//! reference path for aggregates; this streaming aggregator serves instead for the reason the
-//! raw reads do (DataFusion's per-file scan setup cost more than reading ~3 000 rows a
-//! station-month). Its oracles are pandas `resample` and DuckDB `time_bucket` over the same
-//! files (`tests/aggregates.rs`); a DataFusion plan as an in-process oracle, and the side by
-//! side measurement against it, are not written yet.
+//! reference path for aggregates; the DataFusion plan of an aggregate is kept as this
+//! aggregator's test oracle ([`reference`], `engine/tests/aggregate_reference.rs`), and the
+//! streaming aggregator serves for the reason the raw reads do (DataFusion's per-file scan
+//! setup cost more than reading ~3 000 rows a station-month) and because it holds one bucket's
+//! values where a group-by holds every bucket's (`cargo bench --bench engine -- aggregate`
+//! compares the two). Further oracles are pandas `resample` and DuckDB `time_bucket` over the
+//! same files (`tests/aggregates.rs`).
 //!
 //! A series' buckets are held until the series ends (a `P1D` answer over a century is 36 500
 //! rows), so that they can be sorted (`sort=-max`) and paged; many series are aggregated one
 //! after the other as the answer reaches them.
 
 pub mod calendar;
+mod reference;
 pub mod statistic;
 
 use crate::dataset::Dataset;
@@ -54,7 +57,7 @@ pub struct AggregateSpec {
     /// Statistics of buckets with less coverage are null (0..=1).
     pub min_coverage: f64,
     /// Only values of these qualities count.
-    pub qualities: Option<Vec<String>>,
+    pub qualities: Option<Arc<[String]>>,
 }
 
 /// A column of an aggregate answer.
@@ -448,10 +451,6 @@ impl Dataset {
             }
             (w, _) => w,
         };
-        let mut columns = vec![ValueColumn::Timestamp, ValueColumn::Value];
-        if spec.qualities.is_some() {
-            columns.push(ValueColumn::Quality);
-        }
         let query = ValuesQuery {
             station: s.series.0.clone(),
             parameter: s.series.1.clone(),
@@ -459,8 +458,9 @@ impl Dataset {
             sort: Vec::new(),
             offset: 0,
             limit: None,
-            columns,
+            columns: vec![ValueColumn::Timestamp, ValueColumn::Value],
             need_total: false,
+            qualities: spec.qualities.clone(),
         };
         let mut stream = self.plan_values(&query, ReadAhead::Monthly).await?.stream;
         let mut acc = Accumulator::new(&spec.statistics);
@@ -470,9 +470,8 @@ impl Dataset {
             let batch = batch?;
             let times = batch.column(0).as_primitive::<TimestampMicrosecondType>();
             let values = batch.column(1).as_primitive::<Float64Type>();
-            let kept = kept_rows(&batch, spec.qualities.as_deref())?;
             for i in 0..batch.num_rows() {
-                if values.is_null(i) || kept.as_ref().is_some_and(|k| !k[i]) {
+                if values.is_null(i) {
                     continue;
                 }
                 let t = times.value(i);
@@ -513,34 +512,4 @@ impl Dataset {
         }
         Ok(out)
     }
-}
-
-/// Which rows of the batch have one of `qualities` (column 2), or `None` when all count.
-fn kept_rows(batch: &RecordBatch, qualities: Option<&[String]>) -> Result<Option<Vec<bool>>> {
-    let Some(qualities) = qualities else {
-        return Ok(None);
-    };
-    let column = batch.column(2);
-    let d = column
-        .as_dictionary_opt::<Int32Type>()
-        .ok_or_else(|| EngineError::corrupt("quality is not a dictionary"))?;
-    let names = d
-        .values()
-        .as_string_opt::<i32>()
-        .ok_or_else(|| EngineError::corrupt("quality is not text"))?;
-    let allowed: Vec<bool> = names
-        .iter()
-        .map(|n| n.is_some_and(|n| qualities.iter().any(|q| q == n)))
-        .collect();
-    Ok(Some(
-        (0..batch.num_rows())
-            .map(|i| {
-                d.is_valid(i)
-                    && allowed
-                        .get(d.keys().value(i) as usize)
-                        .copied()
-                        .unwrap_or(false)
-            })
-            .collect(),
-    ))
 }
