@@ -60,6 +60,8 @@ async fn bad_aggregates_are_400s_that_name_the_parameter_and_what_it_takes() {
         ("aggregate=mean&minCoverage=NaN", "minCoverage", "0 to 1"),
         ("interval=P1D", "aggregate", "aggregate=mean"),
         ("minCoverage=0.5", "aggregate", "aggregate=mean"),
+        ("yearStart=11", "aggregate", "aggregate=mean"),
+        ("timeZone=Mars/Olympus", "timeZone", "IANA"),
         ("aggregate=mean&sort=value", "sort", "mean"),
         ("aggregate=mean&fields=quality", "fields", "coverage"),
         ("aggregate=&interval=P1D", "aggregate", "empty"),
@@ -304,4 +306,27 @@ async fn raw_values_of_some_qualities() {
     let r = get(&format!("{one}&qualities=")).await;
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["invalidParams"][0]["name"], "qualities");
+}
+
+/// `timeZone` on raw values gives every time in the zone's offset of that instant.
+#[tokio::test]
+async fn raw_values_in_a_time_zone() {
+    let server = Server::start();
+    let stations = get(&format!("{}/stations?limit=1", server.base))
+        .await
+        .json();
+    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let url = format!(
+        "{}/stations/{station}/parameters/water-level-15min/values?format=csv&timeZone=Europe/Berlin\
+         &from=2023-03-26T00:00:00Z&to=2023-03-26T01:30:00Z",
+        server.base
+    );
+    let r = get(&url).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let times: Vec<String> = csv_rows(&r.text()).into_iter().map(|r| r.0).collect();
+    // Berlin's clocks went from 02:00 +01:00 to 03:00 +02:00 at 01:00 UTC.
+    assert_eq!(times.first().map(String::as_str), Some("2023-03-26T01:00:00+01:00"));
+    assert!(times.contains(&"2023-03-26T01:45:00+01:00".to_owned()), "{times:?}");
+    assert!(times.contains(&"2023-03-26T03:00:00+02:00".to_owned()), "{times:?}");
+    assert_eq!(times.last().map(String::as_str), Some("2023-03-26T03:30:00+02:00"));
 }
