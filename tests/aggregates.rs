@@ -99,6 +99,13 @@ async fn aggregate_pages_and_charts_are_drawn() {
     for line in ["mean", "min", "max"] {
         assert!(text.contains(line), "the chart names its line {line}");
     }
+    // The five highest daily maxima, drawn where they lie in time, also without timestamps
+    // among the fields.
+    for fields in ["", "&fields=max"] {
+        let top = get(&format!("{url}&sort=-max&limit=5{fields}&format=svg")).await;
+        assert_eq!(top.status, 200, "{}", top.text());
+        assert!(top.text().contains("<svg"), "{fields}");
+    }
     let png = get(&format!("{url}&format=png")).await;
     assert_eq!(png.status, 200);
     assert!(png.body.starts_with(b"\x89PNG"));
@@ -325,8 +332,20 @@ async fn raw_values_in_a_time_zone() {
     assert_eq!(r.status, 200, "{}", r.text());
     let times: Vec<String> = csv_rows(&r.text()).into_iter().map(|r| r.0).collect();
     // Berlin's clocks went from 02:00 +01:00 to 03:00 +02:00 at 01:00 UTC.
-    assert_eq!(times.first().map(String::as_str), Some("2023-03-26T01:00:00+01:00"));
-    assert!(times.contains(&"2023-03-26T01:45:00+01:00".to_owned()), "{times:?}");
-    assert!(times.contains(&"2023-03-26T03:00:00+02:00".to_owned()), "{times:?}");
-    assert_eq!(times.last().map(String::as_str), Some("2023-03-26T03:30:00+02:00"));
+    assert_eq!(
+        times.first().map(String::as_str),
+        Some("2023-03-26T01:00:00+01:00")
+    );
+    assert!(
+        times.contains(&"2023-03-26T01:45:00+01:00".to_owned()),
+        "{times:?}"
+    );
+    assert!(
+        times.contains(&"2023-03-26T03:00:00+02:00".to_owned()),
+        "{times:?}"
+    );
+    assert_eq!(
+        times.last().map(String::as_str),
+        Some("2023-03-26T03:30:00+02:00")
+    );
 }

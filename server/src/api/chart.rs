@@ -5,11 +5,14 @@
 
 use crate::api::Ctx;
 use crate::api::context::fault;
+use crate::api::values::with_time;
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::chart::{self, ChartSpec, Level, answer};
 use crate::render::reply::Reply;
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::{sort_to_indices, take_record_batch};
+use datafusion::arrow::error::ArrowError;
 use futures::TryStreamExt;
 use hydro_engine::model::ids::Series;
 use hydro_engine::model::{Parameter, Station};
@@ -72,18 +75,9 @@ pub async fn aggregate_chart(
     size: (u32, u32),
     format: Format,
 ) -> Result<Reply, ApiError> {
-    let batch = if query.sort.is_empty() {
-        plan.batch
-    } else {
-        let mut unsorted = query.clone();
-        unsorted.sort.clear();
-        ctx.version
-            .dataset
-            .aggregate(&unsorted)
-            .await
-            .map_err(|e| fault(ctx.state, e))?
-            .batch
-    };
+    // A chart runs in time: buckets sorted by a statistic (`sort=-max&limit=10`) are drawn
+    // where they lie.
+    let batch = in_time_order(plan.batch).map_err(|e| fault(ctx.state, e.into()))?;
     let (from, to) = bounds(query.window);
     let every = query
         .spec
@@ -106,6 +100,15 @@ pub async fn aggregate_chart(
         .collect();
     let length = query.spec.interval.map(|i| i.shortest());
     answer::buckets(&lines, length, &spec, format).map_err(|e| fault(ctx.state, e))
+}
+
+/// `batch` sorted by its `timestamp` column (as it is without one).
+fn in_time_order(batch: RecordBatch) -> Result<RecordBatch, ArrowError> {
+    let Some(times) = batch.column_by_name("timestamp") else {
+        return Ok(batch);
+    };
+    let order = sort_to_indices(times, None, None)?;
+    take_record_batch(&batch, &order)
 }
 
 /// The statistics a chart can draw: those that are numbers.
@@ -135,6 +138,7 @@ pub async fn many_aggregate_chart(
         ));
     };
     (query.offset, query.limit, query.need_total) = (0, None, false);
+    with_time(&mut query.columns);
     let window = query.window;
     let every = query
         .spec

@@ -11,22 +11,19 @@
 use crate::api::context::fault;
 use crate::api::params::shorten;
 use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
-use crate::api::values::series_to_aggregate;
+use crate::api::values::{Planned, send_rows, series_to_aggregate};
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::envelope::Pagination;
-use crate::render::reply::{Reply, attachment};
-use crate::render::stream::{self, DownloadGuard};
-use crate::render::timefmt::TimeFormatter;
-use crate::render::values::{ValuesBody, read_ahead, values_body};
+use crate::render::reply::Reply;
+use crate::render::values::read_ahead;
 use futures::StreamExt;
 use hydro_engine::catalog::Catalog;
 use hydro_engine::model::Station;
 use hydro_engine::model::ids::Series;
 use hydro_engine::query::aggregate::ManyAggregateQuery;
 use hydro_engine::query::{AnswerPart, ManyQuery};
-use std::sync::Arc;
 
 pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let request: ManyValuesRequest = ctx.request()?;
@@ -91,33 +88,22 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .plan_many(query, read_ahead(format))
         .await
         .map_err(|e| fault(ctx.state, e))?;
-    let parts = stream::first_checked(plan.parts)
-        .await
-        .map_err(|e| fault(ctx.state, e))?;
-    let page = match (paging, plan.total) {
-        (true, Some(total)) => Some(Pagination::new(total, limit, offset)),
-        _ => None,
-    };
     let mut names = vec!["stationId".to_owned(), "parameterId".to_owned()];
     names.extend(columns.iter().map(|c| c.name().to_owned()));
-    let held = DownloadGuard {
-        watch: Arc::clone(ctx.state) as _,
-        permit,
-    };
-    let answer = ValuesBody {
+    let planned = Planned {
         format,
         schema: plan.schema,
         columns: names,
-        meta: &ctx.state.meta,
         meta_schema: "seriesValues",
-        page: page.as_ref(),
-        time: TimeFormatter::zoned(zone),
+        zone,
+        page: paging
+            .then_some(plan.total)
+            .flatten()
+            .map(|total| Pagination::new(total, limit, offset)),
+        file_name: "values".into(),
+        station: None,
     };
-    let links = || ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref());
-    let body = values_body(answer, parts, links, held);
-    let mut headers = ctx.paging_headers(page.as_ref());
-    attachment(&mut headers, format, "values");
-    Ok(Reply::values(format, body, headers))
+    send_rows(ctx, permit, planned, plan.parts).await
 }
 
 /// Aggregates of many series, each series' buckets computed as the answer reaches it.
@@ -137,32 +123,21 @@ async fn many_aggregates(
         .aggregate_many(query)
         .await
         .map_err(|e| fault(ctx.state, e))?;
-    let parts = plan.batches.map(|b| b.map(AnswerPart::Rows)).boxed();
-    let parts = stream::first_checked(parts)
-        .await
-        .map_err(|e| fault(ctx.state, e))?;
-    let page = match (paging, plan.total) {
-        (true, Some(total)) => Some(Pagination::new(total, limit, offset)),
-        _ => None,
-    };
-    let held = DownloadGuard {
-        watch: Arc::clone(ctx.state) as _,
-        permit,
-    };
-    let answer = ValuesBody {
+    let planned = Planned {
         format,
         schema: plan.schema,
         columns: names,
-        meta: &ctx.state.meta,
         meta_schema: "seriesAggregates",
-        page: page.as_ref(),
-        time: TimeFormatter::zoned(zone),
+        zone,
+        page: paging
+            .then_some(plan.total)
+            .flatten()
+            .map(|total| Pagination::new(total, limit, offset)),
+        file_name: "aggregates".into(),
+        station: None,
     };
-    let links = || ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref());
-    let body = values_body(answer, parts, links, held);
-    let mut headers = ctx.paging_headers(page.as_ref());
-    attachment(&mut headers, format, "aggregates");
-    Ok(Reply::values(format, body, headers))
+    let parts = plan.batches.map(|b| b.map(AnswerPart::Rows)).boxed();
+    send_rows(ctx, permit, planned, parts).await
 }
 
 /// The series the request selects, by station id and parameter id. A station or parameter

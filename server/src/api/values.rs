@@ -13,15 +13,20 @@ use crate::render::reply::{Reply, attachment};
 use crate::render::stream::{self, DownloadGuard};
 use crate::render::timefmt::TimeFormatter;
 use crate::render::values::{ValuesBody, read_ahead, values_body};
+use datafusion::arrow::datatypes::SchemaRef;
 use futures::StreamExt;
 use hydro_engine::EngineError;
 use hydro_engine::model::duration::IsoDuration;
 use hydro_engine::model::ids::StationId;
+use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{Parameter, Station};
-use hydro_engine::query::aggregate::{AggregateQuery, AggregateSpec, SeriesToAggregate};
+use hydro_engine::query::aggregate::{
+    AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate,
+};
 use hydro_engine::query::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
 use serde_json::Value;
 use std::sync::Arc;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// The `links` of a values answer. Only JSON and XML answers print them, so only those build
 /// them: whatever a handler does goes before the answer's first byte.
@@ -35,6 +40,69 @@ fn values_links(ctx: &Ctx<'_>, station: &StationId, page: Option<&Pagination>) -
         ],
         page,
     )
+}
+
+/// A values-shaped answer (values or buckets, of one series or many) once planned: what its
+/// body and headers are made of besides its rows.
+pub(crate) struct Planned<'a> {
+    pub format: Format,
+    pub schema: SchemaRef,
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// The JSON Schema a JSON answer's `meta` names.
+    pub meta_schema: &'static str,
+    /// The offset of output times.
+    pub zone: Zone,
+    /// When a page was asked for and its total is known.
+    pub page: Option<Pagination>,
+    /// The attachment's name, without extension.
+    pub file_name: String,
+    /// The series' station, whose links the envelope gives (one series only).
+    pub station: Option<&'a StationId>,
+}
+
+/// Sends a planned answer: its first part is read before the status line (so that a failing
+/// read is an error status, not a cut body), the rest streams while `permit` is held.
+pub(crate) async fn send_rows(
+    ctx: &Ctx<'_>,
+    permit: OwnedSemaphorePermit,
+    planned: Planned<'_>,
+    parts: stream::Parts,
+) -> Result<Reply, ApiError> {
+    let parts = stream::first_checked(parts)
+        .await
+        .map_err(|e| fault(ctx.state, e))?;
+    let Planned {
+        format,
+        schema,
+        columns,
+        meta_schema,
+        zone,
+        page,
+        file_name,
+        station,
+    } = planned;
+    let held = DownloadGuard {
+        watch: Arc::clone(ctx.state) as _,
+        permit,
+    };
+    let answer = ValuesBody {
+        format,
+        schema,
+        columns,
+        meta: &ctx.state.meta,
+        meta_schema,
+        page: page.as_ref(),
+        time: TimeFormatter::zoned(zone),
+    };
+    let links = || match station {
+        Some(station) => values_links(ctx, station, page.as_ref()),
+        None => ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref()),
+    };
+    let body = values_body(answer, parts, links, held);
+    let mut headers = ctx.paging_headers(page.as_ref());
+    attachment(&mut headers, format, &file_name);
+    Ok(Reply::values(format, body, headers))
 }
 
 pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
@@ -109,35 +177,20 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
             .boxed();
         (plan.total, plan.schema, parts)
     };
-    let parts = stream::first_checked(parts)
-        .await
-        .map_err(|e| fault(ctx.state, e))?;
-    let page = match (paging, total) {
-        (true, Some(total)) => Some(Pagination::new(total, limit, offset)),
-        _ => None,
-    };
-    let held = DownloadGuard {
-        watch: Arc::clone(ctx.state) as _,
-        permit,
-    };
-    let answer = ValuesBody {
+    let planned = Planned {
         format,
         schema,
         columns: columns.iter().map(|c| c.name().to_owned()).collect(),
-        meta: &ctx.state.meta,
         meta_schema: "values",
-        page: page.as_ref(),
-        time: TimeFormatter::zoned(zone),
+        zone,
+        page: paging
+            .then_some(total)
+            .flatten()
+            .map(|total| Pagination::new(total, limit, offset)),
+        file_name: format!("{}_{pid}", s.id),
+        station: Some(&s.id),
     };
-    let body = values_body(
-        answer,
-        parts,
-        || values_links(ctx, &s.id, page.as_ref()),
-        held,
-    );
-    let mut headers = ctx.paging_headers(page.as_ref());
-    attachment(&mut headers, format, &format!("{}_{pid}", s.id));
-    Ok(Reply::values(format, body, headers))
+    send_rows(ctx, permit, planned, parts).await
 }
 
 /// The values as a page for people: the chart of the window (an image of the SVG answer) and a
@@ -198,6 +251,14 @@ pub(crate) fn series_to_aggregate(
     })
 }
 
+/// `columns` with the buckets' times, which a chart draws the statistics over whatever
+/// `fields` chose.
+pub(crate) fn with_time(columns: &mut Vec<BucketColumn>) {
+    if !columns.contains(&BucketColumn::Timestamp) {
+        columns.insert(0, BucketColumn::Timestamp);
+    }
+}
+
 /// An aggregate of one series: its buckets computed before the status line (they are few:
 /// a century of days is 36 500), then sent in the chosen format.
 async fn aggregates(
@@ -208,6 +269,9 @@ async fn aggregates(
     format: Format,
     size: (u32, u32),
 ) -> Result<Reply, ApiError> {
+    if matches!(format, Format::Svg | Format::Png) {
+        with_time(&mut query.columns);
+    }
     if format == Format::Html {
         query.limit = Some(
             query
@@ -246,35 +310,16 @@ async fn aggregates(
         drop(permit);
         return chart::aggregate_chart(ctx, (station, parameter), &query, plan, size, format).await;
     }
-    let page = paging.then(|| Pagination::new(plan.total, query.limit, query.offset));
-    let held = DownloadGuard {
-        watch: Arc::clone(ctx.state) as _,
-        permit,
-    };
-    let answer = ValuesBody {
+    let planned = Planned {
         format,
         schema: plan.schema,
         columns,
-        meta: &ctx.state.meta,
         meta_schema: "aggregates",
-        page: page.as_ref(),
-        time: TimeFormatter::zoned(zone),
+        zone,
+        page: paging.then(|| Pagination::new(plan.total, query.limit, query.offset)),
+        file_name: format!("{}_{}", station.id, parameter.id),
+        station: Some(&station.id),
     };
     let parts = futures::stream::iter([Ok(AnswerPart::Rows(plan.batch))]).boxed();
-    let parts = stream::first_checked(parts)
-        .await
-        .map_err(|e| fault(ctx.state, e))?;
-    let body = values_body(
-        answer,
-        parts,
-        || values_links(ctx, &station.id, page.as_ref()),
-        held,
-    );
-    let mut headers = ctx.paging_headers(page.as_ref());
-    attachment(
-        &mut headers,
-        format,
-        &format!("{}_{}", station.id, parameter.id),
-    );
-    Ok(Reply::values(format, body, headers))
+    send_rows(ctx, permit, planned, parts).await
 }

@@ -377,6 +377,30 @@ const SUMMARIES: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
+/// The chart of what a page shows (its SVG answer, sized as asked) and the downloads of all of
+/// it (not the page) in every data format, from the page's URL without `format`.
+fn chart_and_downloads(
+    url: &PagingUrl,
+    (width, height): (u32, u32),
+    offered: &[Format],
+) -> (String, Vec<Link>) {
+    let whole = ["limit", "offset", "format", "width", "height"];
+    let (width, height) = (width.to_string(), height.to_string());
+    let chart = url.rewritten(
+        &whole,
+        &[("format", "svg"), ("width", &width), ("height", &height)],
+    );
+    let downloads = offered
+        .iter()
+        .filter(|f| !matches!(f, Format::Html | Format::Svg | Format::Png))
+        .map(|f| {
+            let href = url.rewritten(&whole, &[("format", f.short())]);
+            (f.short().to_uppercase(), href)
+        })
+        .collect();
+    (chart, downloads)
+}
+
 /// An aggregate of a series as a page: the chart of its numeric statistics (an image of the
 /// SVG answer) and a table of the page of buckets. `batch` holds the page's buckets with the
 /// `columns` asked for; `page` says which.
@@ -414,22 +438,7 @@ pub fn aggregates(
     let mut url = site.here.clone();
     url.pairs.retain(|(k, _)| k != "format");
     let pages = page.links(&url);
-    let (width, height) = (size.0.to_string(), size.1.to_string());
-    let chart_src = url.rewritten(
-        &["limit", "offset", "format", "width", "height"],
-        &[("format", "svg"), ("width", &width), ("height", &height)],
-    );
-    let downloads: Vec<Link> = offered
-        .iter()
-        .filter(|f| !matches!(f, Format::Html | Format::Svg | Format::Png))
-        .map(|f| {
-            let href = url.rewritten(
-                &["limit", "offset", "format", "width", "height"],
-                &[("format", f.short())],
-            );
-            (f.short().to_uppercase(), href)
-        })
-        .collect();
+    let (chart_src, downloads) = chart_and_downloads(&url, size, offered);
     let first = page.offset;
     let content = html! {
         (chart(&chart_src, &format!("Chart of the aggregates of {} ({}) at {}", p.name, p.unit, s.name)))
@@ -505,24 +514,7 @@ pub async fn values(
     let mut url = site.here.clone();
     url.pairs.retain(|(k, _)| k != "format");
     let pages = page.links(&url);
-    let (width, height) = (size.0.to_string(), size.1.to_string());
-    let chart_src = url.rewritten(
-        &["limit", "offset", "format", "width", "height"],
-        &[("format", "svg"), ("width", &width), ("height", &height)],
-    );
-    let downloads: Vec<Link> = offered
-        .iter()
-        .filter(|f| !matches!(f, Format::Html | Format::Svg | Format::Png))
-        .map(|f| {
-            (
-                f.short().to_uppercase(),
-                url.rewritten(
-                    &["limit", "offset", "format", "width", "height"],
-                    &[("format", f.short())],
-                ),
-            )
-        })
-        .collect();
+    let (chart_src, downloads) = chart_and_downloads(&url, size, offered);
     let summaries: Vec<Link> = SUMMARIES
         .iter()
         .map(|(name, pairs)| {
