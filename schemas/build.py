@@ -72,6 +72,24 @@ series_bucket = {"type": "object", "additionalProperties": False,
                  "properties": {"stationId": series_value["properties"]["stationId"],
                                 "parameterId": {"type": "string"}} | bucket_props,
                  "patternProperties": bucket_patterns}
+# A row of statistics: normals (month, day, the statistics asked, years), annual values
+# (timestamp, year, min, minTime, max, maxTime, mean, count, coverage) or a point of a duration
+# curve (exceedance, value).
+stat_props = {"month": {"type": "integer", "minimum": 1, "maximum": 12},
+              "day": {"type": "integer", "minimum": 1, "maximum": 31},
+              "years": {"type": "integer", "minimum": 1,
+                        "description": "how many years' daily (monthly) means the row summarises"},
+              "timestamp": ts, "year": {"type": "integer", "description": "the calendar year the year ends in"},
+              "count": {"type": ["integer", "null"], "minimum": 0},
+              "coverage": bucket_props["coverage"],
+              "exceedance": {"type": "number", "minimum": 0, "maximum": 1},
+              "value": {"type": "number", "description": "the value exceeded that share of the time"}}
+stat_row = {"type": "object", "additionalProperties": False, "properties": stat_props,
+            "patternProperties": bucket_patterns}
+series_stat_row = {"type": "object", "additionalProperties": False,
+                   "properties": {"stationId": series_value["properties"]["stationId"],
+                                  "parameterId": {"type": "string"}} | stat_props,
+                   "patternProperties": bucket_patterns}
 latest_value = {"type": "object", "additionalProperties": False,
                 "required": ["stationId", "parameterId", "timestamp", "quality"], "properties": {
     "stationId": {"type": "string", "pattern": ID}, "stationName": {"type": "string"},
@@ -105,6 +123,11 @@ SCHEMAS = {
                                            "max": 190.4, "count": 92, "coverage": 1.0}]]}),
     "seriesAggregates": envelope("Aggregates of many series, by station, parameter and bucket",
                                  {"type": "array", "items": series_bucket}),
+    "statistics": envelope("Statistics of one series over a reference period",
+                           {"type": "array", "items": stat_row,
+                            "examples": [[{"month": 2, "day": 29, "mean": 212.4, "years": 5}]]}),
+    "seriesStatistics": envelope("Statistics of many series, by station and parameter",
+                                 {"type": "array", "items": series_stat_row}),
     "latest": envelope("The newest value of each series",
                        {"type": "array", "items": latest_value,
                         "examples": [[{"stationId": "koeln", "stationName": "Köln",
@@ -423,6 +446,35 @@ def posted(path, params):
     return path
 
 
+STATISTICS_FORMATS = ["json", "csv", "ndjson", "arrow", "parquet"]
+PROBABILITY = r"(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)"
+# type and what goes with it: one object parameter, form style, exploded, whose variants say
+# which other members each type takes.
+STATISTICS_KIND = {
+    "name": "statistics", "in": "query", "required": True, "style": "form", "explode": True,
+    "description": "type: dayOfYear (a row per calendar day, Jan 1 first, Feb 29 included: month, day, the "
+                   "statistics in aggregate (default mean) of that day's daily means across the years, years), "
+                   "monthOfYear (likewise per month), annual (a row per year with values: timestamp, year, min, "
+                   "minTime, max, maxTime, mean, count, coverage; yearStart for hydrological years) or duration "
+                   "(the duration curve over the values: exceedance, value, at the probabilities in exceedance, "
+                   "default 0.01, 0.05, 0.1, 0.2 … 0.9, 0.95, 0.99)",
+    "schema": {"oneOf": [
+        {"type": "object", "additionalProperties": False, "required": ["type"],
+         "properties": {"type": {"enum": ["dayOfYear", "monthOfYear"]},
+                        "aggregate": comma_list(STATISTIC, "mean,p10,p90")}},
+        {"type": "object", "additionalProperties": False, "required": ["type"],
+         "properties": {"type": {"const": "annual"}}},
+        {"type": "object", "additionalProperties": False, "required": ["type"],
+         "properties": {"type": {"const": "duration"},
+                        "exceedance": comma_list(PROBABILITY, "0.1,0.5,0.9")}}]}}
+REFERENCE_PERIOD = [q("from", "start of the reference period (inclusive)", instant),
+                    q("to", "end of the reference period (inclusive); not before from", instant),
+                    q("yearStart", "the month years start in (11: German hydrological years); default 1",
+                      {"type": "integer", "minimum": 1, "maximum": 12}),
+                    q("minCoverage", "days, months or years with less coverage (values over the values their "
+                                     "length holds) count for nothing in normals and have null annual statistics",
+                      {"type": "number", "minimum": 0, "maximum": 1})]
+STATISTICS_PARAMS = [STATISTICS_KIND] + REFERENCE_PERIOD + [QUALITIES, TIME_ZONE, FMT(STATISTICS_FORMATS)]
 MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, QUALITIES, TIME_ZONE, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
                + [FMT(MANY)])
 # A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
@@ -451,6 +503,9 @@ openapi = {
                                     "the single-series endpoint", "seriesValues", MANY_VALUES, MANY),
                                                  "seriesAggregates")),
                           POSTED_VALUES),
+        "/statistics": op("listSeriesStatistics", "Statistics of many series over a reference period, rows "
+                                                  "by station and parameter", "seriesStatistics",
+                          SELECTION + STATISTICS_PARAMS, STATISTICS_FORMATS),
         "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
                                     "coordinates (GeoJSON: a map layer of current values)", "latest",
                       SELECTION + PAGING + [FMT(LATEST)], LATEST),
@@ -466,6 +521,10 @@ openapi = {
                                                           + listing(VALUE_FIELDS, VALUE_FIELDS) + CHART_SIZE
                                                           + [FMT(VALUES)],
                                                           VALUES), "aggregates")),
+        S + "/parameters/{parameterId}/statistics": op("getStatistics",
+                                                       "Statistics of a series over a reference period",
+                                                       "statistics", [STATION_ID, PARAMETER_ID] + STATISTICS_PARAMS,
+                                                       STATISTICS_FORMATS),
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
                                    [STATION_ID,
                                     q("types", "comma list of mainValue, statistic, derived, mark",

@@ -30,6 +30,7 @@ pub mod plan;
 mod qualities;
 pub mod sorted;
 pub mod spec;
+pub mod statistics;
 
 pub use many_series::{ManyPlan, ManyQuery};
 pub use months::{AnswerPart, StoredRowGroup};

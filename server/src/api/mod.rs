@@ -5,9 +5,9 @@
 //!
 //! [`router`] finds the endpoint of a path; [`context`] is what every handler works with.
 //! One module per resource ([`landing`], [`health`], [`stations`], [`parameters`],
-//! [`characteristics`], [`values`], [`many_series`], [`latest`], [`assets`]); [`params`]
-//! parses single parameters, [`chart`] plans the charts (`format=svg`, `png`). Handlers plan
-//! the HTML pages of their resources too, which `render::html::pages` makes.
+//! [`characteristics`], [`values`], [`many_series`], [`statistics`], [`latest`], [`assets`]);
+//! [`params`] parses single parameters, [`chart`] plans the charts (`format=svg`, `png`).
+//! Handlers plan the HTML pages of their resources too, which `render::html::pages` makes.
 
 pub mod assets;
 pub mod characteristics;
@@ -22,6 +22,7 @@ pub mod params;
 pub mod request;
 pub mod router;
 pub mod stations;
+pub mod statistics;
 pub mod values;
 
 pub use context::Ctx;

@@ -24,6 +24,9 @@ use hydro_engine::model::{CharacteristicType, StationType};
 use hydro_engine::query::aggregate::calendar::{INTERVALS, Interval};
 use hydro_engine::query::aggregate::statistic::{STATISTICS, Statistic};
 use hydro_engine::query::aggregate::{AggregateSpec, BucketColumn};
+use hydro_engine::query::statistics::{
+    DEFAULT_EXCEEDANCE, STATISTICS_TYPES, StatisticsSpec, StatisticsType,
+};
 use hydro_engine::query::{SortKey, ValueColumn, Window};
 use std::sync::Arc;
 
@@ -750,19 +753,7 @@ fn aggregate_spec(
         }
         return Ok(None);
     };
-    let mut statistics: Vec<Statistic> = Vec::new();
-    for item in params::list("aggregate", asked)? {
-        let s: Statistic = item.parse().map_err(|()| {
-            ApiError::param(
-                "aggregate",
-                format!("'{}' is not a statistic; use {STATISTICS}", shorten(item)),
-            )
-        })?;
-        // A statistic asked for again adds nothing (as a repeated sort key does).
-        if !statistics.contains(&s) {
-            statistics.push(s);
-        }
-    }
+    let statistics = statistics(asked)?;
     let interval = raw
         .get("interval")?
         .map(|v| {
@@ -778,7 +769,39 @@ fn aggregate_spec(
                 .ok_or_else(bad)
         })
         .transpose()?;
-    let year_start = raw
+    let year_start = year_start(raw)?;
+    let min_coverage = min_coverage(raw)?;
+    Ok(Some(AggregateSpec {
+        statistics,
+        interval,
+        zone,
+        year_start,
+        min_coverage,
+        qualities,
+    }))
+}
+
+/// `aggregate`: the statistics asked for, each once, in the order asked.
+fn statistics(asked: &str) -> Result<Vec<Statistic>, ApiError> {
+    let mut statistics: Vec<Statistic> = Vec::new();
+    for item in params::list("aggregate", asked)? {
+        let s: Statistic = item.parse().map_err(|()| {
+            ApiError::param(
+                "aggregate",
+                format!("'{}' is not a statistic; use {STATISTICS}", shorten(item)),
+            )
+        })?;
+        // A statistic asked for again adds nothing (as a repeated sort key does).
+        if !statistics.contains(&s) {
+            statistics.push(s);
+        }
+    }
+    Ok(statistics)
+}
+
+/// `yearStart`: the month years start in; 1 without it.
+fn year_start(raw: &RawQuery) -> Result<u32, ApiError> {
+    Ok(raw
         .get("yearStart")?
         .map(|v| {
             params::uint("yearStart", v)
@@ -787,8 +810,12 @@ fn aggregate_spec(
                 .ok_or_else(|| ApiError::param("yearStart", "must be the month a year starts in, 1 to 12 (e.g. 11 for German hydrological years)"))
         })
         .transpose()?
-        .map_or(1, |m| m as u32);
-    let min_coverage = raw
+        .map_or(1, |m| m as u32))
+}
+
+/// `minCoverage`: 0 without it.
+fn min_coverage(raw: &RawQuery) -> Result<f64, ApiError> {
+    Ok(raw
         .get("minCoverage")?
         .map(|v| {
             v.parse::<f64>()
@@ -802,13 +829,156 @@ fn aggregate_spec(
                 })
         })
         .transpose()?
-        .unwrap_or(0.0);
-    Ok(Some(AggregateSpec {
-        statistics,
-        interval,
-        zone,
-        year_start,
-        min_coverage,
-        qualities,
-    }))
+        .unwrap_or(0.0))
+}
+
+/// `GET …/parameters/{parameterId}/statistics`: statistics of a series over a reference
+/// period (see `hydro_engine::query::statistics`).
+pub struct StatisticsRequest {
+    /// The reference period (`from`/`to`).
+    pub window: Window,
+    pub spec: StatisticsSpec,
+    pub format: Format,
+}
+
+/// The parameters of both statistics endpoints besides the selection.
+const STATISTICS_PARAMETERS: [&str; 10] = [
+    "type",
+    "from",
+    "to",
+    "timeZone",
+    "yearStart",
+    "minCoverage",
+    "aggregate",
+    "exceedance",
+    "qualities",
+    "format",
+];
+
+/// `a` then `b`: a list of parameters made of two (`N` must be their lengths' sum).
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    assert!(N == a.len() + b.len(), "N is not the sum of the lengths");
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[i + j] = b[j];
+        j += 1;
+    }
+    out
+}
+
+const MANY_STATISTICS_PARAMETERS: [&str; 19] = concat(selection_and![], &STATISTICS_PARAMETERS);
+
+impl Request for StatisticsRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &STATISTICS_PARAMETERS;
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        let raw = q.raw;
+        let kind = match raw.get("type")? {
+            None => Err(format!("give the statistics wanted: {STATISTICS_TYPES}")),
+            Some(v) => v.parse::<StatisticsType>().map_err(|()| {
+                format!(
+                    "'{}' is not a statistics type; use {STATISTICS_TYPES}",
+                    shorten(v)
+                )
+            }),
+        }
+        .map_err(|reason| ApiError::param("type", reason))?;
+        let normals = matches!(
+            kind,
+            StatisticsType::DayOfYear | StatisticsType::MonthOfYear
+        );
+        let statistics = match raw.get("aggregate")? {
+            Some(_) if !normals => {
+                return Err(ApiError::param(
+                    "aggregate",
+                    "summarises normals: it goes with type=dayOfYear or type=monthOfYear",
+                ));
+            }
+            Some(asked) => statistics(asked)?,
+            None => vec![Statistic::Mean],
+        };
+        let exceedance = match raw.get("exceedance")? {
+            Some(_) if kind != StatisticsType::Duration => {
+                return Err(ApiError::param(
+                    "exceedance",
+                    "gives the points of a duration curve: it goes with type=duration",
+                ));
+            }
+            Some(asked) => exceedance(asked)?,
+            None => DEFAULT_EXCEEDANCE.to_vec(),
+        };
+        let from = raw
+            .get("from")?
+            .map(|v| params::timestamp("from", v))
+            .transpose()?;
+        let to = raw
+            .get("to")?
+            .map(|v| params::timestamp("to", v))
+            .transpose()?;
+        if let (Some(from), Some(to)) = (from, to)
+            && from > to
+        {
+            return Err(ApiError::param(
+                "from",
+                "the reference period's start is after its end ('to')",
+            ));
+        }
+        Ok(Self {
+            window: Window::Between { from, to },
+            spec: StatisticsSpec {
+                kind,
+                statistics,
+                zone: time_zone(q)?,
+                year_start: year_start(raw)?,
+                min_coverage: min_coverage(raw)?,
+                qualities: qualities(raw)?,
+                exceedance,
+            },
+            format: q.format(Answer::Statistics)?,
+        })
+    }
+}
+
+/// `exceedance`: probabilities from 0 to 1, in the order asked.
+fn exceedance(asked: &str) -> Result<Vec<f64>, ApiError> {
+    params::list("exceedance", asked)?
+        .into_iter()
+        .map(|item| {
+            item.parse::<f64>()
+                .ok()
+                .filter(|p| (0.0..=1.0).contains(p))
+                .ok_or_else(|| {
+                    ApiError::param(
+                        "exceedance",
+                        format!(
+                            "'{}' is not a probability; give numbers from 0 to 1, e.g. 0.1,0.5,0.9",
+                            shorten(item)
+                        ),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// `GET /v1/statistics`: the statistics of many series, chosen as for `/v1/values`.
+pub struct ManyStatisticsRequest {
+    pub selection: SeriesSelection,
+    pub statistics: StatisticsRequest,
+}
+
+impl Request for ManyStatisticsRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &MANY_STATISTICS_PARAMETERS;
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self {
+            selection: SeriesSelection::parse(q.raw)?,
+            statistics: StatisticsRequest::parse(q)?,
+        })
+    }
 }

@@ -4,7 +4,7 @@ use crate::api::params::shorten;
 use crate::api::request::NoParameters;
 use crate::api::{
     Ctx, assets, characteristics, health, landing, latest, many_series, parameters, stations,
-    values,
+    statistics, values,
 };
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
@@ -38,10 +38,14 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
         ["stations"] => stations::stations(ctx),
         ["values"] => extended_only(many_series::many_values(ctx).await),
         ["latest"] => extended_only(latest::latest(ctx).await),
+        ["statistics"] => extended_only(statistics::many_statistics(ctx).await),
         ["stations", id] => extended_only(stations::station(ctx, id)),
         ["stations", id, "parameters"] => parameters::parameters(ctx, id),
         ["stations", id, "parameters", pid] => extended_only(parameters::parameter(ctx, id, pid)),
         ["stations", id, "parameters", pid, "values"] => values::values(ctx, id, pid).await,
+        ["stations", id, "parameters", pid, "statistics"] => {
+            extended_only(statistics::statistics(ctx, id, pid).await)
+        }
         ["stations", id, "characteristics"] => {
             extended_only(characteristics::characteristics(ctx, id))
         }

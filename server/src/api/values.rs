@@ -223,18 +223,27 @@ async fn values_page(
 }
 
 /// The series of `parameter` as an aggregate reads it: with its interval, which coverage is
-/// counted in and which a bucket may not be finer than.
-pub(crate) fn series_to_aggregate(
-    parameter: &Parameter,
-    spec: &AggregateSpec,
-) -> Result<SeriesToAggregate, ApiError> {
+/// counted in.
+pub(crate) fn series_of(parameter: &Parameter) -> SeriesToAggregate {
     let step = parameter
         .interval
         .parse::<IsoDuration>()
         .ok()
         .filter(|d| d.months == 0 && d.micros > 0)
         .map(|d| d.micros);
-    if let (Some(step), Some(interval)) = (step, spec.interval)
+    SeriesToAggregate {
+        series: (parameter.station.clone(), parameter.id.clone()),
+        step,
+    }
+}
+
+/// [`series_of`] for `spec`, whose buckets may not be finer than the series' interval.
+pub(crate) fn series_to_aggregate(
+    parameter: &Parameter,
+    spec: &AggregateSpec,
+) -> Result<SeriesToAggregate, ApiError> {
+    let series = series_of(parameter);
+    if let (Some(step), Some(interval)) = (series.step, spec.interval)
         && interval.shortest() < step
     {
         return Err(ApiError::param(
@@ -245,10 +254,7 @@ pub(crate) fn series_to_aggregate(
             ),
         ));
     }
-    Ok(SeriesToAggregate {
-        series: (parameter.station.clone(), parameter.id.clone()),
-        step,
-    })
+    Ok(series)
 }
 
 /// `columns` with the buckets' times, which a chart draws the statistics over whatever

@@ -3,7 +3,7 @@
 //! format (names, media types, where it is offered) is one table, [`FORMATS`].
 
 use crate::http::error::ApiError;
-use Answer::{Catalog, Landing, Latest, ManyValues, PostedValues, Stations, Values};
+use Answer::{Catalog, Landing, Latest, ManyValues, PostedValues, Stations, Statistics, Values};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
@@ -40,6 +40,8 @@ pub enum Answer {
     PostedValues,
     /// The newest value of each series (`/v1/latest`, with coordinates).
     Latest,
+    /// Statistics of series (`…/statistics`, `/v1/statistics`): tables of numbers.
+    Statistics,
 }
 
 /// A row of the formats table: everything the server knows of a format but its encoder.
@@ -79,6 +81,7 @@ const FORMATS: [Spec; 10] = [
             Values,
             ManyValues,
             PostedValues,
+            Statistics,
             Latest,
         ],
     },
@@ -90,7 +93,15 @@ const FORMATS: [Spec; 10] = [
         text: true,
         compressible: true,
         attachment: Some("csv"),
-        offered: &[Stations, Catalog, Values, ManyValues, PostedValues, Latest],
+        offered: &[
+            Stations,
+            Catalog,
+            Values,
+            ManyValues,
+            PostedValues,
+            Statistics,
+            Latest,
+        ],
     },
     Spec {
         format: Format::GeoJson,
@@ -120,7 +131,15 @@ const FORMATS: [Spec; 10] = [
         text: true,
         compressible: true,
         attachment: None,
-        offered: &[Stations, Catalog, Values, ManyValues, PostedValues, Latest],
+        offered: &[
+            Stations,
+            Catalog,
+            Values,
+            ManyValues,
+            PostedValues,
+            Statistics,
+            Latest,
+        ],
     },
     Spec {
         format: Format::Arrow,
@@ -130,7 +149,15 @@ const FORMATS: [Spec; 10] = [
         text: false,
         compressible: true,
         attachment: Some("arrows"),
-        offered: &[Stations, Catalog, Values, ManyValues, PostedValues, Latest],
+        offered: &[
+            Stations,
+            Catalog,
+            Values,
+            ManyValues,
+            PostedValues,
+            Statistics,
+            Latest,
+        ],
     },
     Spec {
         format: Format::Parquet,
@@ -140,7 +167,15 @@ const FORMATS: [Spec; 10] = [
         text: false,
         compressible: false,
         attachment: Some("parquet"),
-        offered: &[Stations, Catalog, Values, ManyValues, PostedValues, Latest],
+        offered: &[
+            Stations,
+            Catalog,
+            Values,
+            ManyValues,
+            PostedValues,
+            Statistics,
+            Latest,
+        ],
     },
     Spec {
         format: Format::Svg,

@@ -14,6 +14,8 @@ pub fn schema(name: &str) -> Option<&'static str> {
         "seriesValues.json" => include_str!("../../../schemas/seriesValues.json"),
         "aggregates.json" => include_str!("../../../schemas/aggregates.json"),
         "seriesAggregates.json" => include_str!("../../../schemas/seriesAggregates.json"),
+        "statistics.json" => include_str!("../../../schemas/statistics.json"),
+        "seriesStatistics.json" => include_str!("../../../schemas/seriesStatistics.json"),
         "latest.json" => include_str!("../../../schemas/latest.json"),
         "characteristics.json" => include_str!("../../../schemas/characteristics.json"),
         "characteristic.json" => include_str!("../../../schemas/characteristic.json"),

@@ -100,7 +100,7 @@ impl BucketColumn {
         out
     }
 
-    fn data_type(self, zone: &Zone) -> DataType {
+    pub(crate) fn data_type(self, zone: &Zone) -> DataType {
         let time = DataType::Timestamp(TimeUnit::Microsecond, Some(zone.to_string().into()));
         match self {
             Self::Timestamp => time,
@@ -183,12 +183,12 @@ pub struct ManyAggregatePlan {
 }
 
 /// A series' buckets, column by column.
-struct Buckets {
-    starts: Vec<Micros>,
+pub(crate) struct Buckets {
+    pub(crate) starts: Vec<Micros>,
     /// One per statistic, in the order of the spec; `None` below the coverage asked for.
-    cells: Vec<Vec<Option<Cell>>>,
-    counts: Vec<i64>,
-    coverage: Vec<Option<f64>>,
+    pub(crate) cells: Vec<Vec<Option<Cell>>>,
+    pub(crate) counts: Vec<i64>,
+    pub(crate) coverage: Vec<Option<f64>>,
 }
 
 impl Buckets {
@@ -331,7 +331,7 @@ impl Buckets {
 }
 
 /// A dictionary column of one value.
-fn constant(text: &str, rows: usize) -> Result<ArrayRef> {
+pub(crate) fn constant(text: &str, rows: usize) -> Result<ArrayRef> {
     let keys = Int32Array::from(vec![0; rows]);
     let values: ArrayRef = Arc::new(StringArray::from(vec![text]));
     Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
@@ -420,7 +420,7 @@ impl Dataset {
     }
 
     /// The buckets of a series in the window, in time order.
-    async fn buckets(
+    pub(crate) async fn buckets(
         &self,
         s: &SeriesToAggregate,
         window: Window,

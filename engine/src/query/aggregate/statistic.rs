@@ -183,7 +183,7 @@ impl Accumulator {
     }
 
     /// The `q` quantile, linear between the two nearest ranks (numpy's `linear`).
-    fn quantile(&mut self, q: f64) -> f64 {
+    pub(crate) fn quantile(&mut self, q: f64) -> f64 {
         if !self.sorted {
             self.values.sort_unstable_by(f64::total_cmp);
             self.sorted = true;

@@ -1,0 +1,103 @@
+//! `GET /v1/stations/{id}/parameters/{parameterId}/statistics` and `GET /v1/statistics`
+//! (the series `/v1/values` selects): normals by day or month of the year, annual extremes,
+//! duration curves over a reference period (`hydro_engine::query::statistics`). Answers are
+//! tables in the data formats, sent as values answers are.
+
+use crate::api::Ctx;
+use crate::api::context::fault;
+use crate::api::many_series::select;
+use crate::api::request::{ManyStatisticsRequest, StatisticsRequest};
+use crate::api::values::{Planned, send_rows, series_of};
+use crate::http::error::ApiError;
+use crate::render::reply::Reply;
+use futures::StreamExt;
+use hydro_engine::model::ids::StationId;
+use hydro_engine::query::AnswerPart;
+use hydro_engine::query::aggregate::SeriesToAggregate;
+use hydro_engine::query::statistics::StatisticsQuery;
+
+pub async fn statistics(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
+    ctx.admit::<StatisticsRequest>()?;
+    let s = ctx.station(id)?;
+    let pid = ctx.parameter_id(s, pid)?;
+    let request: StatisticsRequest = ctx.request()?;
+    let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
+    let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
+    let file_name = format!("{}_{pid}_{}", s.id, request.spec.kind);
+    answer(
+        ctx,
+        vec![series_of(parameter)],
+        request,
+        Some(&s.id),
+        file_name,
+    )
+    .await
+}
+
+pub async fn many_statistics(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let ManyStatisticsRequest {
+        selection,
+        statistics: request,
+    } = ctx.request()?;
+    let catalog = &ctx.version.dataset.catalog;
+    let series = select(ctx, &selection)?
+        .iter()
+        .map(|(sid, pid)| {
+            catalog
+                .parameter(sid, pid)
+                .map(series_of)
+                .ok_or_else(|| ApiError::Internal("a selected series vanished".into()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let file_name = format!("statistics_{}", request.spec.kind);
+    answer(ctx, series, request, None, file_name).await
+}
+
+/// The statistics of `series`: with `station` those of one series, else rows with ids.
+async fn answer(
+    ctx: &Ctx<'_>,
+    series: Vec<SeriesToAggregate>,
+    request: StatisticsRequest,
+    station: Option<&StationId>,
+    file_name: String,
+) -> Result<Reply, ApiError> {
+    let permit = ctx.heavy_permit()?;
+    let StatisticsRequest {
+        window,
+        spec,
+        format,
+    } = request;
+    let zone = spec.zone;
+    let query = StatisticsQuery {
+        series,
+        window,
+        spec,
+        ids: station.is_none(),
+    };
+    let plan = ctx
+        .version
+        .dataset
+        .statistics(query)
+        .map_err(|e| fault(ctx.state, e))?;
+    let columns = plan
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let planned = Planned {
+        format,
+        schema: plan.schema,
+        columns,
+        meta_schema: match station {
+            Some(_) => "statistics",
+            None => "seriesStatistics",
+        },
+        zone,
+        page: None,
+        file_name,
+        station,
+    };
+    let parts = plan.batches.map(|b| b.map(AnswerPart::Rows)).boxed();
+    send_rows(ctx, permit, planned, parts).await
+}

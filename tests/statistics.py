@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Statistics of series against pandas (run by tests/statistics.rs).
+
+usage: statistics.py BASE_URL
+
+On generated series (two years from 2023-01-01: the leap day of 2024, DST changes, gaps):
+day-of-year and month-of-year normals (daily or monthly means in the zone, then across the
+years), annual values of hydrological years in a fixed offset, duration curves (numpy's linear
+quantiles), `minCoverage` and a reference period, each computed by pandas from the raw values
+the server sends; then the many-series answer equal to the single-series ones, and the CSV and
+Parquet answers equal to the JSON one.
+"""
+import io
+import json
+import math
+import sys
+import urllib.parse
+import urllib.request
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+BASE = sys.argv[1]
+STEP = pd.Timedelta(minutes=15)
+
+
+def fetch(path):
+    with urllib.request.urlopen(BASE + path) as r:
+        return r.read()
+
+
+def query(**params):
+    return urllib.parse.urlencode(params, safe=",/:")
+
+
+def statistics(series, **params):
+    station, parameter = series
+    return json.loads(fetch(f"/stations/{station}/parameters/{parameter}/statistics?{query(**params)}"))["data"]
+
+
+def raw(series, **params):
+    station, parameter = series
+    csv = fetch(f"/stations/{station}/parameters/{parameter}/values?format=csv&{query(**params)}")
+    frame = pd.read_csv(io.BytesIO(csv))
+    index = pd.to_datetime(frame["timestamp"], utc=True, format="ISO8601")
+    return pd.Series(frame["value"].to_numpy(), index=index)
+
+
+def close(a, b, what):
+    if a is None or b is None or (isinstance(b, float) and math.isnan(b)):
+        ok = a is None and (b is None or math.isnan(b))
+    elif isinstance(a, str):
+        ok = pd.Timestamp(a) == pd.Timestamp(b)
+    else:
+        ok = math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    assert ok, f"{what}: server {a!r}, pandas {b!r}"
+
+
+def daily_means(values, tz, min_coverage=0.0):
+    local = values.tz_convert(tz)
+    r = local.resample("D")
+    means, counts = r.mean(), r.count()
+    # A local day's expected values: its length (23, 24 or 25 hours) over the step.
+    starts = means.index
+    lengths = pd.Series([(s + pd.DateOffset(days=1)) - s for s in starts], index=starts)
+    coverage = counts / (lengths / STEP)
+    kept = (counts > 0) & (coverage >= min_coverage)
+    return means[kept]
+
+
+def check_day_of_year(series, values):
+    tz = "Europe/Berlin"
+    got = statistics(series, type="dayOfYear", aggregate="mean,p10,max,count", timeZone=tz)
+    means = daily_means(values, tz)
+    groups = means.groupby([means.index.month, means.index.day])
+    want = pd.DataFrame({"mean": groups.mean(), "p10": groups.quantile(0.1), "max": groups.max(),
+                         "years": groups.count()})
+    assert len(got) == len(want) == 366, (len(got), len(want))
+    for row, ((month, day), w) in zip(got, want.iterrows()):
+        assert (row["month"], row["day"]) == (month, day), (row, month, day)
+        for name in ("mean", "p10", "max"):
+            close(row[name], w[name], f"dayOfYear {month}-{day} {name}")
+        assert row["years"] == row["count"] == w["years"], (row, w)
+    leap = [r for r in got if (r["month"], r["day"]) == (2, 29)]
+    assert leap and leap[0]["years"] == 1, leap
+    # Thin days count for nothing: with minCoverage, fewer years stand behind some days.
+    thin = statistics(series, type="dayOfYear", timeZone=tz, minCoverage="0.99")
+    means = daily_means(values, tz, 0.99)
+    groups = means.groupby([means.index.month, means.index.day])
+    want = groups.mean()
+    assert len(thin) == len(want), (len(thin), len(want))
+    for row, ((month, day), w) in zip(thin, want.items()):
+        assert (row["month"], row["day"]) == (month, day)
+        close(row["mean"], w, f"dayOfYear minCoverage {month}-{day}")
+    assert sum(r["years"] for r in thin) < sum(r["years"] for r in got)
+    print(f"dayOfYear: {len(got)} days, minCoverage leaves {sum(r['years'] for r in thin)} day means")
+
+
+def check_month_of_year(series, values):
+    tz = "America/New_York"
+    got = statistics(series, type="monthOfYear", aggregate="mean,min,median", timeZone=tz)
+    monthly = values.tz_convert(tz).resample("MS").mean().dropna()
+    groups = monthly.groupby(monthly.index.month)
+    want = pd.DataFrame({"mean": groups.mean(), "min": groups.min(), "median": groups.median(),
+                         "years": groups.count()})
+    assert len(got) == len(want) == 12
+    for row, (month, w) in zip(got, want.iterrows()):
+        assert row["month"] == month
+        for name in ("mean", "min", "median"):
+            close(row[name], w[name], f"monthOfYear {month} {name}")
+        assert row["years"] == w["years"]
+    print(f"monthOfYear: 12 months in {tz}")
+
+
+def check_annual(series, values):
+    tz = "Etc/GMT-1"  # +01:00, as German hydrology keeps its times
+    got = statistics(series, type="annual", yearStart=11, timeZone="+01:00")
+    local = values.tz_convert(tz)
+    r = local.resample("YS-NOV")
+    want = pd.DataFrame({"min": r.min(), "max": r.max(), "mean": r.mean(), "count": r.count(),
+                         "minTime": r.apply(lambda s: s.idxmin()), "maxTime": r.apply(lambda s: s.idxmax())})
+    want = want[want["count"] > 0]
+    assert len(got) == len(want) == 3, (len(got), len(want))
+    for row, (start, w) in zip(got, want.iterrows()):
+        close(row["timestamp"], start, "annual timestamp")
+        assert row["timestamp"].endswith("+01:00"), row
+        assert row["year"] == start.year + 1, (row, start)
+        for name in ("min", "max", "mean", "minTime", "maxTime"):
+            close(row[name], w[name], f"annual {start.year} {name}")
+        assert row["count"] == w["count"]
+        expected = ((start + pd.DateOffset(years=1)) - start) / STEP
+        close(row["coverage"], w["count"] / expected, f"annual {start.year} coverage")
+    print(f"annual: {len(got)} hydrological years")
+
+
+def check_duration(series, values):
+    got = statistics(series, type="duration")
+    assert [r["exceedance"] for r in got] == [0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99]
+    for row in got:
+        close(row["value"], float(np.quantile(values.to_numpy(), 1 - row["exceedance"])),
+              f"duration {row['exceedance']}")
+    assert got[0]["value"] > got[-1]["value"], "the curve falls"
+    # A reference period: only its values.
+    period = {"from": "2023-03-01T00:00:00Z", "to": "2024-06-30T23:59:59Z"}
+    part = values[pd.Timestamp(period["from"]):pd.Timestamp(period["to"])]
+    got = statistics(series, type="duration", exceedance="0,0.5,1", **period)
+    want = np.quantile(part.to_numpy(), [1.0, 0.5, 0.0])
+    for row, w in zip(got, want):
+        close(row["value"], float(w), f"duration in a period at {row['exceedance']}")
+    assert got[0]["value"] == part.max() and got[2]["value"] == part.min()
+    assert statistics(series, type="annual", **{"from": "1990-01-01T00:00:00Z", "to": "1991-01-01T00:00:00Z"}) == []
+    print("duration: default and asked probabilities, a reference period, an empty one")
+
+
+def check_many_and_formats(station, parameter):
+    asked = query(type="annual", yearStart=11, timeZone="Europe/Berlin")
+    many = json.loads(fetch(f"/statistics?parameters={parameter}&{asked}"))["data"]
+    stations = sorted({r["stationId"] for r in many})
+    assert len(stations) > 3, stations
+    for s in stations[:4]:
+        mine = [{k: v for k, v in r.items() if k not in ("stationId", "parameterId")}
+                for r in many if r["stationId"] == s]
+        assert mine == statistics((s, parameter), type="annual", yearStart=11, timeZone="Europe/Berlin"), s
+    one = f"/stations/{station}/parameters/{parameter}/statistics?type=dayOfYear&aggregate=mean,p90"
+    rows = json.loads(fetch(one))["data"]
+    frame = pd.read_csv(io.BytesIO(fetch(one + "&format=csv")))
+    assert list(frame.columns) == ["month", "day", "mean", "p90", "years"], list(frame.columns)
+    table = pq.read_table(io.BytesIO(fetch(one + "&format=parquet"))).to_pylist()
+    assert len(frame) == len(table) == len(rows)
+    for row, c, p in zip(rows, frame.to_dict("records"), table):
+        for k in row:
+            close(float(c[k]), row[k], f"csv {k}")
+            close(float(p[k]), row[k], f"parquet {k}")
+    print(f"many series: {len(stations)} stations' annual values as their own; csv and parquet as json")
+
+
+def main():
+    stations = json.loads(fetch("/stations?limit=1&fields=id"))["data"]
+    station = stations[0]["id"]
+    series = (station, "water-level-15min")
+    values = raw(series)
+    check_day_of_year(series, values)
+    check_month_of_year(series, values)
+    check_annual(series, values)
+    check_duration(series, values)
+    check_many_and_formats(station, "water-level-15min")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+//! Statistics of series (`…/statistics`, `/v1/statistics`) end to end: normals, annual values
+//! and duration curves against pandas (`tests/statistics.py`), and every bad form of each
+//! parameter a 400 that names it and says what is accepted.
+
+mod common;
+
+use common::{Server, get};
+use std::process::Command;
+
+#[test]
+fn statistics_agree_with_pandas() {
+    let server = Server::start();
+    let out = Command::new("python3")
+        .arg(format!(
+            "{}/tests/statistics.py",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .arg(&server.base)
+        .output()
+        .expect("python3 must be installed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "statistics.py failed:\n{stdout}\n{stderr}"
+    );
+    for line in [
+        "dayOfYear:",
+        "monthOfYear:",
+        "annual:",
+        "duration:",
+        "many series:",
+    ] {
+        assert!(stdout.contains(line), "{stdout}");
+    }
+}
+
+#[tokio::test]
+async fn bad_statistics_requests_are_400s_that_name_the_parameter() {
+    let server = Server::start();
+    let stations = get(&format!("{}/stations?limit=1", server.base))
+        .await
+        .json();
+    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let one = format!(
+        "{}/stations/{station}/parameters/water-level-15min/statistics",
+        server.base
+    );
+    let many = format!("{}/statistics?parameters=water-level-15min", server.base);
+    let cases: &[(&str, &str, &str)] = &[
+        ("", "type", "dayOfYear, monthOfYear, annual, duration"),
+        (
+            "type=weekly",
+            "type",
+            "dayOfYear, monthOfYear, annual, duration",
+        ),
+        ("type=annual&aggregate=mean", "aggregate", "dayOfYear"),
+        ("type=dayOfYear&aggregate=avg", "aggregate", "p1 … p99"),
+        ("type=dayOfYear&aggregate=p100", "aggregate", "p1 … p99"),
+        ("type=monthOfYear&exceedance=0.5", "exceedance", "duration"),
+        ("type=duration&exceedance=1.5", "exceedance", "0 to 1"),
+        ("type=duration&exceedance=half", "exceedance", "0 to 1"),
+        ("type=duration&exceedance=", "exceedance", "empty"),
+        ("type=annual&yearStart=13", "yearStart", "1 to 12"),
+        ("type=annual&minCoverage=2", "minCoverage", "0 to 1"),
+        ("type=annual&timeZone=Europe/Nowhere", "timeZone", "IANA"),
+        (
+            "type=annual&from=2024-01-01T00:00:00Z&to=2023-01-01T00:00:00Z",
+            "from",
+            "after",
+        ),
+        ("type=annual&from=yesterday", "from", "ISO 8601"),
+        ("type=annual&recent=5", "recent", ""),
+        ("type=annual&format=svg", "format", "csv"),
+    ];
+    for (query, name, hint) in cases {
+        for base in [&one, &many] {
+            let sep = if base.contains('?') { '&' } else { '?' };
+            let r = get(&format!("{base}{sep}{query}")).await;
+            assert_eq!(r.status, 400, "{query}: {}", r.text());
+            let p = r.json();
+            assert_eq!(p["invalidParams"][0]["name"], *name, "{query}: {p}");
+            let reason = p["invalidParams"][0]["reason"].as_str().unwrap();
+            assert!(reason.contains(hint), "{query}: {reason}");
+        }
+    }
+    let r = get(&format!(
+        "{}/statistics?type=annual&stations={station}",
+        server.base
+    ))
+    .await;
+    assert_eq!(r.status, 400, "a selection names its parameters");
+    let r = get(&format!(
+        "{}/stations/{station}/parameters/no-such/statistics?type=annual",
+        server.base
+    ))
+    .await;
+    assert_eq!(r.status, 404);
+}
