@@ -446,7 +446,7 @@ def posted(path, params):
     return path
 
 
-STATISTICS_FORMATS = ["json", "csv", "ndjson", "arrow", "parquet"]
+STATISTICS_FORMATS = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png"]
 PROBABILITY = r"(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)"
 # type and what goes with it: one object parameter, form style, exploded, whose variants say
 # which other members each type takes.
@@ -474,7 +474,8 @@ REFERENCE_PERIOD = [q("from", "start of the reference period (inclusive)", insta
                     q("minCoverage", "days, months or years with less coverage (values over the values their "
                                      "length holds) count for nothing in normals and have null annual statistics",
                       {"type": "number", "minimum": 0, "maximum": 1})]
-STATISTICS_PARAMS = [STATISTICS_KIND] + REFERENCE_PERIOD + [QUALITIES, TIME_ZONE, FMT(STATISTICS_FORMATS)]
+STATISTICS_PARAMS = ([STATISTICS_KIND] + REFERENCE_PERIOD + [QUALITIES, TIME_ZONE] + CHART_SIZE
+                     + [FMT(STATISTICS_FORMATS)])
 MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, QUALITIES, TIME_ZONE, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
                + [FMT(MANY)])
 # A selection sent in a body is data to analyse: the charts (images a page links to with a URL)

@@ -5,8 +5,9 @@ the `positive_data_acceptance` check holds for every other schema-valid request:
 
 - A window whose `from` is after its `to` is a 400 (DESIGN: "from > to -> 400"): one parameter
   must not be greater than another.
-- A chart of many series (`/v1/values` with `format=svg` or `png`) draws at most 12 series, and
-  a selection of more is a 400: how many series a selection holds depends on the data.
+- A chart of many series (`/v1/values` or `/v1/statistics` with `format=svg` or `png`) draws at
+  most 12 series, and a selection of more is a 400: how many series a selection holds depends
+  on the data (and a chart of normals is of one series).
 - An aggregate's `interval` may not be finer than the series' own (PT15M in the test data), and
   with `aggregate`, `sort` and `fields` name the aggregate's columns, which depend on the
   statistics asked for.
@@ -28,7 +29,7 @@ def _keeps(ctx, params):
     if not params:
         return True
     path = getattr(getattr(ctx, "operation", None), "path", "")
-    if path == "/values" and str(params.get("format", "")).lower() in CHARTS:
+    if path in ("/values", "/statistics") and str(params.get("format", "")).lower() in CHARTS:
         return False
     if "aggregate" in params:
         interval = str(params.get("interval", ""))

@@ -167,12 +167,14 @@ def check_many_and_formats(station, parameter):
     frame = pd.read_csv(io.BytesIO(fetch(one + "&format=csv")))
     assert list(frame.columns) == ["month", "day", "mean", "p90", "years"], list(frame.columns)
     table = pq.read_table(io.BytesIO(fetch(one + "&format=parquet"))).to_pylist()
+    xml = fetch(one + "&format=xml").decode()
+    assert xml.count("<measurement>") == len(rows) and "<p90>" in xml, xml[:300]
     assert len(frame) == len(table) == len(rows)
     for row, c, p in zip(rows, frame.to_dict("records"), table):
         for k in row:
             close(float(c[k]), row[k], f"csv {k}")
             close(float(p[k]), row[k], f"parquet {k}")
-    print(f"many series: {len(stations)} stations' annual values as their own; csv and parquet as json")
+    print(f"many series: {len(stations)} stations' annual values as their own; csv, xml and parquet as json")
 
 
 def main():

@@ -71,7 +71,7 @@ async fn bad_statistics_requests_are_400s_that_name_the_parameter() {
         ),
         ("type=annual&from=yesterday", "from", "ISO 8601"),
         ("type=annual&recent=5", "recent", ""),
-        ("type=annual&format=svg", "format", "csv"),
+        ("type=annual&format=html", "format", "svg"),
     ];
     for (query, name, hint) in cases {
         for base in [&one, &many] {
@@ -96,4 +96,49 @@ async fn bad_statistics_requests_are_400s_that_name_the_parameter() {
     ))
     .await;
     assert_eq!(r.status, 404);
+}
+
+/// Charts: a duration curve (one series or several), annual values, and the newest daily
+/// (monthly) means over the band of the normals; a chart of many series' normals is refused.
+#[tokio::test]
+async fn statistics_charts_are_drawn() {
+    let server = Server::start();
+    let stations = get(&format!("{}/stations?limit=2", server.base))
+        .await
+        .json();
+    let ids: Vec<String> = stations["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    let one = format!(
+        "{}/stations/{}/parameters/water-level-15min/statistics",
+        server.base, ids[0]
+    );
+    for (query, words) in [
+        ("type=duration", "duration curve"),
+        ("type=annual&yearStart=11", "annual values"),
+        ("type=dayOfYear", "normal, 10th to 90th percentile"),
+        ("type=monthOfYear", "newest monthly means"),
+    ] {
+        let svg = get(&format!("{one}?{query}&format=svg")).await;
+        assert_eq!(svg.status, 200, "{query}: {}", svg.text());
+        assert!(svg.text().contains(words), "{query}");
+        let png = get(&format!("{one}?{query}&format=png&width=400&height=300")).await;
+        assert_eq!(png.status, 200, "{query}");
+        assert!(png.body.starts_with(b"\x89PNG"));
+    }
+    let many = format!(
+        "{}/statistics?parameters=water-level-15min&stations={}",
+        server.base,
+        ids.join(",")
+    );
+    let curves = get(&format!("{many}&type=duration&format=svg")).await;
+    assert_eq!(curves.status, 200, "{}", curves.text());
+    let text = curves.text();
+    assert!(ids.len() == 2 && text.matches("<circle").count() >= 2 * 13, "a curve a series");
+    let normals = get(&format!("{many}&type=dayOfYear&format=svg")).await;
+    assert_eq!(normals.status, 400);
+    assert_eq!(normals.json()["invalidParams"][0]["name"], "format");
 }

@@ -5,21 +5,31 @@
 
 use crate::api::Ctx;
 use crate::api::context::fault;
+use crate::api::request::StatisticsRequest;
 use crate::api::values::with_time;
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
-use crate::render::chart::{self, ChartSpec, Level, answer};
+use crate::render::chart::curve::{Curve, CurveSpec};
+use crate::render::chart::{self, Band, ChartSpec, Level, answer};
 use crate::render::reply::Reply;
-use datafusion::arrow::array::RecordBatch;
+use chrono::Datelike;
+use datafusion::arrow::array::{
+    ArrayRef, AsArray, Float64Array, RecordBatch, TimestampMicrosecondArray,
+};
 use datafusion::arrow::compute::{sort_to_indices, take_record_batch};
+use datafusion::arrow::datatypes::{Float64Type, Int64Type, TimestampMicrosecondType};
 use datafusion::arrow::error::ArrowError;
 use futures::TryStreamExt;
 use hydro_engine::model::ids::Series;
 use hydro_engine::model::{Parameter, Station};
+use hydro_engine::query::aggregate::calendar::Interval;
 use hydro_engine::query::aggregate::statistic::Kind;
+use hydro_engine::query::aggregate::statistic::Statistic;
 use hydro_engine::query::aggregate::{
-    AggregatePlan, AggregateQuery, BucketColumn, ManyAggregateQuery,
+    AggregatePlan, AggregateQuery, AggregateSpec, BucketColumn, ManyAggregateQuery,
+    SeriesToAggregate,
 };
+use hydro_engine::query::statistics::{StatisticsQuery, StatisticsType};
 use hydro_engine::query::{ManyQuery, ReadAhead, ValueColumn, ValuesQuery, Window};
 use std::sync::Arc;
 
@@ -59,6 +69,7 @@ pub async fn values_chart(
         from,
         to,
         levels,
+        band: None,
     };
     answer::series(plan, parameter, &spec, format)
         .await
@@ -92,6 +103,7 @@ pub async fn aggregate_chart(
         from,
         to,
         levels: Vec::new(),
+        band: None,
     };
     let numeric: Vec<String> = numeric_statistics(&query.columns);
     let lines: Vec<(String, &RecordBatch, &str)> = numeric
@@ -183,6 +195,7 @@ pub async fn many_aggregate_chart(
         from,
         to,
         levels: Vec::new(),
+        band: None,
     };
     answer::buckets(&drawn, length, &spec, format).map_err(|e| fault(ctx.state, e))
 }
@@ -225,6 +238,7 @@ pub async fn many_chart(
         from,
         to,
         levels: Vec::new(),
+        band: None,
     };
     answer::many(plan, &lines, &spec, format)
         .await
@@ -281,4 +295,278 @@ fn bounds(window: Window) -> (Option<i64>, Option<i64>) {
         Window::Between { from, to } => (from, to),
         _ => (None, None),
     }
+}
+
+/// Days (months) of a normals chart: the series' newest, drawn over the band of the normals.
+const RECENT_DAYS: u64 = 30;
+const RECENT_MONTHS: u64 = 12;
+
+/// `format=svg` and `format=png` of statistics: a duration curve (a line a series), the
+/// annual minimum, mean and maximum over the years (one series; many: each series' maxima),
+/// or normals as the series' newest 30 daily (12 monthly) means over the band of the normals'
+/// 10th to 90th percentile, with their mean (one series).
+pub async fn statistics_chart(
+    ctx: &Ctx<'_>,
+    series: Vec<SeriesToAggregate>,
+    request: StatisticsRequest,
+    size: (u32, u32),
+    format: Format,
+) -> Result<Reply, ApiError> {
+    let ids: Vec<Series> = series.iter().map(|s| s.series.clone()).collect();
+    let lines = labelled(ctx, &ids)?;
+    let (name, unit) = common_name_and_unit(&lines);
+    let one = match lines.as_slice() {
+        [(_, _, p)] => Some(*p),
+        _ => None,
+    };
+    let title = match one {
+        Some(p) => ctx
+            .version
+            .dataset
+            .catalog
+            .station(&p.station)
+            .map_or_else(|| p.name.to_string(), |s| format!("{}: {}", s.name, p.name)),
+        None => format!("{name}: {} series", lines.len()),
+    };
+    let quantity = format!("{name} ({unit})");
+    let kind = request.spec.kind;
+    let _permit = ctx.heavy_permit()?;
+    match kind {
+        StatisticsType::Duration => {
+            let batches = statistics_rows(ctx, series, request).await?;
+            let mut curves = Vec::new();
+            for ((_, label, _), batch) in lines.iter().zip(&batches) {
+                let column = |name: &str| {
+                    batch
+                        .column_by_name(name)
+                        .and_then(|c| c.as_primitive_opt::<Float64Type>())
+                        .ok_or_else(|| ApiError::Internal(format!("duration rows without {name}")))
+                };
+                let (p, v) = (column("exceedance")?, column("value")?);
+                curves.push(Curve {
+                    label: label.clone(),
+                    points: p
+                        .values()
+                        .iter()
+                        .copied()
+                        .zip(v.values().iter().copied())
+                        .collect(),
+                });
+            }
+            let spec = CurveSpec {
+                title: format!("{title}: duration curve"),
+                quantity,
+                size,
+            };
+            answer::curves(&curves, &spec, format).map_err(|e| fault(ctx.state, e))
+        }
+        StatisticsType::Annual => {
+            let (from, to) = bounds(request.window);
+            let batches = statistics_rows(ctx, series, request).await?;
+            let drawn: Vec<(String, &RecordBatch, &str)> = match one {
+                Some(_) => ["min", "mean", "max"]
+                    .iter()
+                    .filter_map(|c| Some(((*c).to_owned(), batches.first()?, *c)))
+                    .collect(),
+                None => lines
+                    .iter()
+                    .zip(&batches)
+                    .map(|((_, label, _), b)| (label.clone(), b, "max"))
+                    .collect(),
+            };
+            let spec = ChartSpec {
+                title: format!("{title}: annual values"),
+                quantity,
+                size,
+                offset: ctx.state.offset,
+                from,
+                to,
+                levels: Vec::new(),
+                band: None,
+            };
+            let year = Interval::Months(12).shortest();
+            answer::buckets(&drawn, Some(year), &spec, format).map_err(|e| fault(ctx.state, e))
+        }
+        StatisticsType::DayOfYear | StatisticsType::MonthOfYear => {
+            let Ok([series]) = <[SeriesToAggregate; 1]>::try_from(series) else {
+                return Err(ApiError::param(
+                    "format",
+                    "a chart of normals shows one series over its normals' band; ask for one \
+                     series, or for the normals as data",
+                ));
+            };
+            normals_chart(ctx, series, request, (title, quantity), size, format).await
+        }
+    }
+}
+
+/// The statistics' rows, a batch a series, in the order of `series` (series without rows
+/// have an empty batch).
+async fn statistics_rows(
+    ctx: &Ctx<'_>,
+    series: Vec<SeriesToAggregate>,
+    request: StatisticsRequest,
+) -> Result<Vec<RecordBatch>, ApiError> {
+    let mut out = Vec::with_capacity(series.len());
+    for s in series {
+        let query = StatisticsQuery {
+            series: vec![s],
+            window: request.window,
+            spec: request.spec.clone(),
+            ids: false,
+        };
+        let plan = ctx
+            .version
+            .dataset
+            .statistics(query)
+            .map_err(|e| fault(ctx.state, e))?;
+        let schema = Arc::clone(&plan.schema);
+        let batches: Vec<RecordBatch> = plan
+            .batches
+            .try_collect()
+            .await
+            .map_err(|e| fault(ctx.state, e))?;
+        out.push(
+            datafusion::arrow::compute::concat_batches(&schema, &batches)
+                .map_err(|e| fault(ctx.state, e.into()))?,
+        );
+    }
+    Ok(out)
+}
+
+/// The newest 30 daily (12 monthly) means over the band of the normals of their days
+/// (months): their 10th to 90th percentile over the reference period, and their mean.
+async fn normals_chart(
+    ctx: &Ctx<'_>,
+    series: SeriesToAggregate,
+    request: StatisticsRequest,
+    (title, quantity): (String, String),
+    size: (u32, u32),
+    format: Format,
+) -> Result<Reply, ApiError> {
+    let spec = &request.spec;
+    let day = spec.kind == StatisticsType::DayOfYear;
+    let means = AggregateSpec {
+        statistics: vec![Statistic::Mean],
+        interval: Some(if day {
+            Interval::Day
+        } else {
+            Interval::Months(1)
+        }),
+        zone: spec.zone,
+        year_start: 1,
+        min_coverage: spec.min_coverage,
+        qualities: spec.qualities.clone(),
+    };
+    let recent = AggregateQuery {
+        series: series.clone(),
+        window: Window::Recent(if day { RECENT_DAYS } else { RECENT_MONTHS }),
+        columns: vec![
+            BucketColumn::Timestamp,
+            BucketColumn::Statistic(Statistic::Mean),
+        ],
+        spec: means,
+        sort: Vec::new(),
+        offset: 0,
+        limit: None,
+    };
+    let recent = ctx
+        .version
+        .dataset
+        .aggregate(&recent)
+        .await
+        .map_err(|e| fault(ctx.state, e))?
+        .batch;
+    let mut band_request = request.clone();
+    band_request.spec.statistics = vec![
+        Statistic::Percentile(10),
+        Statistic::Mean,
+        Statistic::Percentile(90),
+    ];
+    let normals = statistics_rows(ctx, vec![series], band_request).await?;
+    let normals = normals
+        .first()
+        .ok_or_else(|| ApiError::Internal("no normals".into()))?;
+    let bad = || ApiError::Internal("normals chart: unexpected columns".into());
+    let int = |name: &str| {
+        normals
+            .column_by_name(name)
+            .and_then(|c| c.as_primitive_opt::<Int64Type>())
+    };
+    let number = |name: &str| {
+        normals
+            .column_by_name(name)
+            .and_then(|c| c.as_primitive_opt::<Float64Type>())
+    };
+    let months = int("month").ok_or_else(bad)?;
+    let days = if day {
+        Some(int("day").ok_or_else(bad)?)
+    } else {
+        None
+    };
+    let (p10, mean, p90) = (
+        number("p10").ok_or_else(bad)?,
+        number("mean").ok_or_else(bad)?,
+        number("p90").ok_or_else(bad)?,
+    );
+    // Each normal's row by its calendar day (month).
+    let mut by_key = std::collections::HashMap::new();
+    for i in 0..normals.num_rows() {
+        let key = (months.value(i), days.map_or(1, |d| d.value(i)));
+        by_key.insert(key, (p10.value(i), mean.value(i), p90.value(i)));
+    }
+    let times = recent
+        .column(0)
+        .as_primitive_opt::<TimestampMicrosecondType>()
+        .ok_or_else(bad)?;
+    let mut band = Vec::new();
+    let mut normal = Vec::with_capacity(times.len());
+    for t in times.values().iter().copied() {
+        let date = spec.zone.local_date(t);
+        let key = (
+            i64::from(date.month()),
+            if day { i64::from(date.day()) } else { 1 },
+        );
+        let found = by_key.get(&key);
+        if let Some((lo, _, hi)) = found {
+            band.push((t, *lo, *hi));
+        }
+        normal.push(found.map(|n| n.1));
+    }
+    let tz: Arc<str> = spec.zone.to_string().into();
+    let drawn = RecordBatch::try_from_iter([
+        (
+            "timestamp",
+            Arc::new(TimestampMicrosecondArray::from(times.values().to_vec()).with_timezone(tz))
+                as ArrayRef,
+        ),
+        ("mean", Arc::clone(recent.column(1))),
+        ("normal", Arc::new(Float64Array::from(normal)) as ArrayRef),
+    ])
+    .map_err(|e| fault(ctx.state, e.into()))?;
+    let every = if day { "daily" } else { "monthly" };
+    let chart = ChartSpec {
+        title: format!("{title}: newest {every} means and normals"),
+        quantity,
+        size,
+        offset: ctx.state.offset,
+        from: None,
+        to: None,
+        levels: Vec::new(),
+        band: Some(Band {
+            label: "normal, 10th to 90th percentile".into(),
+            points: band,
+        }),
+    };
+    let lines = [
+        (format!("{every} mean"), &drawn, "mean"),
+        ("normal (mean)".to_owned(), &drawn, "normal"),
+    ];
+    let length = if day {
+        Interval::Day
+    } else {
+        Interval::Months(1)
+    }
+    .shortest();
+    answer::buckets(&lines, Some(length), &chart, format).map_err(|e| fault(ctx.state, e))
 }

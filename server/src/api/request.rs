@@ -834,15 +834,18 @@ fn min_coverage(raw: &RawQuery) -> Result<f64, ApiError> {
 
 /// `GET …/parameters/{parameterId}/statistics`: statistics of a series over a reference
 /// period (see `hydro_engine::query::statistics`).
+#[derive(Clone)]
 pub struct StatisticsRequest {
     /// The reference period (`from`/`to`).
     pub window: Window,
     pub spec: StatisticsSpec,
     pub format: Format,
+    /// A chart's size in pixels (`width`, `height`).
+    pub size: (u32, u32),
 }
 
 /// The parameters of both statistics endpoints besides the selection.
-const STATISTICS_PARAMETERS: [&str; 10] = [
+const STATISTICS_PARAMETERS: [&str; 12] = [
     "type",
     "from",
     "to",
@@ -853,6 +856,8 @@ const STATISTICS_PARAMETERS: [&str; 10] = [
     "exceedance",
     "qualities",
     "format",
+    "width",
+    "height",
 ];
 
 /// `a` then `b`: a list of parameters made of two (`N` must be their lengths' sum).
@@ -872,7 +877,7 @@ const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'st
     out
 }
 
-const MANY_STATISTICS_PARAMETERS: [&str; 19] = concat(selection_and![], &STATISTICS_PARAMETERS);
+const MANY_STATISTICS_PARAMETERS: [&str; 21] = concat(selection_and![], &STATISTICS_PARAMETERS);
 
 impl Request for StatisticsRequest {
     const BASIC: &'static [&'static str] = &[];
@@ -941,6 +946,7 @@ impl Request for StatisticsRequest {
                 exceedance,
             },
             format: q.format(Answer::Statistics)?,
+            size: chart_size(raw)?,
         })
     }
 }

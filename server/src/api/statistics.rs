@@ -1,14 +1,15 @@
 //! `GET /v1/stations/{id}/parameters/{parameterId}/statistics` and `GET /v1/statistics`
 //! (the series `/v1/values` selects): normals by day or month of the year, annual extremes,
 //! duration curves over a reference period (`hydro_engine::query::statistics`). Answers are
-//! tables in the data formats, sent as values answers are.
+//! tables in the data formats, sent as values answers are, or charts (`api::chart`).
 
-use crate::api::Ctx;
 use crate::api::context::fault;
 use crate::api::many_series::select;
 use crate::api::request::{ManyStatisticsRequest, StatisticsRequest};
 use crate::api::values::{Planned, send_rows, series_of};
+use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
+use crate::http::negotiate::Format;
 use crate::render::reply::Reply;
 use futures::StreamExt;
 use hydro_engine::model::ids::StationId;
@@ -61,11 +62,16 @@ async fn answer(
     station: Option<&StationId>,
     file_name: String,
 ) -> Result<Reply, ApiError> {
+    if matches!(request.format, Format::Svg | Format::Png) {
+        let (size, format) = (request.size, request.format);
+        return chart::statistics_chart(ctx, series, request, size, format).await;
+    }
     let permit = ctx.heavy_permit()?;
     let StatisticsRequest {
         window,
         spec,
         format,
+        ..
     } = request;
     let zone = spec.zone;
     let query = StatisticsQuery {

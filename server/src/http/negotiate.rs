@@ -121,7 +121,7 @@ const FORMATS: [Spec; 10] = [
         text: true,
         compressible: true,
         attachment: None,
-        offered: &[Stations, Catalog, Values],
+        offered: &[Stations, Catalog, Values, Statistics],
     },
     Spec {
         format: Format::NdJson,
@@ -185,7 +185,7 @@ const FORMATS: [Spec; 10] = [
         text: true,
         compressible: true,
         attachment: None,
-        offered: &[Values, ManyValues],
+        offered: &[Values, ManyValues, Statistics],
     },
     Spec {
         format: Format::Png,
@@ -195,7 +195,7 @@ const FORMATS: [Spec; 10] = [
         text: false,
         compressible: false,
         attachment: None,
-        offered: &[Values, ManyValues],
+        offered: &[Values, ManyValues, Statistics],
     },
     Spec {
         format: Format::Html,

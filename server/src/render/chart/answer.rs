@@ -3,6 +3,7 @@
 //! series, then drawn. The handler plans; this reads the plan and draws.
 
 use crate::http::negotiate::Format;
+use crate::render::chart::curve::{self, Curve, CurveSpec};
 use crate::render::chart::downsample::Downsampler;
 use crate::render::chart::{self, ChartSpec, Line};
 use crate::render::reply::{Reply, built};
@@ -111,6 +112,16 @@ pub fn buckets(
         });
     }
     drawn(spec, &drawn_lines, format)
+}
+
+/// A duration-curve chart in its format, as the reply.
+pub fn curves(curves: &[Curve], spec: &CurveSpec, format: Format) -> Result<Reply, EngineError> {
+    let drawn = match format {
+        Format::Png => curve::png(spec, curves),
+        _ => curve::svg(spec, curves).map(String::into_bytes),
+    };
+    let bytes = drawn.map_err(|e| EngineError::Internal(e.to_string()))?;
+    Ok(built(bytes, format, HeaderMap::new()))
 }
 
 /// The chart in its format, as the reply.

@@ -10,6 +10,7 @@
 //! flood mark) as dashed levels where they are near the values. The SVG carries a `<title>` and `<desc>` for screen readers.
 
 pub mod answer;
+pub mod curve;
 pub mod downsample;
 mod ticks;
 
@@ -60,6 +61,16 @@ const X_TICK_PIXELS: usize = 100;
 /// Most time-axis ticks, however wide the chart: more labels than this are not read.
 const MOST_X_TICKS: usize = 10;
 
+/// A band drawn under the lines: a range per time (e.g. the 10th to 90th percentile of the
+/// normals of each day), a polygon from its lows forward and its highs back.
+pub struct Band {
+    pub label: String,
+    /// (time, low, high), in time order.
+    pub points: Vec<(i64, f64, f64)>,
+}
+
+const BAND_COLOUR: RGBColor = RGBColor(200, 215, 235);
+
 /// A level drawn across the chart: a characteristic value of the parameter.
 pub struct Level {
     pub label: String,
@@ -79,6 +90,7 @@ pub struct ChartSpec {
     pub from: Option<i64>,
     pub to: Option<i64>,
     pub levels: Vec<Level>,
+    pub band: Option<Band>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -115,13 +127,16 @@ pub fn svg(spec: &ChartSpec, lines: &[Line]) -> Result<String, ChartError> {
 /// The chart as a PNG image (8-bit RGB).
 pub fn png(spec: &ChartSpec, lines: &[Line]) -> Result<Vec<u8>, ChartError> {
     fonts()?;
-    let (width, height) = spec.size;
+    encoded_png(spec.size, |backend| draw(spec, lines, backend))
+}
+
+/// An image of `size` painted by `paint` on a bitmap, as a PNG (8-bit RGB).
+fn encoded_png(
+    (width, height): (u32, u32),
+    paint: impl FnOnce(BitMapBackend<'_>) -> Result<(), ChartError>,
+) -> Result<Vec<u8>, ChartError> {
     let mut pixels = vec![0u8; width as usize * height as usize * 3];
-    draw(
-        spec,
-        lines,
-        BitMapBackend::with_buffer(&mut pixels, spec.size),
-    )?;
+    paint(BitMapBackend::with_buffer(&mut pixels, (width, height)))?;
     let mut out = Vec::with_capacity(pixels.len() / 8);
     let mut encoder = png::Encoder::new(&mut out, width, height);
     encoder.set_color(png::ColorType::Rgb);
@@ -167,6 +182,19 @@ fn draw<DB: DrawingBackend>(
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(failed)?;
+    if let Some(band) = &spec.band {
+        let outline: Vec<(i64, f64)> = band
+            .points
+            .iter()
+            .map(|p| (p.0, p.1))
+            .chain(band.points.iter().rev().map(|p| (p.0, p.2)))
+            .collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(outline, BAND_COLOUR.filled())))
+            .map_err(failed)?
+            .label(band.label.clone())
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], BAND_COLOUR.filled()));
+    }
     for level in visible_levels(spec, (y0, y1)) {
         let style = LEVEL_COLOUR.stroke_width(1);
         chart
@@ -203,7 +231,7 @@ fn draw<DB: DrawingBackend>(
                     colour.stroke_width(1),
                 )))
                 .map_err(failed)?;
-            if lines.len() > 1 && r == 0 {
+            if (lines.len() > 1 || spec.band.is_some()) && r == 0 {
                 drawn.label(line.label.clone()).legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
                 });
@@ -215,7 +243,7 @@ fn draw<DB: DrawingBackend>(
         .flat_map(Bucket::points)
         .map(|p| Cross::new((p.t, p.v), 4, BLACK.stroke_width(1)));
     chart.draw_series(flagged).map_err(failed)?;
-    if lines.len() > 1 {
+    if lines.len() > 1 || spec.band.is_some() {
         chart
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
@@ -264,8 +292,14 @@ fn time_range(spec: &ChartSpec, lines: &[Line]) -> (i64, i64) {
 /// the window's values (a flood mark over a week of low water) would flatten the line to
 /// nothing, so it is left out of the chart ([`visible_levels`]).
 fn value_range(spec: &ChartSpec, lines: &[Line]) -> (f64, f64) {
+    let band = spec
+        .band
+        .iter()
+        .flat_map(|b| &b.points)
+        .flat_map(|p| [p.1, p.2]);
     let (lo, hi) = all(lines)
         .flat_map(|b| [b.min.v, b.max.v])
+        .chain(band)
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
@@ -327,15 +361,20 @@ fn accessible(svg: String, spec: &ChartSpec, lines: &[Line]) -> String {
             spec.quantity, spec.offset
         ),
     };
-    let mut out = String::with_capacity(svg.len() + 256);
-    out.push_str(&svg[..end]);
+    titled(&svg[..end], &svg[end + 1..], &spec.title, &desc)
+}
+
+/// An SVG (its opening tag without `>`, and the rest) with a role, `title` and `desc`.
+fn titled(open: &str, rest: &str, title: &str, desc: &str) -> String {
+    let mut out = String::with_capacity(open.len() + rest.len() + 256);
+    out.push_str(open);
     out.push_str(r#" role="img" aria-labelledby="chart-title chart-desc">"#);
     out.push_str(&format!(
         r#"<title id="chart-title">{}</title><desc id="chart-desc">{}</desc>"#,
-        escape(&spec.title),
-        escape(&desc)
+        escape(title),
+        escape(desc)
     ));
-    out.push_str(&svg[end + 1..]);
+    out.push_str(rest);
     out
 }
 
@@ -375,6 +414,7 @@ mod tests {
                 label: "MHW 125 cm".into(),
                 value: 125.0,
             }],
+            band: None,
         };
         let svg = svg(&spec, &lines).unwrap();
         assert!(svg.contains("<title id=\"chart-title\">Köln &lt;Rhein&gt; – water level</title>"));
