@@ -137,7 +137,10 @@ async fn statistics_charts_are_drawn() {
     let curves = get(&format!("{many}&type=duration&format=svg")).await;
     assert_eq!(curves.status, 200, "{}", curves.text());
     let text = curves.text();
-    assert!(ids.len() == 2 && text.matches("<circle").count() >= 2 * 13, "a curve a series");
+    assert!(
+        ids.len() == 2 && text.matches("<circle").count() >= 2 * 13,
+        "a curve a series"
+    );
     let normals = get(&format!("{many}&type=dayOfYear&format=svg")).await;
     assert_eq!(normals.status, 400);
     assert_eq!(normals.json()["invalidParams"][0]["name"], "format");

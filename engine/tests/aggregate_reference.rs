@@ -1,6 +1,7 @@
 //! The streaming aggregator against DataFusion's plan of the same aggregate
 //! (`Dataset::aggregate_reference`): every statistic, sub-day, day, month and (hydrological)
-//! year buckets, zones with and without DST, a window that cuts months, and a quality filter.
+//! year buckets, zones with and without DST, a window that cuts months, and a quality filter;
+//! buckets summed from daily rollups as well as from raw values.
 
 use chrono::NaiveDate;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
@@ -128,11 +129,25 @@ async fn the_aggregator_agrees_with_datafusion() {
         (Some(Interval::Months(3)), "America/New_York", 10),
         (Some(Interval::Months(12)), "Europe/Berlin", 11),
         (Some(Interval::Months(12)), "UTC", 1),
+        (Some(Interval::Day), "UTC", 1),
+        (Some(Interval::Months(1)), "+00:00", 1),
+        (Some(Interval::Months(6)), "+05:30", 4),
         (None, "UTC", 1),
     ];
+    // Without the statistics that rank values, buckets of days and longer are summed from
+    // the daily rollups (in zones at UTC+00:00, and quarters and years in any).
+    let summable: Vec<Statistic> = statistics
+        .iter()
+        .copied()
+        .filter(|s| !matches!(s, Statistic::Median | Statistic::Percentile(_)))
+        .collect();
     let mut buckets = 0;
     for (interval, zone, year_start) in cases {
-        for qualities in [None, Some(vec!["good".to_owned()])] {
+        for (statistics, qualities) in [
+            (&statistics, None),
+            (&statistics, Some(vec!["good".to_owned()])),
+            (&summable, None),
+        ] {
             let spec = AggregateSpec {
                 statistics: statistics.clone(),
                 interval,

@@ -117,7 +117,7 @@ impl Interner {
     }
 
     /// An id, sharing the text of an equal id read before.
-    pub(super) fn id<T>(&mut self, s: &str, what: &str) -> Result<T>
+    pub(crate) fn id<T>(&mut self, s: &str, what: &str) -> Result<T>
     where
         T: SharedId,
     {

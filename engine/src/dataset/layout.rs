@@ -6,7 +6,9 @@
 //! <root>/catalog/parameters-<g>.parquet        parameters with availability
 //! <root>/catalog/characteristics-<g>.parquet   characteristic values
 //! <root>/catalog/files-<g>.parquet             value files: one row per file and parameter
+//! <root>/catalog/rollups-<g>.parquet          rollup files: one row per station
 //! <root>/values/station=<id>/month=<YYYY-MM>/part-<g>.parquet
+//! <root>/rollups/station=<id>/part-<g>.parquet  daily summaries of a station's series
 //! <root>/versions/<g>.json                     each published version's manifest
 //! ```
 //!
@@ -68,6 +70,11 @@ pub fn values_schema() -> SchemaRef {
 
 pub fn values_path(station: &StationId, month: Month, generation: u64) -> String {
     format!("values/station={station}/month={month}/part-{generation}.parquet")
+}
+
+/// A station's rollup file (see `dataset::rollups`).
+pub fn rollup_path(station: &StationId, generation: u64) -> String {
+    format!("rollups/station={station}/part-{generation}.parquet")
 }
 
 /// A station-year's pack: its month files back to back (see `write::compact`).

@@ -50,6 +50,9 @@ pub struct CatalogFiles {
     pub characteristics: String,
     /// The files table.
     pub files: String,
+    /// The rollups table (`dataset::rollups`); versions written before rollups have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollups: Option<String>,
 }
 
 /// One station-month of values, as the files table lists it.

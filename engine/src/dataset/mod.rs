@@ -14,6 +14,7 @@ pub mod latest_values;
 pub mod layout;
 pub mod manifest;
 pub(crate) mod month_file;
+pub mod rollups;
 
 use crate::catalog::Catalog;
 use crate::dataset::latest_values::LatestValues;
@@ -84,6 +85,8 @@ pub struct Dataset {
     catalog_bytes: usize,
     pub(crate) scan_source: ScanSource,
     pub(crate) files: HashMap<StationId, StationFiles>,
+    /// Each station's rollup file (`rollups`), where it has one.
+    pub(crate) rollups: HashMap<StationId, rollups::RollupFile>,
     /// Series' newest values once found (see `query::latest`).
     pub(crate) latest: LatestValues,
     /// Month files' bytes kept in memory, when a budget was given ([`Dataset::cache_values`]).
@@ -151,6 +154,8 @@ pub struct Published {
     pub parameters: Vec<crate::model::Parameter>,
     pub characteristics: Vec<crate::model::Characteristic>,
     pub files: Vec<manifest::ValueFile>,
+    /// Empty for versions written before rollups.
+    pub rollups: Vec<rollups::RollupFile>,
 }
 
 /// Reads the published version's manifest and tables, or None when nothing is published.
@@ -174,12 +179,17 @@ pub async fn read_published(store: &dyn ObjectStore) -> Result<Option<Published>
         &mut texts,
     )?;
     let files = files_table::decode_files(get(manifest.catalog.files.clone()).await?, &mut texts)?;
+    let rollups = match manifest.catalog.rollups.clone() {
+        Some(path) => rollups::decode_table(get(path).await?, &mut texts)?,
+        None => Vec::new(),
+    };
     Ok(Some(Published {
         manifest,
         stations,
         parameters,
         characteristics,
         files,
+        rollups,
     }))
 }
 
@@ -197,6 +207,7 @@ impl Dataset {
             parameters,
             characteristics,
             files: listed,
+            rollups,
         } = read_published(store.object.as_ref())
             .await?
             .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
@@ -239,6 +250,10 @@ impl Dataset {
             catalog_bytes,
             scan_source,
             files,
+            rollups: rollups
+                .into_iter()
+                .map(|r| (r.station.clone(), r))
+                .collect(),
             latest: LatestValues::default(),
             values: None,
         })

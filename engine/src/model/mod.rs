@@ -15,6 +15,9 @@ use std::sync::Arc;
 /// Microseconds since 1970-01-01T00:00:00Z.
 pub type Micros = i64;
 
+/// The qualities a value can have.
+pub const QUALITY_FLAGS: [&str; 5] = ["good", "suspect", "estimated", "unchecked", "missing"];
+
 /// Text that repeats across the catalog (states, operators, water bodies, units, parameter
 /// names): a catalog of 100 000 stations names a dozen operators, so each distinct text is
 /// held once and shared (see `catalog_file::Interner`).

@@ -9,5 +9,7 @@ pub mod compact;
 pub(crate) mod gauges;
 pub mod generate;
 pub mod import;
+pub(crate) mod rollup;
+pub(crate) mod stored;
 pub mod vacuum;
 pub mod writer;

@@ -3,12 +3,12 @@
 //! A publish deletes nothing: files of earlier versions stay readable for the downloads and
 //! servers still on them. Vacuum keeps the current version and every version superseded less
 //! than the grace period ago (a version is superseded when the next one was created), and
-//! deletes value files, catalog tables and version records none of them names. It holds the
+//! deletes value files, rollup files, catalog tables and version records none of them names. It holds the
 //! dataset's write lock meanwhile, so it never deletes the files of an import under way.
 
 use crate::dataset::layout::{self, MANIFEST};
 use crate::dataset::manifest::Manifest;
-use crate::dataset::{catalog_file, files_table, read_manifest};
+use crate::dataset::{catalog_file, files_table, read_manifest, rollups};
 use crate::error::{EngineError, Result};
 use crate::write::writer::{WRITE_LOCK, release_write_lock, take_write_lock};
 use chrono::{DateTime, Utc};
@@ -86,10 +86,17 @@ async fn sweep(store: &dyn ObjectStore, grace: chrono::Duration) -> Result<Vacuu
         for f in files_table::decode_files(table, &mut texts)? {
             referenced.insert(f.object());
         }
+        if let Some(path) = &v.catalog.rollups {
+            referenced.insert(path.clone());
+            let table = store.get(&Path::from(path.as_str())).await?.bytes().await?;
+            for f in rollups::decode_table(table, &mut texts)? {
+                referenced.insert(f.path());
+            }
+        }
     }
     let mut deleted_files = 0;
     let mut deleted_bytes = 0;
-    for prefix in ["values", "catalog", "versions"] {
+    for prefix in ["values", "rollups", "catalog", "versions"] {
         let listed: Vec<_> = store.list(Some(&Path::from(prefix))).try_collect().await?;
         for meta in listed {
             if !referenced.contains(meta.location.as_ref()) {

@@ -16,6 +16,7 @@ use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, Micros, Parameter, Period, Station};
 use crate::write::availability::{Spans, periods_of};
+use crate::write::rollup;
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
 use datafusion::arrow::array::{
@@ -263,23 +264,25 @@ impl DatasetWriter {
     /// that failed after it began writing leaves behind. Best effort, like the cleanup after a
     /// publish.
     async fn delete_own_files(&self) {
-        let listed: Vec<_> = match self
-            .store
-            .list(Some(&Path::from("values")))
-            .try_collect()
-            .await
-        {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!("cleanup: cannot list values: {e}");
-                return;
-            }
-        };
-        for meta in listed {
-            if layout::written_by(meta.location.as_ref(), self.generation)
-                && let Err(e) = self.store.delete(&meta.location).await
+        for prefix in ["values", "rollups"] {
+            let listed: Vec<_> = match self
+                .store
+                .list(Some(&Path::from(prefix)))
+                .try_collect()
+                .await
             {
-                tracing::warn!("cleanup: cannot delete {}: {e}", meta.location);
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!("cleanup: cannot list {prefix}: {e}");
+                    return;
+                }
+            };
+            for meta in listed {
+                if layout::written_by(meta.location.as_ref(), self.generation)
+                    && let Err(e) = self.store.delete(&meta.location).await
+                {
+                    tracing::warn!("cleanup: cannot delete {}: {e}", meta.location);
+                }
             }
         }
     }
@@ -314,6 +317,7 @@ impl DatasetWriter {
             .into_inner()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
         let files_table = self.table.into_inner().finish().await?;
+        let rollups = rollup::write_rollups(&self.store, self.generation, &files_table).await?;
         let Written {
             written: mut new,
             mut carried,
@@ -336,6 +340,7 @@ impl DatasetWriter {
             parameters: layout::catalog_path("parameters", g),
             characteristics: layout::catalog_path("characteristics", g),
             files: files_table,
+            rollups: Some(rollups),
         };
         let store = Arc::clone(&self.store);
         let put = |path: String, bytes: Bytes| {

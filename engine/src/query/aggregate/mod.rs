@@ -20,6 +20,7 @@
 
 pub mod calendar;
 mod reference;
+mod rolled;
 pub mod statistic;
 
 use crate::dataset::Dataset;
@@ -451,6 +452,13 @@ impl Dataset {
             }
             (w, _) => w,
         };
+        if let (Some(grid), Window::Between { from, to }) = (grid, window)
+            && let Some(file) = self.rollups.get(&s.series.0)
+            && rolled::serves(spec, &grid)
+        {
+            let window = (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX));
+            return self.rolled_buckets(s, window, spec, grid, file).await;
+        }
         let query = ValuesQuery {
             station: s.series.0.clone(),
             parameter: s.series.1.clone(),

@@ -2,6 +2,7 @@
 //! bucket at a time: percentiles hold the bucket's values (a year of quarter-hours is 35 000
 //! numbers), the others a few numbers.
 
+use crate::dataset::rollups::DayRow;
 use crate::model::Micros;
 use std::fmt;
 use std::str::FromStr;
@@ -47,8 +48,8 @@ impl Statistic {
         }
     }
 
-    /// Whether the statistic needs the bucket's values sorted.
-    fn ranks(self) -> bool {
+    /// Whether the statistic needs the bucket's values sorted (daily rollups cannot give it).
+    pub(crate) fn ranks(self) -> bool {
         matches!(self, Self::Median | Self::Percentile(_))
     }
 }
@@ -163,6 +164,26 @@ impl Accumulator {
         if self.keep_values {
             self.values.push(v);
         }
+    }
+
+    /// Adds a day's values as its rollup row summarises them; days come in time order, after
+    /// the values before them. Never for statistics that rank values.
+    pub(crate) fn push_day(&mut self, d: &DayRow) {
+        if self.count == 0 {
+            self.min = (d.min, d.min_time);
+            self.max = (d.max, d.max_time);
+            self.first = (d.first, d.first_time);
+        } else {
+            if d.min < self.min.0 {
+                self.min = (d.min, d.min_time);
+            }
+            if d.max > self.max.0 {
+                self.max = (d.max, d.max_time);
+            }
+        }
+        self.last = (d.last, d.last_time);
+        self.count += u64::try_from(d.count).unwrap_or(0);
+        self.sum += d.sum;
     }
 
     /// The statistic over the values pushed since the last [`Self::clear`]; at least one.

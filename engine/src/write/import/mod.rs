@@ -42,6 +42,7 @@ use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
 use crate::storage::{S3Settings, Store, StoreUrl};
+use crate::write::stored::read_month;
 use crate::write::writer::{DatasetWriter, encode_month};
 use catalog::CatalogInput;
 use datafusion::object_store::ObjectStore;
@@ -125,7 +126,7 @@ pub struct ImportProgress {
 }
 
 /// Quality flags accepted in values files.
-pub const QUALITY_FLAGS: [&str; 5] = ["good", "suspect", "estimated", "unchecked", "missing"];
+pub use crate::model::QUALITY_FLAGS;
 
 /// Reports shown at most: a file that is wrong throughout stays readable.
 const SHOWN_PROBLEMS: usize = 1000;
@@ -621,9 +622,7 @@ impl WriteContext<'_> {
                     let n: u64 = month.chunks.iter().map(|c| c.timestamps.len() as u64).sum();
                     let key = (month.station.clone(), month.month);
                     if let Some(stored) = self.previous.get(&key) {
-                        let old = self
-                            .runtime
-                            .block_on(merge::read_month(self.store, stored))?;
+                        let old = self.runtime.block_on(read_month(self.store, stored))?;
                         let (merged, replaced) = merge::merge_chunks(old, month.chunks);
                         month.chunks = merged;
                         self.replaced.fetch_add(replaced, Ordering::Relaxed);

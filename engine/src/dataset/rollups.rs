@@ -1,0 +1,333 @@
+//! Rollups: each series' values summarised per UTC day, a Parquet file per station
+//! (`rollups/station=<id>/part-<g>.parquet`), listed by the version's rollups table
+//! (`catalog/rollups-<g>.parquet`: `station`, `generation`, `size`).
+//!
+//! A rollup file has a row per series and day with values, sorted by (parameter, day), one row
+//! group per parameter:
+//!
+//! | column             | type               | meaning                                   |
+//! |--------------------|--------------------|-------------------------------------------|
+//! | parameter          | utf8 (dictionary)  | parameter id                              |
+//! | day                | timestamp(µs, UTC) | the UTC day's start                       |
+//! | count              | int64              | values that day                           |
+//! | sum                | float64            | their sum, in time order                  |
+//! | min, max           | float64            | the lowest and highest value              |
+//! | minTime, maxTime   | timestamp(µs, UTC) | when (the first one on ties)              |
+//! | first, last        | float64            | the day's first and last value            |
+//! | firstTime, lastTime| timestamp(µs, UTC) | their times                               |
+//!
+//! **The grain is the UTC day**, measured: daily rows of the 20-station × 10-year 15-minute
+//! archive are 5 % (zstd) to 9 % (LZ4) of its bytes, hourly rows 134 % to 236 % (more bytes
+//! than the values: eight numbers an hour against four values); on an hourly archive daily rows
+//! a station are 14 % (zstd) to 20 % (LZ4). A day bucket in UTC is its rollup row; months and
+//! years in any zone are their whole UTC days' rows plus the raw values of the (at most two)
+//! UTC days their edges cut. Sub-day buckets, and days in zones off UTC, read raw values.
+//!
+//! A file a station, not a station-month: a station-month's rows (~60) are smaller than a
+//! Parquet footer, and an archive-wide question reads one file per station. A publish rebuilds
+//! the file of each station it wrote months of: the rows of the months it wrote are computed
+//! from them, the rows of every other month are taken from the station's previous rollup file
+//! as they are, so an append recomputes only its months.
+
+use crate::dataset::catalog_file::{Interner, column, from_parquet};
+use crate::dataset::layout::{self, UTC, writer_properties};
+use crate::error::{EngineError, Result};
+use crate::model::Micros;
+use crate::model::ids::{ParameterId, StationId};
+use crate::model::month::Month;
+use bytes::Bytes;
+use datafusion::arrow::array::{
+    ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray, StringDictionaryBuilder,
+    TimestampMicrosecondArray, UInt64Array,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{
+    DataType, Field, Float64Type, Int32Type, Int64Type, Schema, SchemaRef, TimeUnit,
+    TimestampMicrosecondType,
+};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::basic::{Compression, Encoding, ZstdLevel};
+use datafusion::parquet::schema::types::ColumnPath;
+use std::sync::{Arc, LazyLock};
+
+/// The rollups' grain: a UTC day.
+pub const DAY: Micros = 86_400_000_000;
+
+const W: &str = "rollups table";
+
+/// One series' values of one UTC day, summarised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DayRow {
+    pub parameter: ParameterId,
+    /// The day's start (UTC midnight).
+    pub day: Micros,
+    pub count: i64,
+    pub sum: f64,
+    pub min: f64,
+    pub min_time: Micros,
+    pub max: f64,
+    pub max_time: Micros,
+    pub first: f64,
+    pub first_time: Micros,
+    pub last: f64,
+    pub last_time: Micros,
+}
+
+impl DayRow {
+    pub fn month(&self) -> Month {
+        Month::of(self.day)
+    }
+}
+
+/// The day rows of one series' values, ascending in time.
+pub fn days_of(parameter: &ParameterId, times: &[Micros], values: &[f64]) -> Vec<DayRow> {
+    let mut out: Vec<DayRow> = Vec::new();
+    for (&t, &v) in times.iter().zip(values) {
+        let day = t.div_euclid(DAY) * DAY;
+        match out.last_mut() {
+            Some(row) if row.day == day => {
+                row.count += 1;
+                row.sum += v;
+                if v < row.min {
+                    (row.min, row.min_time) = (v, t);
+                }
+                if v > row.max {
+                    (row.max, row.max_time) = (v, t);
+                }
+                (row.last, row.last_time) = (v, t);
+            }
+            _ => out.push(DayRow {
+                parameter: parameter.clone(),
+                day,
+                count: 1,
+                sum: v,
+                min: v,
+                min_time: t,
+                max: v,
+                max_time: t,
+                first: v,
+                first_time: t,
+                last: v,
+                last_time: t,
+            }),
+        }
+    }
+    out
+}
+
+fn time() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()))
+}
+
+/// The schema of a rollup file.
+pub fn rollup_schema() -> SchemaRef {
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+        let number = |name: &str| Field::new(name, DataType::Float64, false);
+        Arc::new(Schema::new(vec![
+            Field::new(
+                "parameter",
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                false,
+            ),
+            Field::new("day", time(), false),
+            Field::new("count", DataType::Int64, false),
+            number("sum"),
+            number("min"),
+            Field::new("minTime", time(), false),
+            number("max"),
+            Field::new("maxTime", time(), false),
+            number("first"),
+            Field::new("firstTime", time(), false),
+            number("last"),
+            Field::new("lastTime", time(), false),
+        ]))
+    });
+    Arc::clone(&SCHEMA)
+}
+
+/// A station's rollup file: `rows` sorted by (parameter, day), a row group per parameter.
+pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
+    let mut props = writer_properties()
+        .into_builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()));
+    for c in ["day", "minTime", "maxTime", "firstTime", "lastTime"] {
+        props = props
+            .set_column_dictionary_enabled(ColumnPath::from(c), false)
+            .set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
+    }
+    let mut buf = Vec::with_capacity(rows.len() * 48 + 1024);
+    let mut writer = ArrowWriter::try_new(&mut buf, rollup_schema(), Some(props.build()))?;
+    for series in rows.chunk_by(|a, b| a.parameter == b.parameter) {
+        writer.write(&batch_of(series)?)?;
+        writer.flush()?;
+    }
+    writer.close()?;
+    Ok(Bytes::from(buf))
+}
+
+fn batch_of(rows: &[DayRow]) -> Result<RecordBatch> {
+    let mut parameters = StringDictionaryBuilder::<Int32Type>::new();
+    for r in rows {
+        parameters.append_value(r.parameter.as_str());
+    }
+    let times = |f: fn(&DayRow) -> Micros| -> ArrayRef {
+        Arc::new(TimestampMicrosecondArray::from_iter_values(rows.iter().map(f)).with_timezone(UTC))
+    };
+    let numbers = |f: fn(&DayRow) -> f64| -> ArrayRef {
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(f)))
+    };
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(parameters.finish()),
+        times(|r| r.day),
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.count))),
+        numbers(|r| r.sum),
+        numbers(|r| r.min),
+        times(|r| r.min_time),
+        numbers(|r| r.max),
+        times(|r| r.max_time),
+        numbers(|r| r.first),
+        times(|r| r.first_time),
+        numbers(|r| r.last),
+        times(|r| r.last_time),
+    ];
+    Ok(RecordBatch::try_new(rollup_schema(), columns)?)
+}
+
+/// The rows of a rollup file (`name` for errors), of `parameter` only when given.
+pub fn decode_rollups(
+    name: &str,
+    bytes: Bytes,
+    parameter: Option<&ParameterId>,
+) -> Result<Vec<DayRow>> {
+    let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{name}: {e}"));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+    let reader = reader.build().map_err(|e| corrupt(&e))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| corrupt(&e))?;
+        if batch.schema().fields() != rollup_schema().fields() {
+            return Err(corrupt(&"not a rollup file"));
+        }
+        let parameters = cast(batch.column(0), &DataType::Utf8).map_err(|e| corrupt(&e))?;
+        let parameters = parameters.as_string::<i32>();
+        let time = |i: usize| batch.column(i).as_primitive::<TimestampMicrosecondType>();
+        let number = |i: usize| batch.column(i).as_primitive::<Float64Type>();
+        let counts = batch.column(2).as_primitive::<Int64Type>();
+        let (days, min_times, max_times) = (time(1), time(5), time(7));
+        let (first_times, last_times) = (time(9), time(11));
+        let (sums, mins, maxs, firsts, lasts) =
+            (number(3), number(4), number(6), number(8), number(10));
+        let mut id: Option<ParameterId> = None;
+        for i in 0..batch.num_rows() {
+            let text = parameters.value(i);
+            if id.as_ref().is_none_or(|p| p.as_str() != text) {
+                id = Some(text.parse().map_err(|e| corrupt(&e))?);
+            }
+            let Some(p) = id.as_ref() else { continue };
+            if parameter.is_some_and(|want| want != p) {
+                continue;
+            }
+            out.push(DayRow {
+                parameter: p.clone(),
+                day: days.value(i),
+                count: counts.value(i),
+                sum: sums.value(i),
+                min: mins.value(i),
+                min_time: min_times.value(i),
+                max: maxs.value(i),
+                max_time: max_times.value(i),
+                first: firsts.value(i),
+                first_time: first_times.value(i),
+                last: lasts.value(i),
+                last_time: last_times.value(i),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A station's rollup file as the rollups table lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RollupFile {
+    pub station: StationId,
+    /// The publish that wrote it (in its name).
+    pub generation: u64,
+    pub size: u64,
+}
+
+impl RollupFile {
+    pub fn path(&self) -> String {
+        layout::rollup_path(&self.station, self.generation)
+    }
+}
+
+fn table_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("station", DataType::Utf8, false),
+        Field::new("generation", DataType::UInt64, false),
+        Field::new("size", DataType::UInt64, false),
+    ]))
+}
+
+/// The rollups table of `files`.
+pub fn encode_table(files: &[RollupFile]) -> Result<Bytes> {
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            files.iter().map(|f| f.station.as_str()),
+        )),
+        Arc::new(UInt64Array::from_iter_values(
+            files.iter().map(|f| f.generation),
+        )),
+        Arc::new(UInt64Array::from_iter_values(files.iter().map(|f| f.size))),
+    ];
+    let batch = RecordBatch::try_new(table_schema(), columns)?;
+    let mut buf = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut buf, table_schema(), Some(writer_properties()))?;
+    writer.write(&batch)?;
+    writer.close()?;
+    Ok(Bytes::from(buf))
+}
+
+/// The rollup files a rollups table lists, with ids sharing the catalog's texts.
+pub fn decode_table(bytes: Bytes, texts: &mut Interner) -> Result<Vec<RollupFile>> {
+    let (_, batches) = from_parquet(bytes, W)?;
+    let mut out = Vec::new();
+    for batch in batches {
+        let batch = batch?;
+        let stations = column::<StringArray>(&batch, "station", W)?;
+        let generations = column::<UInt64Array>(&batch, "generation", W)?;
+        let sizes = column::<UInt64Array>(&batch, "size", W)?;
+        for i in 0..batch.num_rows() {
+            out.push(RollupFile {
+                station: texts.id(stations.value(i), W)?,
+                generation: generations.value(i),
+                size: sizes.value(i),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_split_at_utc_midnight_and_keep_the_first_extreme() {
+        let p: ParameterId = "q".parse().unwrap();
+        let h = DAY / 24;
+        let times = [22 * h, 23 * h, DAY, DAY + h, DAY + 2 * h];
+        let values = [1.0, 3.0, 2.0, 2.0, 0.5];
+        let rows = days_of(&p, &times, &values);
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].day, rows[0].count, rows[0].sum), (0, 2, 4.0));
+        assert_eq!((rows[0].max, rows[0].max_time), (3.0, 23 * h));
+        assert_eq!((rows[1].max, rows[1].max_time), (2.0, DAY), "first on ties");
+        assert_eq!((rows[1].first, rows[1].last), (2.0, 0.5));
+        let bytes = encode_rollups(&rows).unwrap();
+        assert_eq!(decode_rollups("t", bytes.clone(), None).unwrap(), rows);
+        let other: ParameterId = "w".parse().unwrap();
+        assert!(decode_rollups("t", bytes, Some(&other)).unwrap().is_empty());
+    }
+}

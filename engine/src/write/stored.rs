@@ -1,0 +1,79 @@
+//! A stored station-month read back whole, one chunk per parameter: for an append's merge
+//! ([`crate::write::import`]) and for the rollups of a publish ([`crate::dataset::rollups`]).
+
+use crate::dataset::manifest::ValueFile;
+use crate::error::{EngineError, Result};
+use crate::model::QUALITY_FLAGS;
+use crate::model::ids::ParameterId;
+use crate::write::writer::SeriesChunk;
+use datafusion::arrow::array::{
+    Array, AsArray, Float64Array, StringArray, TimestampMicrosecondArray,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// The rows of a stored station-month, one chunk per parameter.
+pub(crate) async fn read_month(
+    store: &dyn ObjectStore,
+    file: &ValueFile,
+) -> Result<Vec<SeriesChunk>> {
+    let path = file.path();
+    let start = file.offset();
+    let bytes = store
+        .get_range(&Path::from(file.object()), start..start + file.size)
+        .await?;
+    let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| corrupt(&e))?
+        .build()
+        .map_err(|e| corrupt(&e))?;
+    let mut chunks: Vec<SeriesChunk> = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| corrupt(&e))?;
+        let text = |name: &str| -> Result<StringArray> {
+            let c = batch
+                .column_by_name(name)
+                .ok_or_else(|| corrupt(&format!("no column {name}")))?;
+            Ok(cast(c, &DataType::Utf8)
+                .map_err(|e| corrupt(&e))?
+                .as_string::<i32>()
+                .clone())
+        };
+        let (parameters, quality) = (text("parameter")?, text("quality")?);
+        let times = batch
+            .column_by_name("timestamp")
+            .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>())
+            .ok_or_else(|| corrupt(&"timestamp column missing or mistyped"))?;
+        let values = batch
+            .column_by_name("value")
+            .and_then(|c| c.as_any().downcast_ref::<Float64Array>())
+            .ok_or_else(|| corrupt(&"value column missing or mistyped"))?;
+        for i in 0..batch.num_rows() {
+            let parameter = parameters.value(i);
+            if chunks
+                .last()
+                .is_none_or(|c| c.parameter.as_str() != parameter)
+            {
+                chunks.push(SeriesChunk {
+                    parameter: parameter.parse::<ParameterId>().map_err(|e| corrupt(&e))?,
+                    timestamps: Vec::new(),
+                    values: Vec::new(),
+                    quality: Vec::new(),
+                });
+            }
+            let flag = QUALITY_FLAGS
+                .iter()
+                .find(|f| **f == quality.value(i))
+                .ok_or_else(|| corrupt(&format!("quality '{}'", quality.value(i))))?;
+            if let Some(chunk) = chunks.last_mut() {
+                chunk.timestamps.push(times.value(i));
+                chunk.values.push(values.value(i));
+                chunk.quality.push(flag);
+            }
+        }
+    }
+    Ok(chunks)
+}

@@ -1,0 +1,258 @@
+//! Daily rollups through the life of a dataset: written by a generate, rebuilt for the months an
+//! append touches and for those only, kept by a compaction, agreeing with the raw values all
+//! along, and small beside them.
+
+use chrono::NaiveDate;
+use hydro_engine::Dataset;
+use hydro_engine::dataset::read_published;
+use hydro_engine::dataset::rollups::{DayRow, RollupFile, decode_rollups};
+use hydro_engine::model::ids::{ParameterId, StationId};
+use hydro_engine::model::month::Month;
+use hydro_engine::model::zone::Zone;
+use hydro_engine::query::Window;
+use hydro_engine::query::aggregate::calendar::Interval;
+use hydro_engine::query::aggregate::{
+    AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate,
+};
+use hydro_engine::storage::Store;
+use hydro_engine::write::compact::compact;
+use hydro_engine::write::generate::{GenerateOptions, generate};
+use hydro_engine::write::import::{ImportInput, ImportOptions, import};
+use std::collections::HashMap;
+use std::path::Path;
+
+async fn rollups_of(root: &Path) -> HashMap<StationId, RollupFile> {
+    let store = Store::dir(root).unwrap().object_store();
+    let published = read_published(store.as_ref()).await.unwrap().unwrap();
+    published
+        .rollups
+        .into_iter()
+        .map(|r| (r.station.clone(), r))
+        .collect()
+}
+
+fn rows(root: &Path, file: &RollupFile) -> Vec<DayRow> {
+    let bytes = std::fs::read(root.join(file.path())).unwrap();
+    decode_rollups(&file.path(), bytes.into(), None).unwrap()
+}
+
+/// Yearly and quarterly statistics of a series, summed from rollups (the statistics that do
+/// not rank values) and from raw values (with `p50` beside them, which ranks).
+async fn both_paths(dataset: &Dataset, series: (&StationId, &ParameterId)) -> usize {
+    let mut compared = 0;
+    for (interval, zone) in [
+        (Interval::Months(12), "+01:00"),
+        (Interval::Months(3), "UTC"),
+    ] {
+        let q = |statistics: &[&str]| {
+            let spec = AggregateSpec {
+                statistics: statistics.iter().map(|s| s.parse().unwrap()).collect(),
+                interval: Some(interval),
+                zone: Zone::parse(zone).unwrap(),
+                year_start: 11,
+                min_coverage: 0.0,
+                qualities: None,
+            };
+            AggregateQuery {
+                series: SeriesToAggregate {
+                    series: (series.0.clone(), series.1.clone()),
+                    step: Some(3_600_000_000),
+                },
+                window: Window::Between {
+                    from: None,
+                    to: None,
+                },
+                columns: BucketColumn::all(&spec),
+                spec,
+                sort: Vec::new(),
+                offset: 0,
+                limit: None,
+            }
+        };
+        let names = [
+            "mean", "min", "max", "sum", "count", "first", "last", "minTime", "maxTime",
+        ];
+        let rolled = dataset.aggregate(&q(&names)).await.unwrap().batch;
+        let mut with_rank = names.to_vec();
+        with_rank.push("p50");
+        let raw = dataset.aggregate(&q(&with_rank)).await.unwrap().batch;
+        assert!(rolled.num_rows() > 1);
+        for name in names.iter().chain(&["timestamp", "coverage"]) {
+            let (a, b) = (
+                rolled.column_by_name(name).unwrap(),
+                raw.column_by_name(name).unwrap(),
+            );
+            let cast = |c| {
+                datafusion::arrow::compute::cast(
+                    c,
+                    &datafusion::arrow::datatypes::DataType::Float64,
+                )
+                .unwrap()
+            };
+            let (a, b) = (cast(a), cast(b));
+            let (a, b) = (
+                a.as_any()
+                    .downcast_ref::<datafusion::arrow::array::Float64Array>()
+                    .unwrap(),
+                b.as_any()
+                    .downcast_ref::<datafusion::arrow::array::Float64Array>()
+                    .unwrap(),
+            );
+            assert_eq!(a.len(), b.len(), "{name}");
+            for (x, y) in a.iter().zip(b.iter()) {
+                let (x, y) = (x.unwrap(), y.unwrap());
+                assert!(
+                    (x - y).abs() <= 1e-12 * x.abs().max(1.0),
+                    "{interval} in {zone}: {name} {x} vs {y}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    compared
+}
+
+#[tokio::test]
+async fn rollups_follow_every_publish_and_agree_with_the_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let opts = GenerateOptions {
+        stations: 3,
+        years: 2,
+        interval_minutes: 60,
+        seed: 13,
+        start: NaiveDate::from_ymd_opt(2022, 1, 1).unwrap(),
+    };
+    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
+        .await
+        .unwrap();
+    let before = rollups_of(&root).await;
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    assert_eq!(
+        before.len(),
+        dataset.catalog.stations().len(),
+        "a file a station"
+    );
+
+    // Small beside the values: under a quarter of their bytes, even for hourly values.
+    let bytes_under = |prefix: &str| -> u64 {
+        walk(&root.join(prefix))
+            .iter()
+            .map(|p| p.metadata().unwrap().len())
+            .sum()
+    };
+    let (values, rolled) = (bytes_under("values"), bytes_under("rollups"));
+    assert!(
+        rolled * 4 < values,
+        "rollups {rolled} bytes, values {values}"
+    );
+
+    let station = dataset.catalog.stations()[0].id.clone();
+    let parameter = dataset.catalog.parameters(&station)[0].id.clone();
+    assert!(both_paths(&dataset, (&station, &parameter)).await > 20);
+
+    // A correction in one month and a new value in a new month.
+    let csv = root.join("append.csv");
+    std::fs::write(
+        &csv,
+        format!(
+            "stationId,parameterId,timestamp,value,quality\n\
+             {station},{parameter},2022-06-15T12:00:00Z,99999,good\n\
+             {station},{parameter},2024-01-03T00:00:00Z,1.5,good\n"
+        ),
+    )
+    .unwrap();
+    let input = ImportInput {
+        stations: None,
+        parameters: None,
+        characteristics: None,
+        values: vec![csv],
+        append: true,
+    };
+    let options = ImportOptions {
+        spill_dir: root.clone(),
+        ..ImportOptions::default()
+    };
+    let store = Store::dir(&root).unwrap().object_store();
+    import(store, &input, &options, Default::default())
+        .await
+        .unwrap();
+    let after = rollups_of(&root).await;
+    for (s, file) in &after {
+        if *s != station {
+            assert_eq!(
+                before.get(s),
+                Some(file),
+                "a station the append did not touch"
+            );
+        }
+    }
+    let (old, new) = (
+        rows(&root, &before[&station]),
+        rows(&root, &after[&station]),
+    );
+    assert!(after[&station].generation > before[&station].generation);
+    let touched: [Month; 2] = ["2022-06".parse().unwrap(), "2024-01".parse().unwrap()];
+    let untouched = |rows: &[DayRow]| -> Vec<DayRow> {
+        rows.iter()
+            .filter(|r| !touched.contains(&r.month()))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        untouched(&old),
+        untouched(&new),
+        "rows of other months as they were"
+    );
+    let corrected = new
+        .iter()
+        .find(|r| {
+            r.parameter == parameter
+                && r.month() == touched[0]
+                && r.day == micros("2022-06-15T00:00:00Z")
+        })
+        .unwrap();
+    assert_eq!(
+        (corrected.max, corrected.max_time),
+        (99999.0, micros("2022-06-15T12:00:00Z"))
+    );
+    assert!(
+        new.iter()
+            .any(|r| r.parameter == parameter && r.month() == touched[1])
+    );
+
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    both_paths(&dataset, (&station, &parameter)).await;
+
+    // A compaction moves value files into packs, and the rollups stay as they are.
+    let compacted = compact(
+        Store::dir(&root).unwrap().object_store(),
+        "2024-01".parse().unwrap(),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert!(compacted.months > 0);
+    assert_eq!(rollups_of(&root).await, after);
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    both_paths(&dataset, (&station, &parameter)).await;
+}
+
+fn micros(rfc3339: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .unwrap()
+        .timestamp_micros()
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
