@@ -72,9 +72,9 @@ def free_ports_below_ephemeral(n):
     return ports
 
 
-# Bumped when the storage layout changes (codec, encodings), so that cached archives are
-# regenerated rather than measured in an old layout.
-LAYOUT = "lz4-p2k-vd-ft"
+# Bumped when the storage layout changes (codec, encodings, rollups), so that cached archives
+# are regenerated rather than measured in an old layout.
+LAYOUT = "lz4-p2k-vd-ft-r1"
 
 
 def generate(name, stations, years, start="2014-01-01", interval="PT15M"):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Statistics of series against pandas (run by tests/statistics.rs).
 
-usage: statistics.py BASE_URL
+usage: statistics.py BASE_URL            statistics of series
+       statistics.py BASE_URL --derived  derived characteristic values (a dataset of 3+ years)
 
 On generated series (two years from 2023-01-01: the leap day of 2024, DST changes, gaps):
 day-of-year and month-of-year normals (daily or monthly means in the zone, then across the
@@ -177,7 +178,59 @@ def check_many_and_formats(station, parameter):
     print(f"many series: {len(stations)} stations' annual values as their own; csv, xml and parquet as json")
 
 
+def check_derived():
+    """Derived characteristic values (NNW ... HHW, NNQ ... HHQ) against pandas: hydrological years
+    from November, UTC; complete with 90 % of their expected values; over the complete years:
+    lowest, mean of annual minima, mean, mean of annual maxima, highest."""
+    stations = json.loads(fetch("/stations?limit=6&fields=id"))["data"]
+    checked = 0
+    for station in (s["id"] for s in stations):
+        parameters = json.loads(fetch(f"/stations/{station}/parameters"))["data"]
+        derived = json.loads(fetch(f"/stations/{station}/characteristics?types=derived&limit=100"))["data"]
+        for p in parameters:
+            letter = {"waterLevel": "W", "discharge": "Q"}.get(p["observedProperty"])
+            # Ours beside the imported ones (a generated dataset has an HSW of type derived).
+            mine = {c["name"]: c for c in derived
+                    if c["parameterId"] == p["id"] and c["id"].endswith("-derived")}
+            if letter is None:
+                assert not mine, (station, p["id"], mine)
+                continue
+            values = raw((station, p["id"]))
+            step = pd.Timedelta(p["interval"])
+            years = values.groupby(values.index.year + (values.index.month >= 11))
+            complete = []
+            for name, v in years:
+                start = pd.Timestamp(f"{name - 1}-11-01", tz="UTC")
+                expected = (pd.Timestamp(f"{name}-11-01", tz="UTC") - start) / step
+                if len(v) >= 0.9 * expected:
+                    complete.append(v)
+            if len(complete) < 3:
+                assert not mine, (station, p["id"], len(complete))
+                continue
+            want = {
+                f"NN{letter}": min(v.min() for v in complete),
+                f"MN{letter}": np.mean([v.min() for v in complete]),
+                f"M{letter}": pd.concat(complete).mean(),
+                f"MH{letter}": np.mean([v.max() for v in complete]),
+                f"HH{letter}": max(v.max() for v in complete),
+            }
+            assert set(mine) == set(want), (station, p["id"], sorted(mine))
+            for name, value in want.items():
+                c = mine[name]
+                close(c["value"], float(value), f"{station} {name}")
+                assert c["id"] == f"{name.lower()}-derived" and c["type"] == "derived", c
+                assert c["unit"] == p["unit"]
+                close(c["period"]["start"], complete[0].index[0], f"{name} period start")
+                close(c["period"]["end"], complete[-1].index[-1], f"{name} period end")
+            checked += 1
+    assert checked >= 2, checked
+    print(f"derived: {checked} series' main values as pandas computes them")
+
+
 def main():
+    if sys.argv[2:] == ["--derived"]:
+        check_derived()
+        return
     stations = json.loads(fetch("/stations?limit=1&fields=id"))["data"]
     station = stations[0]["id"]
     series = (station, "water-level-15min")

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Server, get};
+use common::{Server, clean_up_after_exit, generate, get};
 use std::process::Command;
 
 #[test]
@@ -33,6 +33,46 @@ fn statistics_agree_with_pandas() {
     ] {
         assert!(stdout.contains(line), "{stdout}");
     }
+}
+
+/// Characteristic values derived at publish from series with three complete hydrological
+/// years, against pandas' computation of the definitions.
+#[test]
+fn derived_characteristic_values_agree_with_pandas() {
+    let dir = std::env::temp_dir().join(format!("hydro-derived-{}", std::process::id()));
+    clean_up_after_exit(None, &[&dir]);
+    generate(
+        &dir,
+        &[
+            "--stations",
+            "6",
+            "--years",
+            "5",
+            "--interval",
+            "PT1H",
+            "--seed",
+            "4",
+            "--start",
+            "2019-01-01",
+        ],
+    );
+    let server = Server::start_with(&dir, &[]);
+    let out = Command::new("python3")
+        .arg(format!(
+            "{}/tests/statistics.py",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .arg(&server.base)
+        .arg("--derived")
+        .output()
+        .expect("python3 must be installed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "statistics.py --derived failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("derived:"), "{stdout}");
 }
 
 #[tokio::test]

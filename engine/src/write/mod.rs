@@ -6,6 +6,7 @@
 
 pub mod availability;
 pub mod compact;
+pub(crate) mod derived;
 pub(crate) mod gauges;
 pub mod generate;
 pub mod import;

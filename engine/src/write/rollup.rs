@@ -1,7 +1,8 @@
 //! The rollups of a publish (see [`crate::dataset::rollups`]): for every station the publish
 //! wrote months of, a new rollup file, its rows of those months computed from their value files
-//! and every other row taken as it is from the station's previous rollup file; stations it
-//! wrote nothing of keep their file. Stations are done a few at a time, so memory is a few
+//! and every other row taken as it is from the station's previous rollup file, and the
+//! station's derived characteristic values ([`crate::write::derived`]) from its rows; stations
+//! it wrote nothing of keep their file and their derived values. Stations are done a few at a time, so memory is a few
 //! stations' day rows (a 20-year station of two series is ~15 000 rows) and one month each.
 //!
 //! The months written are read back from the store rather than summarised while they are
@@ -17,13 +18,16 @@ use crate::dataset::manifest::ValueFile;
 use crate::dataset::read_manifest;
 use crate::dataset::rollups::{self, DayRow, RollupFile, days_of};
 use crate::error::Result;
-use crate::model::ids::StationId;
+use crate::model::duration::IsoDuration;
+use crate::model::ids::{Series, StationId};
 use crate::model::month::Month;
+use crate::model::{Characteristic, Micros, Parameter, Text};
+use crate::write::derived::{DerivedSettings, Quantity, derived_values};
 use crate::write::stored::read_month;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use futures::{StreamExt, TryStreamExt};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Stations whose rollups are built at once.
@@ -36,7 +40,9 @@ pub(crate) async fn write_rollups(
     store: &Arc<dyn ObjectStore>,
     generation: u64,
     files_table: &str,
-) -> Result<String> {
+    parameters: &[Parameter],
+) -> Result<RollupsWritten> {
+    let started = std::time::Instant::now();
     let mut texts = Interner::default();
     let previous: HashMap<StationId, RollupFile> = match read_manifest(store.as_ref()).await? {
         Some(m) => match m.catalog.rollups {
@@ -57,21 +63,77 @@ pub(crate) async fn write_rollups(
         stations.entry(f.station.clone()).or_default().push(f);
     }
     let previous = Arc::new(previous);
-    let listed: Vec<RollupFile> = futures::stream::iter(stations)
+    let quantities: Arc<HashMap<Series, (char, Micros, Text)>> = Arc::new(
+        parameters
+            .iter()
+            .filter_map(|p| Some(((p.station.clone(), p.id.clone()), quantity_of(p)?)))
+            .collect(),
+    );
+    let built: Vec<(RollupFile, bool, Vec<Characteristic>)> = futures::stream::iter(stations)
         .map(|(station, files)| {
             let (store, previous) = (Arc::clone(store), Arc::clone(&previous));
-            async move { station_rollup(&store, generation, station, files, &previous).await }
+            let quantities = Arc::clone(&quantities);
+            async move {
+                station_rollup(&store, generation, station, files, &previous, &quantities).await
+            }
         })
         .buffer_unordered(STATIONS_AT_ONCE)
         .try_filter_map(|f| std::future::ready(Ok(f)))
         .try_collect()
         .await?;
+    let mut listed = Vec::with_capacity(built.len());
+    let mut rebuilt = HashSet::new();
+    let mut derived = Vec::new();
+    for (file, new, values) in built {
+        if new {
+            rebuilt.insert(file.station.clone());
+        }
+        derived.extend(values);
+        listed.push(file);
+    }
     let path = layout::catalog_path("rollups", generation);
     let table = rollups::encode_table(&listed)?;
     store
         .put(&Path::from(path.as_str()), PutPayload::from_bytes(table))
         .await?;
-    Ok(path)
+    tracing::debug!(
+        stations = listed.len(),
+        rebuilt = rebuilt.len(),
+        seconds = started.elapsed().as_secs_f64(),
+        "rollups written"
+    );
+    Ok(RollupsWritten {
+        table: path,
+        rebuilt,
+        derived,
+    })
+}
+
+/// What [`write_rollups`] wrote.
+pub(crate) struct RollupsWritten {
+    /// The rollups table's path.
+    pub table: String,
+    /// Stations whose rollup file is new: their derived values are in `derived`, and those of
+    /// the previous version are out of date.
+    pub rebuilt: HashSet<StationId>,
+    pub derived: Vec<Characteristic>,
+}
+
+/// A parameter's derived-values letter (`W` for water levels, `Q` for discharge), interval
+/// and unit; None for other quantities or parameters without a fixed interval.
+fn quantity_of(p: &Parameter) -> Option<(char, Micros, Text)> {
+    let letter = match &*p.observed_property {
+        "waterLevel" => 'W',
+        "discharge" => 'Q',
+        _ => return None,
+    };
+    let step = p
+        .interval
+        .parse::<IsoDuration>()
+        .ok()
+        .filter(|d| d.months == 0 && d.micros > 0)?
+        .micros;
+    Some((letter, step, p.unit.clone()))
 }
 
 /// The station's rollup file in the new version: its previous one when no month of it was
@@ -82,7 +144,8 @@ async fn station_rollup(
     station: StationId,
     files: Vec<ValueFile>,
     previous: &HashMap<StationId, RollupFile>,
-) -> Result<Option<RollupFile>> {
+    quantities: &HashMap<Series, (char, Micros, Text)>,
+) -> Result<Option<(RollupFile, bool, Vec<Characteristic>)>> {
     let before = previous.get(&station);
     let written: BTreeSet<Month> = files
         .iter()
@@ -90,7 +153,7 @@ async fn station_rollup(
         .map(|f| f.month)
         .collect();
     if written.is_empty() {
-        return Ok(before.cloned());
+        return Ok(before.map(|b| (b.clone(), false, Vec::new())));
     }
     let mut rows: Vec<DayRow> = match before {
         Some(b) => {
@@ -111,6 +174,24 @@ async fn station_rollup(
         }
     }
     rows.sort_by(|a, b| (&a.parameter, a.day).cmp(&(&b.parameter, b.day)));
+    let mut derived = Vec::new();
+    for series in rows.chunk_by(|a, b| a.parameter == b.parameter) {
+        let parameter = &series[0].parameter;
+        if let Some((letter, step, unit)) = quantities.get(&(station.clone(), parameter.clone())) {
+            let quantity = Quantity {
+                letter: *letter,
+                step: *step,
+                unit,
+            };
+            derived.extend(derived_values(
+                &station,
+                parameter,
+                &quantity,
+                series,
+                DerivedSettings::default(),
+            )?);
+        }
+    }
     let bytes = rollups::encode_rollups(&rows)?;
     let file = RollupFile {
         station,
@@ -120,5 +201,5 @@ async fn station_rollup(
     store
         .put(&Path::from(file.path()), PutPayload::from_bytes(bytes))
         .await?;
-    Ok(Some(file))
+    Ok(Some((file, true, derived)))
 }

@@ -14,9 +14,9 @@ use crate::dataset::manifest::{CatalogFiles, Counts, FORMAT, Manifest, SeriesSta
 use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
-use crate::model::{Characteristic, Micros, Parameter, Period, Station};
+use crate::model::{Characteristic, CharacteristicType, Micros, Parameter, Period, Station};
 use crate::write::availability::{Spans, periods_of};
-use crate::write::rollup;
+use crate::write::{derived, rollup};
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
 use datafusion::arrow::array::{
@@ -317,7 +317,20 @@ impl DatasetWriter {
             .into_inner()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
         let files_table = self.table.into_inner().finish().await?;
-        let rollups = rollup::write_rollups(&self.store, self.generation, &files_table).await?;
+        let rollups =
+            rollup::write_rollups(&self.store, self.generation, &files_table, &parameters).await?;
+        // Derived values of the stations whose rollups are new replace theirs of before.
+        let characteristics: Vec<Characteristic> = characteristics
+            .iter()
+            .filter(|c| {
+                !(c.kind == CharacteristicType::Derived
+                    && rollups.rebuilt.contains(&c.station)
+                    && derived::is_derived_id(c.id.as_str()))
+            })
+            .cloned()
+            .chain(rollups.derived)
+            .collect();
+        let characteristics = characteristics.as_slice();
         let Written {
             written: mut new,
             mut carried,
@@ -340,7 +353,7 @@ impl DatasetWriter {
             parameters: layout::catalog_path("parameters", g),
             characteristics: layout::catalog_path("characteristics", g),
             files: files_table,
-            rollups: Some(rollups),
+            rollups: Some(rollups.table),
         };
         let store = Arc::clone(&self.store);
         let put = |path: String, bytes: Bytes| {
