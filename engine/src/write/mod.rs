@@ -5,6 +5,7 @@
 //! readers never see half of it.
 
 pub mod availability;
+pub mod chunk;
 pub mod compact;
 pub(crate) mod derived;
 pub(crate) mod gauges;

@@ -5,7 +5,7 @@ use crate::dataset::manifest::ValueFile;
 use crate::error::{EngineError, Result};
 use crate::model::QUALITY_FLAGS;
 use crate::model::ids::ParameterId;
-use crate::write::writer::SeriesChunk;
+use crate::write::chunk::SeriesChunk;
 use datafusion::arrow::array::{
     Array, AsArray, Float64Array, StringArray, TimestampMicrosecondArray,
 };

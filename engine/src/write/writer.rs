@@ -14,7 +14,7 @@ use crate::dataset::manifest::{CatalogFiles, Counts, FORMAT, Manifest, SeriesSta
 use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
-use crate::model::{Characteristic, CharacteristicType, Micros, Parameter, Period, Station};
+use crate::model::{Characteristic, CharacteristicType, Parameter, Period, Station};
 use crate::write::availability::{Spans, periods_of};
 use crate::write::{derived, rollup};
 use bytes::Bytes;
@@ -33,14 +33,7 @@ use futures::TryStreamExt;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// One parameter's values in one month, ascending by timestamp.
-#[derive(Debug, Clone)]
-pub struct SeriesChunk {
-    pub parameter: ParameterId,
-    pub timestamps: Vec<Micros>,
-    pub values: Vec<f64>,
-    pub quality: Vec<&'static str>,
-}
+pub use crate::write::chunk::SeriesChunk;
 
 /// A station-month encoded: the file's bytes, and for each series in it (in row group order)
 /// its statistics and its periods with values ([`periods_of`]).

@@ -6,7 +6,6 @@
 use crate::api::Ctx;
 use crate::api::context::fault;
 use crate::api::request::StatisticsRequest;
-use crate::api::values::with_time;
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::chart::curve::{Curve, CurveSpec};
@@ -112,6 +111,14 @@ pub async fn aggregate_chart(
         .collect();
     let length = query.spec.interval.map(|i| i.shortest());
     answer::buckets(&lines, length, &spec, format).map_err(|e| fault(ctx.state, e))
+}
+
+/// `columns` with the buckets' times, which a chart draws the statistics over whatever
+/// `fields` chose.
+pub(crate) fn with_time(columns: &mut Vec<BucketColumn>) {
+    if !columns.contains(&BucketColumn::Timestamp) {
+        columns.insert(0, BucketColumn::Timestamp);
+    }
 }
 
 /// `batch` sorted by its `timestamp` column (as it is without one).

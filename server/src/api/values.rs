@@ -20,9 +20,7 @@ use hydro_engine::model::duration::IsoDuration;
 use hydro_engine::model::ids::StationId;
 use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{Parameter, Station};
-use hydro_engine::query::aggregate::{
-    AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate,
-};
+use hydro_engine::query::aggregate::{AggregateQuery, AggregateSpec, SeriesToAggregate};
 use hydro_engine::query::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
 use serde_json::Value;
 use std::sync::Arc;
@@ -257,14 +255,6 @@ pub(crate) fn series_to_aggregate(
     Ok(series)
 }
 
-/// `columns` with the buckets' times, which a chart draws the statistics over whatever
-/// `fields` chose.
-pub(crate) fn with_time(columns: &mut Vec<BucketColumn>) {
-    if !columns.contains(&BucketColumn::Timestamp) {
-        columns.insert(0, BucketColumn::Timestamp);
-    }
-}
-
 /// An aggregate of one series: its buckets computed before the status line (they are few:
 /// a century of days is 36 500), then sent in the chosen format.
 async fn aggregates(
@@ -276,7 +266,7 @@ async fn aggregates(
     size: (u32, u32),
 ) -> Result<Reply, ApiError> {
     if matches!(format, Format::Svg | Format::Png) {
-        with_time(&mut query.columns);
+        chart::with_time(&mut query.columns);
     }
     if format == Format::Html {
         query.limit = Some(
