@@ -30,9 +30,7 @@ import io
 import json
 import math
 import os
-import statistics
 import tempfile
-import time
 
 import duckdb
 import pandas as pd
@@ -40,29 +38,11 @@ import pandas as pd
 import harness
 
 
-def timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
-
-
 def duck(sql, out):
     con = duckdb.connect()
     con.execute("SET threads = 2")
     con.execute("SET TimeZone = 'Europe/Berlin'")
     con.execute(f"COPY ({sql}) TO '{out}' (FORMAT csv, HEADER)")
-
-
-def alternate(runs, **fns):
-    """Medians of `runs` rounds, each running every function once in the order given (after a
-    warm-up round)."""
-    for fn in fns.values():
-        fn()
-    samples = {name: [] for name in fns}
-    for _ in range(runs):
-        for name, fn in fns.items():
-            samples[name].append(timed(fn)[0])
-    return {name: statistics.median(s) for name, s in samples.items()}
 
 
 def daily(runs, out):
@@ -79,7 +59,7 @@ def daily(runs, out):
                          avg(value) AS mean, min(value) AS min, max(value) AS max
                   FROM read_parquet('{data}/values/station={station}/*/*.parquet', hive_partitioning = true)
                   WHERE parameter = 'discharge-15min' GROUP BY day ORDER BY day"""
-        t = alternate(runs,
+        t = harness.alternate(runs,
                       ours=lambda: harness.curl(url, fresh=True, out=ours_csv),
                       duckdb=lambda: duck(sql, duck_csv),
                       raw=lambda: harness.curl(raw, fresh=True))
@@ -109,7 +89,7 @@ def annual(runs, out):
                          max(value) AS max, arg_max(timestamp, value) AS maxTime
                   FROM read_parquet('{data}/values/*/*/*.parquet', hive_partitioning = true)
                   WHERE parameter = 'water-level-15min' GROUP BY station, year ORDER BY station, year"""
-        t = alternate(runs,
+        t = harness.alternate(runs,
                       ours=lambda: harness.curl(url, fresh=True, out=ours_csv),
                       duckdb=lambda: duck(sql, duck_csv))
         ours = pd.read_csv(ours_csv)

@@ -206,6 +206,20 @@ def timed(fn, runs):
     return statistics.median(samples)
 
 
+def alternate(runs, **fns):
+    """Medians of `runs` rounds, each running every function once in the order given (after a
+    warm-up round), so that a noisy moment weighs on all of them alike."""
+    for fn in fns.values():
+        fn()
+    samples = {name: [] for name in fns}
+    for _ in range(runs):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - t)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
 class Nginx:
     def __init__(self, root):
         self.dir = tempfile.mkdtemp()

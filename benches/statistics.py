@@ -28,7 +28,6 @@ import glob
 import io
 import math
 import os
-import statistics
 import tempfile
 import time
 
@@ -39,24 +38,6 @@ import pyarrow.parquet as pq
 import harness
 
 PARAMETER = "water-level-1h"
-
-
-def timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
-
-
-def alternate(runs, **fns):
-    """Medians of `runs` rounds, each running every function once in the order given (after a
-    warm-up round)."""
-    for fn in fns.values():
-        fn()
-    samples = {name: [] for name in fns}
-    for _ in range(runs):
-        for name, fn in fns.items():
-            samples[name].append(timed(fn)[0])
-    return {name: statistics.median(s) for name, s in samples.items()}
 
 
 def duck(sql, out):
@@ -77,7 +58,7 @@ def annual(h, data, runs, out):
                      arg_max(timestamp, value) AS maxTime
               FROM read_parquet('{data}/values/*/*/*.parquet', hive_partitioning = true)
               WHERE parameter = '{PARAMETER}' GROUP BY station, year ORDER BY station, year"""
-    t = alternate(runs,
+    t = harness.alternate(runs,
                   ours=lambda: harness.curl(url, fresh=True, out=ours_pq),
                   hydrological=lambda: harness.curl(hydrological, fresh=True, out=hydro_pq),
                   duckdb=lambda: duck(sql, duck_pq))
@@ -102,7 +83,7 @@ def normals(h, data, runs):
         groups = daily.groupby([daily.index.month, daily.index.day])
         return pd.DataFrame({"mean": groups.mean(), "p10": groups.quantile(0.1), "p90": groups.quantile(0.9)})
 
-    t = alternate(runs, ours=lambda: harness.curl(url, fresh=True), pandas=pandas_normals)
+    t = harness.alternate(runs, ours=lambda: harness.curl(url, fresh=True), pandas=pandas_normals)
     theirs = pandas_normals()
     ours = pd.read_csv(io.StringIO(harness.sh("curl", "-s", url)))
     assert len(ours) == len(theirs) == 366, (len(ours), len(theirs))

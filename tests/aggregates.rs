@@ -5,27 +5,13 @@
 
 mod common;
 
-use common::{Server, dataset, get, send};
-use std::process::Command;
+use common::{Server, bad_parameter, dataset, first_station_id, get, oracle, send};
 
 #[test]
 fn aggregates_agree_with_pandas_and_duckdb() {
     let server = Server::start();
-    let out = Command::new("python3")
-        .arg(format!(
-            "{}/tests/aggregates.py",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .arg(&server.base)
-        .arg(dataset())
-        .output()
-        .expect("python3 must be installed");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "aggregates.py failed:\n{stdout}\n{stderr}"
-    );
+    let data = dataset().to_string_lossy();
+    let stdout = oracle("aggregates.py", &[&server.base, &data]);
     for line in ["pandas:", "duckdb:", "coverage,", "many series:"] {
         assert!(stdout.contains(line), "{stdout}");
     }
@@ -34,10 +20,7 @@ fn aggregates_agree_with_pandas_and_duckdb() {
 #[tokio::test]
 async fn bad_aggregates_are_400s_that_name_the_parameter_and_what_it_takes() {
     let server = Server::start();
-    let stations = get(&format!("{}/stations?limit=1", server.base))
-        .await
-        .json();
-    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let station = first_station_id(&server.base).await;
     let one = format!(
         "{}/stations/{station}/parameters/water-level-15min/values",
         server.base
@@ -72,12 +55,7 @@ async fn bad_aggregates_are_400s_that_name_the_parameter_and_what_it_takes() {
             if *name == "sort" && base == &many {
                 continue;
             }
-            let r = get(&format!("{base}{sep}{query}")).await;
-            assert_eq!(r.status, 400, "{query}: {}", r.text());
-            let p = r.json();
-            assert_eq!(p["invalidParams"][0]["name"], *name, "{query}: {p}");
-            let reason = p["invalidParams"][0]["reason"].as_str().unwrap();
-            assert!(reason.contains(hint), "{query}: {reason}");
+            bad_parameter(&format!("{base}{sep}{query}"), name, hint).await;
         }
     }
 }
@@ -85,10 +63,7 @@ async fn bad_aggregates_are_400s_that_name_the_parameter_and_what_it_takes() {
 #[tokio::test]
 async fn aggregate_pages_and_charts_are_drawn() {
     let server = Server::start();
-    let stations = get(&format!("{}/stations?limit=1", server.base))
-        .await
-        .json();
-    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let station = first_station_id(&server.base).await;
     let url = format!(
         "{}/stations/{station}/parameters/water-level-15min/values?aggregate=mean,min,max&interval=P1D",
         server.base
@@ -240,10 +215,7 @@ fn csv_rows(text: &str) -> Vec<(String, f64, String)> {
 #[tokio::test]
 async fn raw_values_of_some_qualities() {
     let server = Server::start();
-    let stations = get(&format!("{}/stations?limit=1", server.base))
-        .await
-        .json();
-    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let station = first_station_id(&server.base).await;
     let one = format!(
         "{}/stations/{station}/parameters/water-level-15min/values?format=csv",
         server.base
@@ -319,10 +291,7 @@ async fn raw_values_of_some_qualities() {
 #[tokio::test]
 async fn raw_values_in_a_time_zone() {
     let server = Server::start();
-    let stations = get(&format!("{}/stations?limit=1", server.base))
-        .await
-        .json();
-    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let station = first_station_id(&server.base).await;
     let url = format!(
         "{}/stations/{station}/parameters/water-level-15min/values?format=csv&timeZone=Europe/Berlin\
          &from=2023-03-26T00:00:00Z&to=2023-03-26T01:30:00Z",

@@ -4,26 +4,12 @@
 
 mod common;
 
-use common::{Server, clean_up_after_exit, generate, get};
-use std::process::Command;
+use common::{Server, bad_parameter, clean_up_after_exit, first_station_id, generate, get, oracle};
 
 #[test]
 fn statistics_agree_with_pandas() {
     let server = Server::start();
-    let out = Command::new("python3")
-        .arg(format!(
-            "{}/tests/statistics.py",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .arg(&server.base)
-        .output()
-        .expect("python3 must be installed");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "statistics.py failed:\n{stdout}\n{stderr}"
-    );
+    let stdout = oracle("statistics.py", &[&server.base]);
     for line in [
         "dayOfYear:",
         "monthOfYear:",
@@ -57,31 +43,14 @@ fn derived_characteristic_values_agree_with_pandas() {
         ],
     );
     let server = Server::start_with(&dir, &[]);
-    let out = Command::new("python3")
-        .arg(format!(
-            "{}/tests/statistics.py",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .arg(&server.base)
-        .arg("--derived")
-        .output()
-        .expect("python3 must be installed");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "statistics.py --derived failed:\n{stdout}\n{stderr}"
-    );
+    let stdout = oracle("statistics.py", &[&server.base, "--derived"]);
     assert!(stdout.contains("derived:"), "{stdout}");
 }
 
 #[tokio::test]
 async fn bad_statistics_requests_are_400s_that_name_the_parameter() {
     let server = Server::start();
-    let stations = get(&format!("{}/stations?limit=1", server.base))
-        .await
-        .json();
-    let station = stations["data"][0]["id"].as_str().unwrap().to_owned();
+    let station = first_station_id(&server.base).await;
     let one = format!(
         "{}/stations/{station}/parameters/water-level-15min/statistics",
         server.base
@@ -116,12 +85,7 @@ async fn bad_statistics_requests_are_400s_that_name_the_parameter() {
     for (query, name, hint) in cases {
         for base in [&one, &many] {
             let sep = if base.contains('?') { '&' } else { '?' };
-            let r = get(&format!("{base}{sep}{query}")).await;
-            assert_eq!(r.status, 400, "{query}: {}", r.text());
-            let p = r.json();
-            assert_eq!(p["invalidParams"][0]["name"], *name, "{query}: {p}");
-            let reason = p["invalidParams"][0]["reason"].as_str().unwrap();
-            assert!(reason.contains(hint), "{query}: {reason}");
+            bad_parameter(&format!("{base}{sep}{query}"), name, hint).await;
         }
     }
     let r = get(&format!(

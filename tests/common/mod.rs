@@ -315,3 +315,38 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Runs the Python oracle `tests/<script>` with `args` and expects it to succeed; its stdout.
+pub fn oracle(script: &str, args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .arg(format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR")))
+        .args(args)
+        .output()
+        .expect("python3 must be installed");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{script} {args:?} failed:\n{stdout}\n{stderr}"
+    );
+    stdout
+}
+
+/// Expects `url` to be a 400 whose first invalid parameter is `name`, its reason saying `hint`.
+pub async fn bad_parameter(url: &str, name: &str, hint: &str) {
+    let r = get(url).await;
+    assert_eq!(r.status, 400, "{url}: {}", r.text());
+    let p = r.json();
+    assert_eq!(p["invalidParams"][0]["name"], name, "{url}: {p}");
+    let reason = p["invalidParams"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains(hint), "{url}: {reason}");
+}
+
+/// The id of the first station of the server at `base`.
+pub async fn first_station_id(base: &str) -> String {
+    let stations = get(&format!("{base}/stations?limit=1")).await.json();
+    stations["data"][0]["id"]
+        .as_str()
+        .expect("a station")
+        .to_owned()
+}

@@ -106,6 +106,24 @@ pub struct StatisticsSpec {
     pub exceedance: Vec<f64>,
 }
 
+impl StatisticsSpec {
+    /// The daily (`dayOfYear`) or monthly means whose normals are asked for.
+    pub fn means(&self) -> AggregateSpec {
+        let interval = match self.kind {
+            StatisticsType::DayOfYear => Interval::Day,
+            _ => Interval::Months(1),
+        };
+        AggregateSpec {
+            statistics: vec![Statistic::Mean],
+            interval: Some(interval),
+            zone: self.zone,
+            year_start: 1,
+            min_coverage: self.min_coverage,
+            qualities: self.qualities.clone(),
+        }
+    }
+}
+
 /// Statistics of one or many series over a reference period.
 #[derive(Debug, Clone)]
 pub struct StatisticsQuery {
@@ -258,19 +276,7 @@ impl Dataset {
         spec: &StatisticsSpec,
     ) -> Result<Vec<ArrayRef>> {
         let day = spec.kind == StatisticsType::DayOfYear;
-        let means = AggregateSpec {
-            statistics: vec![Statistic::Mean],
-            interval: Some(if day {
-                Interval::Day
-            } else {
-                Interval::Months(1)
-            }),
-            zone: spec.zone,
-            year_start: 1,
-            min_coverage: spec.min_coverage,
-            qualities: spec.qualities.clone(),
-        };
-        let buckets = self.buckets(s, window, &means).await?;
+        let buckets = self.buckets(s, window, &spec.means()).await?;
         // Calendar days as days of a leap year (Feb 29 is day 59), or months.
         let slots = if day { 366 } else { 12 };
         let mut across: Vec<Accumulator> = (0..slots)

@@ -25,8 +25,7 @@ use hydro_engine::query::aggregate::calendar::Interval;
 use hydro_engine::query::aggregate::statistic::Kind;
 use hydro_engine::query::aggregate::statistic::Statistic;
 use hydro_engine::query::aggregate::{
-    AggregatePlan, AggregateQuery, AggregateSpec, BucketColumn, ManyAggregateQuery,
-    SeriesToAggregate,
+    AggregatePlan, AggregateQuery, BucketColumn, ManyAggregateQuery, SeriesToAggregate,
 };
 use hydro_engine::query::statistics::{StatisticsQuery, StatisticsType};
 use hydro_engine::query::{ManyQuery, ReadAhead, ValueColumn, ValuesQuery, Window};
@@ -453,18 +452,7 @@ async fn normals_chart(
 ) -> Result<Reply, ApiError> {
     let spec = &request.spec;
     let day = spec.kind == StatisticsType::DayOfYear;
-    let means = AggregateSpec {
-        statistics: vec![Statistic::Mean],
-        interval: Some(if day {
-            Interval::Day
-        } else {
-            Interval::Months(1)
-        }),
-        zone: spec.zone,
-        year_start: 1,
-        min_coverage: spec.min_coverage,
-        qualities: spec.qualities.clone(),
-    };
+    let means = spec.means();
     let recent = AggregateQuery {
         series: series.clone(),
         window: Window::Recent(if day { RECENT_DAYS } else { RECENT_MONTHS }),
