@@ -201,8 +201,25 @@ pub fn decode_rollups(
     parameter: Option<&ParameterId>,
 ) -> Result<Vec<DayRow>> {
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{name}: {e}"));
-    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
-    let reader = reader.build().map_err(|e| corrupt(&e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+    // A row group per parameter: only the asked one's is decoded (by its statistics).
+    let groups: Vec<usize> = builder
+        .metadata()
+        .row_groups()
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| {
+            let Some(want) = parameter else { return true };
+            let stats = g.column(0).statistics();
+            let is = |v: Option<&[u8]>| v == Some(want.as_str().as_bytes());
+            stats.is_none_or(|s| is(s.min_bytes_opt()) && is(s.max_bytes_opt()))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let reader = builder
+        .with_row_groups(groups)
+        .build()
+        .map_err(|e| corrupt(&e))?;
     let mut out = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| corrupt(&e))?;
