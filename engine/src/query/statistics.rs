@@ -12,7 +12,7 @@
 //! daily or monthly means and years, so `minCoverage` drops the thin days, months or years as
 //! it nulls their statistics there. A duration curve ranks every value of the period: memory is
 //! one series' values (a 20-year 15-minute series is 700 000 numbers, 5.6 MB), as a percentile
-//! of one bucket holds that bucket's. Many series are computed one after the other as the
+//! of one bucket holds that bucket's. Many series are computed a few at a time, in order, as the
 //! answer reaches them.
 
 use crate::dataset::Dataset;
@@ -71,6 +71,9 @@ impl fmt::Display for StatisticsType {
         })
     }
 }
+
+/// Series whose statistics are computed at once.
+const SERIES_AT_ONCE: usize = 4;
 
 /// The exceedance probabilities of a duration curve when none are asked for.
 pub const DEFAULT_EXCEEDANCE: [f64; 13] = [
@@ -230,7 +233,7 @@ impl Dataset {
         let out = Arc::clone(&schema);
         let (window, spec, ids) = (q.window, Arc::new(q.spec), q.ids);
         let batches = futures::stream::iter(q.series)
-            .then(move |s| {
+            .map(move |s| {
                 let (dataset, out, spec) =
                     (Arc::clone(&dataset), Arc::clone(&out), Arc::clone(&spec));
                 async move {
@@ -239,6 +242,9 @@ impl Dataset {
                         .await
                 }
             })
+            // A few series at once, in order: reads of one overlap another's work (a series'
+            // answer is a few hundred rows at most, but a duration curve holds its values).
+            .buffered(SERIES_AT_ONCE)
             .filter(|b| std::future::ready(!matches!(b, Ok(b) if b.num_rows() == 0)))
             .boxed();
         Ok(StatisticsPlan { schema, batches })
