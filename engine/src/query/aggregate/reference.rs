@@ -1,12 +1,14 @@
 //! The DataFusion plan of an aggregate: a scan of exactly the window's month files (the one
-//! sorted answers use, see [`crate::query::sorted`]), `date_bin`/`date_trunc` over local wall
-//! time for the buckets, DataFusion's own aggregate functions for the statistics
-//! (`percentile_cont` for percentiles, `first_value` ordered by value for `minTime`).
+//! sorted answers use, see [`crate::query::sorted`]), `date_bin` over UTC instants for
+//! sub-day buckets and over local wall time (`to_local_time`) for days and months, DataFusion's
+//! own aggregate functions for the statistics (`percentile_cont` for percentiles,
+//! `first_value` ordered by value for `minTime`).
 //!
 //! It is the reference the streaming aggregator ([`super`]) is tested against, not a path
-//! that serves: measured on a 10-year 15-minute series, it took longer than the streaming
-//! aggregator (`benches/aggregate.py` prints both), and its group-by holds every bucket's
-//! percentile values at once, where the aggregator holds one bucket's.
+//! that serves: daily mean, min and max of a 10-year 15-minute series (Europe/Berlin) took it
+//! 109 ms against the streaming aggregator's 5.5 ms, daily p90 125 ms against 12 ms
+//! (`cargo bench --bench engine -- aggregate`, in process, release build), and its group-by
+//! holds every bucket's percentile values at once, where the aggregator holds one bucket's.
 //!
 //! Buckets are computed on wall time in the zone (`to_local_time`) and turned back into
 //! instants by a cast that reads wall time in the zone: right for every zone whose midnights
