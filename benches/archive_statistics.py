@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Statistics at archive scale, side by side in one run (issue 52).
+"""Statistics at archive scale, side by side in one run (issue 52). (Not `statistics.py`: a
+script of that name would stand for Python's `statistics` module in every bench here.)
 
 1. Annual maxima of every water-level series of an hourly archive (`hydro generate --interval
    PT1H`, by default 5 000 stations x 20 years, the 100 000-station-year archive) in one
@@ -20,7 +21,7 @@ archive-wide answer at least 20x faster than DuckDB (its absolute time is printe
 
 Usage:
 
-    python3 benches/statistics.py [--no-build] [--runs N] [--stations N] [--years N]
+    python3 benches/archive_statistics.py [--no-build] [--runs N] [--stations N] [--years N]
 """
 
 import argparse
