@@ -23,7 +23,7 @@ use crate::model::ids::{Series, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, Micros, Parameter, Text};
 use crate::write::derived::{DerivedSettings, Quantity, derived_values};
-use crate::write::stored::read_month;
+use crate::write::stored::read_month_values;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use futures::{StreamExt, TryStreamExt};
@@ -169,8 +169,8 @@ async fn station_rollup(
         .iter()
         .filter(|f| before.is_none() || written.contains(&f.month))
     {
-        for chunk in read_month(store.as_ref(), f).await? {
-            rows.extend(days_of(&chunk.parameter, &chunk.timestamps, &chunk.values));
+        for (parameter, times, values) in read_month_values(store.as_ref(), f).await? {
+            rows.extend(days_of(&parameter, &times, &values));
         }
     }
     rows.sort_by(|a, b| (&a.parameter, a.day).cmp(&(&b.parameter, b.day)));
