@@ -2,8 +2,11 @@
 //! wrote months of, a new rollup file, its rows of those months computed from their value files
 //! and every other row taken as it is from the station's previous rollup file, and the
 //! station's derived characteristic values ([`crate::write::derived`]) from its rows; stations
-//! it wrote nothing of keep their file and their derived values. Stations are done a few at a time, so memory is a few
-//! stations' day rows (a 20-year station of two series is ~15 000 rows) and one month each.
+//! it wrote nothing of keep their file and their derived values. Stations are done a few at a
+//! time: memory is a few stations' day rows (a 20-year station of two series is ~15 000 rows)
+//! and one month each, beside the version's files table, which this step reads back whole to
+//! group the month files by station (as a server holds it; the rest of a publish writes it a
+//! row group at a time).
 //!
 //! The months written are read back from the store rather than summarised while they are
 //! encoded: the writers hand months over in no order of station (an import's come from

@@ -12,11 +12,13 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{Float64Type, TimestampMicrosecondType};
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
-use datafusion::arrow::datatypes::{Float64Type, TimestampMicrosecondType};
 use datafusion::parquet::arrow::ProjectionMask;
-use datafusion::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
+use datafusion::parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ParquetRecordBatchReaderBuilder,
+};
 
 /// The rows of a stored station-month, one chunk per parameter.
 pub(crate) async fn read_month(
@@ -95,7 +97,8 @@ pub(crate) async fn read_month_values(
         .get_range(&Path::from(file.object()), start..start + file.size)
         .await?;
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
-    let metadata = ArrowReaderMetadata::load(&bytes, Default::default()).map_err(|e| corrupt(&e))?;
+    let metadata =
+        ArrowReaderMetadata::load(&bytes, Default::default()).map_err(|e| corrupt(&e))?;
     let mut out = Vec::with_capacity(file.series.len());
     for (group, series) in file.series.iter().enumerate() {
         let builder =
