@@ -474,8 +474,9 @@ REFERENCE_PERIOD = [q("from", "start of the reference period (inclusive)", insta
                     q("minCoverage", "days, months or years with less coverage (values over the values their "
                                      "length holds) count for nothing in normals and have null annual statistics",
                       {"type": "number", "minimum": 0, "maximum": 1})]
-STATISTICS_PARAMS = ([STATISTICS_KIND] + REFERENCE_PERIOD + [QUALITIES, TIME_ZONE] + CHART_SIZE
-                     + [FMT(STATISTICS_FORMATS)])
+STATISTICS_PARAMS = [STATISTICS_KIND] + REFERENCE_PERIOD + [QUALITIES, TIME_ZONE] + CHART_SIZE
+# A page shows one series' statistics.
+STATISTICS_PAGE = STATISTICS_FORMATS + ["html"]
 MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, QUALITIES, TIME_ZONE, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
                + [FMT(MANY)])
 # A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
@@ -506,7 +507,7 @@ openapi = {
                           POSTED_VALUES),
         "/statistics": op("listSeriesStatistics", "Statistics of many series over a reference period, rows "
                                                   "by station and parameter", "seriesStatistics",
-                          SELECTION + STATISTICS_PARAMS, STATISTICS_FORMATS),
+                          SELECTION + STATISTICS_PARAMS + [FMT(STATISTICS_FORMATS)], STATISTICS_FORMATS),
         "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
                                     "coordinates (GeoJSON: a map layer of current values)", "latest",
                       SELECTION + PAGING + [FMT(LATEST)], LATEST),
@@ -524,8 +525,8 @@ openapi = {
                                                           VALUES), "aggregates")),
         S + "/parameters/{parameterId}/statistics": op("getStatistics",
                                                        "Statistics of a series over a reference period",
-                                                       "statistics", [STATION_ID, PARAMETER_ID] + STATISTICS_PARAMS,
-                                                       STATISTICS_FORMATS),
+                                                       "statistics", [STATION_ID, PARAMETER_ID] + STATISTICS_PARAMS
+                                                       + [FMT(STATISTICS_PAGE)], STATISTICS_PAGE),
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
                                    [STATION_ID,
                                     q("types", "comma list of mainValue, statistic, derived, mark",

@@ -80,7 +80,7 @@ async fn bad_statistics_requests_are_400s_that_name_the_parameter() {
         ),
         ("type=annual&from=yesterday", "from", "ISO 8601"),
         ("type=annual&recent=5", "recent", ""),
-        ("type=annual&format=html", "format", "svg"),
+        ("type=annual&format=geojson", "format", "svg"),
     ];
     for (query, name, hint) in cases {
         for base in [&one, &many] {
@@ -148,4 +148,19 @@ async fn statistics_charts_are_drawn() {
     let normals = get(&format!("{many}&type=dayOfYear&format=svg")).await;
     assert_eq!(normals.status, 400);
     assert_eq!(normals.json()["invalidParams"][0]["name"], "format");
+
+    // A page of one series' statistics: the table, its chart and the downloads.
+    let page = get(&format!("{one}?type=annual&yearStart=11&format=html")).await;
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = page.text();
+    assert!(html.contains("<th scope=\"col\">maxTime</th>"), "{html}");
+    assert!(html.contains("format=svg"), "the page shows the chart");
+    assert!(html.contains("format=parquet"), "and offers the downloads");
+    assert_eq!(
+        html.matches("<tr><td>").count(),
+        3,
+        "three hydrological years"
+    );
+    let page = get(&format!("{many}&type=annual&format=html")).await;
+    assert_eq!(page.status, 400);
 }

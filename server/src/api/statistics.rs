@@ -9,10 +9,17 @@ use crate::api::request::{ManyStatisticsRequest, StatisticsRequest};
 use crate::api::values::{Planned, send_rows, series_of};
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
+use crate::http::negotiate::Answer;
 use crate::http::negotiate::Format;
+use crate::render::envelope::Pagination;
+use crate::render::html::pages::{self, TableOf};
 use crate::render::reply::Reply;
+use crate::render::timefmt::TimeFormatter;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::concat_batches;
 use futures::StreamExt;
-use hydro_engine::model::ids::StationId;
+use futures::TryStreamExt;
+use hydro_engine::model::{Parameter, Station};
 use hydro_engine::query::AnswerPart;
 use hydro_engine::query::aggregate::SeriesToAggregate;
 use hydro_engine::query::statistics::StatisticsQuery;
@@ -29,7 +36,7 @@ pub async fn statistics(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, Api
         ctx,
         vec![series_of(parameter)],
         request,
-        Some(&s.id),
+        Some((s, parameter)),
         file_name,
     )
     .await
@@ -54,12 +61,13 @@ pub async fn many_statistics(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     answer(ctx, series, request, None, file_name).await
 }
 
-/// The statistics of `series`: with `station` those of one series, else rows with ids.
+/// The statistics of `series`: with `one` (its station and parameter) those of one series,
+/// else rows with ids.
 async fn answer(
     ctx: &Ctx<'_>,
     series: Vec<SeriesToAggregate>,
     request: StatisticsRequest,
-    station: Option<&StationId>,
+    one: Option<(&Station, &Parameter)>,
     file_name: String,
 ) -> Result<Reply, ApiError> {
     if matches!(request.format, Format::Svg | Format::Png) {
@@ -71,8 +79,9 @@ async fn answer(
         window,
         spec,
         format,
-        ..
+        size,
     } = request;
+    let station = one.map(|(s, _)| &s.id);
     let zone = spec.zone;
     let query = StatisticsQuery {
         series,
@@ -85,12 +94,42 @@ async fn answer(
         .dataset
         .statistics(query)
         .map_err(|e| fault(ctx.state, e))?;
-    let columns = plan
+    let columns: Vec<String> = plan
         .schema
         .fields()
         .iter()
         .map(|f| f.name().clone())
         .collect();
+    if format == Format::Html {
+        let Some(one) = one else {
+            return Err(ApiError::param(
+                "format",
+                "a page shows the statistics of one series: ask for one, or for a data format",
+            ));
+        };
+        let batches: Vec<RecordBatch> = plan
+            .batches
+            .try_collect()
+            .await
+            .map_err(|e| fault(ctx.state, e))?;
+        let batch =
+            concat_batches(&plan.schema, &batches).map_err(|e| fault(ctx.state, e.into()))?;
+        let page = Pagination::new(batch.num_rows() as u64, None, 0);
+        let offered = Format::offered(Answer::Statistics);
+        let time = TimeFormatter::zoned(zone);
+        return pages::table(
+            &ctx.site(),
+            one,
+            TableOf::Statistics,
+            &batch,
+            &columns,
+            &page,
+            time,
+            size,
+            &offered,
+        )
+        .map_err(|e| fault(ctx.state, e));
+    }
     let planned = Planned {
         format,
         schema: plan.schema,

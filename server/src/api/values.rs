@@ -290,9 +290,10 @@ async fn aggregates(
         let offered = Format::offered(Answer::Values);
         let time = TimeFormatter::zoned(zone);
         let series = (station, parameter);
-        return pages::aggregates(
+        return pages::table(
             &ctx.site(),
             series,
+            pages::TableOf::Aggregates,
             &plan.batch,
             &columns,
             &page,

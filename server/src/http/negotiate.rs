@@ -205,7 +205,7 @@ const FORMATS: [Spec; 10] = [
         text: true,
         compressible: true,
         attachment: None,
-        offered: &[Landing, Stations, Values],
+        offered: &[Landing, Stations, Values, Statistics],
     },
 ];
 

@@ -401,13 +401,39 @@ fn chart_and_downloads(
     (chart, downloads)
 }
 
-/// An aggregate of a series as a page: the chart of its numeric statistics (an image of the
-/// SVG answer) and a table of the page of buckets. `batch` holds the page's buckets with the
-/// `columns` asked for; `page` says which.
+/// What a table page of a series shows: aggregates (a row a bucket) or statistics.
+#[derive(Clone, Copy)]
+pub enum TableOf {
+    Aggregates,
+    Statistics,
+}
+
+impl TableOf {
+    /// (what the page is of, what a row is, what the rows say of themselves).
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Self::Aggregates => (
+                "aggregates",
+                "buckets",
+                "Each bucket is labelled with its start.",
+            ),
+            Self::Statistics => (
+                "statistics",
+                "rows",
+                "Statistics of the reference period asked.",
+            ),
+        }
+    }
+}
+
+/// Aggregates or statistics of a series as a page: their chart (an image of the SVG answer)
+/// and a table of the page of rows. `batch` holds the page's rows with the `columns` asked
+/// for; `page` says which.
 #[allow(clippy::too_many_arguments)]
-pub fn aggregates(
+pub fn table(
     site: &Site<'_>,
     (s, p): (&Station, &Parameter),
+    of: TableOf,
     batch: &RecordBatch,
     columns: &[String],
     page: &Pagination,
@@ -415,11 +441,12 @@ pub fn aggregates(
     size: (u32, u32),
     offered: &[Format],
 ) -> Result<Reply, EngineError> {
+    let (what, rows_are, labelled) = of.words();
     let mut rows: Vec<Vec<String>> = vec![Vec::with_capacity(columns.len()); batch.num_rows()];
     for name in columns {
         let column = batch
             .column_by_name(name)
-            .ok_or_else(|| EngineError::Internal(format!("aggregate page: no column {name}")))?;
+            .ok_or_else(|| EngineError::Internal(format!("{what} page: no column {name}")))?;
         for (i, row) in rows.iter_mut().enumerate() {
             let cell = if column.is_null(i) {
                 "–".to_owned()
@@ -441,11 +468,11 @@ pub fn aggregates(
     let (chart_src, downloads) = chart_and_downloads(&url, size, offered);
     let first = page.offset;
     let content = html! {
-        (chart(&chart_src, &format!("Chart of the aggregates of {} ({}) at {}", p.name, p.unit, s.name)))
-        p { "Download every bucket: "
+        (chart(&chart_src, &format!("Chart of the {what} of {} ({}) at {}", p.name, p.unit, s.name)))
+        p { "Download every one of the " (rows_are) ": "
             @for (name, href) in &downloads { a href=(href) { (name) } " " }
         }
-        p { (page.total) " buckets; " (page.count) " shown from number " (first + 1) ". Each bucket is labelled with its start." }
+        p { (page.total) " " (rows_are) "; " (page.count) " shown from number " (first + 1) ". " (labelled) }
         table {
             caption { (p.name) " (" (p.unit) ")" }
             thead { tr { @for c in columns { th scope="col" { (c) } } } }
@@ -460,7 +487,7 @@ pub fn aggregates(
         (html::pager(&pages))
     };
     let title = service(site);
-    let heading = format!("{}: {} (aggregates)", s.name, p.name);
+    let heading = format!("{}: {} ({what})", s.name, p.name);
     let frame = Frame {
         title: &heading,
         service: &title,
