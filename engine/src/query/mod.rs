@@ -18,7 +18,7 @@
 //!
 //! Either way totals, `offset` and `recent` are resolved by arithmetic over the per-month row
 //! counts in the files table, so work stays proportional to the answer, not to the archive.
-//! Values of some qualities only (`qualities=good`) cannot be counted so: [`qualities`] reads
+//! Values of some qualities only (`qualities=good`) cannot be counted so: `qualities` reads
 //! the window and keeps what it finds.
 
 pub mod aggregate;

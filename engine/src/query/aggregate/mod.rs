@@ -7,12 +7,17 @@
 //! bucket is summed up as its values pass, so memory is one bucket's values (for percentiles)
 //! plus the answer's buckets, never the raw rows. DESIGN.md names DataFusion plans as the
 //! reference path for aggregates; the DataFusion plan of an aggregate is kept as this
-//! aggregator's test oracle ([`reference`], `engine/tests/aggregate_reference.rs`), and the
+//! aggregator's test oracle (`reference`, `engine/tests/aggregate_reference.rs`), and the
 //! streaming aggregator serves for the reason the raw reads do (DataFusion's per-file scan
 //! setup cost more than reading ~3 000 rows a station-month) and because it holds one bucket's
 //! values where a group-by holds every bucket's (`cargo bench --bench engine -- aggregate`:
-//! 5.5 ms against DataFusion's 109 ms for the daily mean, min and max of 10 years). Further oracles are pandas `resample` and DuckDB `time_bucket` over the
-//! same files (`tests/aggregates.rs`).
+//! 5.5 ms against DataFusion's 109 ms for the daily mean, min and max of 10 years). Further
+//! oracles are pandas `resample` and DuckDB `time_bucket` over the same files
+//! (`tests/aggregates.rs`).
+//!
+//! Where the statistics can be summed and the buckets are whole UTC days but for a few, the
+//! buckets are summed from the series' daily rollups instead (`rolled`): the annual maxima
+//! of every series of an archive read a file a station, not twelve a station-year.
 //!
 //! A series' buckets are held until the series ends (a `P1D` answer over a century is 36 500
 //! rows), so that they can be sorted (`sort=-max`) and paged; many series are aggregated one
