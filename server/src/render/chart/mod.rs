@@ -182,7 +182,7 @@ fn draw<DB: DrawingBackend>(
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(failed)?;
-    if let Some(band) = &spec.band {
+    if let Some(band) = spec.band.as_ref().filter(|b| !b.points.is_empty()) {
         let outline: Vec<(i64, f64)> = band
             .points
             .iter()
@@ -231,7 +231,7 @@ fn draw<DB: DrawingBackend>(
                     colour.stroke_width(1),
                 )))
                 .map_err(failed)?;
-            if (lines.len() > 1 || spec.band.is_some()) && r == 0 {
+            if (lines.len() > 1 || has_band(spec)) && r == 0 {
                 drawn.label(line.label.clone()).legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
                 });
@@ -243,7 +243,7 @@ fn draw<DB: DrawingBackend>(
         .flat_map(Bucket::points)
         .map(|p| Cross::new((p.t, p.v), 4, BLACK.stroke_width(1)));
     chart.draw_series(flagged).map_err(failed)?;
-    if lines.len() > 1 || spec.band.is_some() {
+    if lines.len() > 1 || has_band(spec) {
         chart
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
@@ -268,6 +268,11 @@ fn draw<DB: DrawingBackend>(
     }
     root.present().map_err(failed)?;
     Ok(())
+}
+
+/// Whether the chart draws a band (one with points).
+fn has_band(spec: &ChartSpec) -> bool {
+    spec.band.as_ref().is_some_and(|b| !b.points.is_empty())
 }
 
 /// The buckets in runs the line joins: a run ends before a bucket the line breaks at.
