@@ -1,8 +1,8 @@
 //! What is on the store, and the opened [`Dataset`].
 //!
 //! [`layout`] says where every file lives and how value files are written; [`manifest`] is the
-//! one object a reader opens first; [`catalog_file`] encodes the catalog tables and
-//! [`files_table`] the list of value files; [`month_file`]
+//! one object a reader opens first; [`catalog_file`] encodes the catalog tables,
+//! [`files_table`] the list of value files and [`rollups`] the daily summaries; `month_file`
 //! is one station-month of values as the readers keep it; [`latest_values`] the newest value
 //! of each series once a query found it. A [`Dataset`] holds the manifest,
 //! the catalog in memory, and what queries need to read value files: the store, the footer
