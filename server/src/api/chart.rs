@@ -60,14 +60,14 @@ pub async fn values_chart(
         })
         .collect();
     let spec = ChartSpec {
-        title: format!("{}: {}", station.name, parameter.name),
-        quantity: format!("{} ({})", parameter.name, parameter.unit),
-        size,
-        offset: ctx.state.offset,
-        from,
-        to,
         levels,
-        band: None,
+        ..chart_spec(
+            ctx,
+            format!("{}: {}", station.name, parameter.name),
+            format!("{} ({})", parameter.name, parameter.unit),
+            size,
+            (from, to),
+        )
     };
     answer::series(plan, parameter, &spec, format)
         .await
@@ -93,16 +93,13 @@ pub async fn aggregate_chart(
         .interval
         .map(|i| i.to_string())
         .unwrap_or_default();
-    let spec = ChartSpec {
-        title: format!("{}: {} {every}", station.name, parameter.name),
-        quantity: format!("{} ({})", parameter.name, parameter.unit),
+    let spec = chart_spec(
+        ctx,
+        format!("{}: {} {every}", station.name, parameter.name),
+        format!("{} ({})", parameter.name, parameter.unit),
         size,
-        offset: ctx.state.offset,
-        from,
-        to,
-        levels: Vec::new(),
-        band: None,
-    };
+        (from, to),
+    );
     let numeric: Vec<String> = numeric_statistics(&query.columns);
     let lines: Vec<(String, &RecordBatch, &str)> = numeric
         .iter()
@@ -117,6 +114,27 @@ pub async fn aggregate_chart(
 pub(crate) fn with_time(columns: &mut Vec<BucketColumn>) {
     if !columns.contains(&BucketColumn::Timestamp) {
         columns.insert(0, BucketColumn::Timestamp);
+    }
+}
+
+/// A time chart's spec: in the service's output offset, over `from`/`to` where the request
+/// gave them, with no levels and no band.
+fn chart_spec(
+    ctx: &Ctx<'_>,
+    title: String,
+    quantity: String,
+    size: (u32, u32),
+    (from, to): (Option<i64>, Option<i64>),
+) -> ChartSpec {
+    ChartSpec {
+        title,
+        quantity,
+        size,
+        offset: ctx.state.offset,
+        from,
+        to,
+        levels: Vec::new(),
+        band: None,
     }
 }
 
@@ -193,16 +211,13 @@ pub async fn many_aggregate_chart(
     }
     let (name, unit) = common_name_and_unit(&lines);
     let (from, to) = bounds(window);
-    let spec = ChartSpec {
-        title: format!("{name} {statistic} {every}: {} series", lines.len()),
-        quantity: format!("{name} ({unit})"),
+    let spec = chart_spec(
+        ctx,
+        format!("{name} {statistic} {every}: {} series", lines.len()),
+        format!("{name} ({unit})"),
         size,
-        offset: ctx.state.offset,
-        from,
-        to,
-        levels: Vec::new(),
-        band: None,
-    };
+        (from, to),
+    );
     answer::buckets(&drawn, length, &spec, format).map_err(|e| fault(ctx.state, e))
 }
 
@@ -236,16 +251,13 @@ pub async fn many_chart(
         .map_err(|e| fault(ctx.state, e))?;
     let (from, to) = bounds(window);
     let (name, unit) = common_name_and_unit(&lines);
-    let spec = ChartSpec {
-        title: format!("{name}: {} series", lines.len()),
-        quantity: format!("{name} ({unit})"),
+    let spec = chart_spec(
+        ctx,
+        format!("{name}: {} series", lines.len()),
+        format!("{name} ({unit})"),
         size,
-        offset: ctx.state.offset,
-        from,
-        to,
-        levels: Vec::new(),
-        band: None,
-    };
+        (from, to),
+    );
     answer::many(plan, &lines, &spec, format)
         .await
         .map_err(|e| fault(ctx.state, e))
@@ -380,16 +392,8 @@ pub async fn statistics_chart(
                     .map(|((_, label, _), b)| (label.clone(), b, "max"))
                     .collect(),
             };
-            let spec = ChartSpec {
-                title: format!("{title}: annual values"),
-                quantity,
-                size,
-                offset: ctx.state.offset,
-                from,
-                to,
-                levels: Vec::new(),
-                band: None,
-            };
+            let title = format!("{title}: annual values");
+            let spec = chart_spec(ctx, title, quantity, size, (from, to));
             let year = Interval::Months(12).shortest();
             answer::buckets(&drawn, Some(year), &spec, format).map_err(|e| fault(ctx.state, e))
         }
@@ -540,18 +544,13 @@ async fn normals_chart(
     ])
     .map_err(|e| fault(ctx.state, e.into()))?;
     let every = if day { "daily" } else { "monthly" };
+    let title = format!("{title}: newest {every} means and normals");
     let chart = ChartSpec {
-        title: format!("{title}: newest {every} means and normals"),
-        quantity,
-        size,
-        offset: ctx.state.offset,
-        from: None,
-        to: None,
-        levels: Vec::new(),
         band: Some(Band {
             label: "normal, 10th to 90th percentile".into(),
             points: band,
         }),
+        ..chart_spec(ctx, title, quantity, size, (None, None))
     };
     let lines = [
         (format!("{every} mean"), &drawn, "mean"),

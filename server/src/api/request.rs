@@ -252,6 +252,32 @@ macro_rules! selection_and {
     };
 }
 
+/// The parameters of both values endpoints that shape aggregates or filter values.
+const AGGREGATE_PARAMETERS: [&str; 6] = [
+    "aggregate",
+    "interval",
+    "timeZone",
+    "yearStart",
+    "minCoverage",
+    "qualities",
+];
+
+/// The extended parameters of `…/values` (`from` and `to` are basic).
+const VALUES_PARAMETERS: [&str; 15] = concat(
+    &[
+        "recent", "last", "limit", "offset", "sort", "fields", "format", "width", "height",
+    ],
+    &AGGREGATE_PARAMETERS,
+);
+
+/// The parameters of `/v1/values`.
+const MANY_VALUES_PARAMETERS: [&str; 25] = concat(
+    selection_and![
+        "from", "to", "recent", "last", "fields", "limit", "offset", "format", "width", "height"
+    ],
+    &AGGREGATE_PARAMETERS,
+);
+
 /// `GET /v1/latest`: the newest value of each selected series.
 pub struct LatestRequest {
     pub selection: SeriesSelection,
@@ -290,24 +316,7 @@ pub struct ManyValuesRequest {
 
 impl Request for ManyValuesRequest {
     const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = selection_and![
-        "from",
-        "to",
-        "recent",
-        "last",
-        "fields",
-        "limit",
-        "offset",
-        "format",
-        "width",
-        "height",
-        "aggregate",
-        "interval",
-        "timeZone",
-        "yearStart",
-        "minCoverage",
-        "qualities",
-    ];
+    const EXTENDED: &'static [&'static str] = &MANY_VALUES_PARAMETERS;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let raw = q.raw;
         let selection = SeriesSelection::parse(raw)?;
@@ -495,23 +504,7 @@ pub struct ValuesRequest {
 
 impl Request for ValuesRequest {
     const BASIC: &'static [&'static str] = &["from", "to"];
-    const EXTENDED: &'static [&'static str] = &[
-        "recent",
-        "last",
-        "limit",
-        "offset",
-        "sort",
-        "fields",
-        "format",
-        "width",
-        "height",
-        "aggregate",
-        "interval",
-        "timeZone",
-        "yearStart",
-        "minCoverage",
-        "qualities",
-    ];
+    const EXTENDED: &'static [&'static str] = &VALUES_PARAMETERS;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let window = window(q.raw)?;
         let zone = time_zone(q)?;

@@ -401,6 +401,29 @@ fn chart_and_downloads(
     (chart, downloads)
 }
 
+/// A page of one of a station's series, `content` under `heading`, in the trail of its station.
+fn series_page(
+    site: &Site<'_>,
+    s: &Station,
+    heading: &str,
+    offered: &[Format],
+    content: Markup,
+) -> Reply {
+    let title = service(site);
+    let frame = Frame {
+        title: heading,
+        service: &title,
+        trail: vec![
+            (title.clone(), site.url("/")),
+            ("Stations".into(), site.url("/stations")),
+            (s.name.clone(), station_url(site, s)),
+        ],
+        formats: formats(site, offered),
+        head: html! {},
+    };
+    reply(html::page(frame, content))
+}
+
 /// What a table page of a series shows: aggregates (a row a bucket) or statistics.
 #[derive(Clone, Copy)]
 pub enum TableOf {
@@ -486,20 +509,8 @@ pub fn table(
         }
         (html::pager(&pages))
     };
-    let title = service(site);
     let heading = format!("{}: {} ({what})", s.name, p.name);
-    let frame = Frame {
-        title: &heading,
-        service: &title,
-        trail: vec![
-            (title.clone(), site.url("/")),
-            ("Stations".into(), site.url("/stations")),
-            (s.name.clone(), station_url(site, s)),
-        ],
-        formats: formats(site, offered),
-        head: html! {},
-    };
-    Ok(reply(html::page(frame, content)))
+    Ok(series_page(site, s, &heading, offered, content))
 }
 
 pub async fn values(
@@ -573,18 +584,6 @@ pub async fn values(
         }
         (html::pager(&pages))
     };
-    let title = service(site);
     let heading = format!("{}: {}", s.name, p.name);
-    let frame = Frame {
-        title: &heading,
-        service: &title,
-        trail: vec![
-            (title.clone(), site.url("/")),
-            ("Stations".into(), site.url("/stations")),
-            (s.name.clone(), station_url(site, s)),
-        ],
-        formats: formats(site, offered),
-        head: html! {},
-    };
-    Ok(reply(html::page(frame, content)))
+    Ok(series_page(site, s, &heading, offered, content))
 }
