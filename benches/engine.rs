@@ -41,6 +41,7 @@ fn dataset(rt: &tokio::runtime::Runtime, years: u32) -> (tempfile::TempDir, Data
         interval_minutes: 15,
         seed: 3,
         start: NaiveDate::from_ymd_opt(2015, 1, 1).unwrap(),
+        ..GenerateOptions::default()
     };
     rt.block_on(generate(
         Store::dir(dir.path()).unwrap().object_store(),

@@ -1,9 +1,11 @@
 //! `hydro`: serve, import and generate Hydro API datasets.
 
 use anyhow::{Context, bail};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use hydro_engine::model::month::Month;
+use hydro_engine::model::zone::Zone;
 use hydro_engine::storage::{ReadCost, S3Settings, Store};
+use hydro_engine::write::derived::DerivedChange;
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, ImportProgress, import};
 use hydro_engine::{Dataset, EngineError};
@@ -123,6 +125,8 @@ enum Command {
         /// Directory for spill files (about 33 bytes a value row, removed when done).
         #[arg(long, env = "HYDRO_SPILL_DIR")]
         spill_dir: Option<PathBuf>,
+        #[command(flatten)]
+        derived: DerivedArgs,
     },
     /// Remove what no version within the grace period references: files of versions
     /// superseded longer ago than --older-than, and of imports that crashed. Publishing deletes
@@ -184,7 +188,53 @@ enum Command {
         /// First day of the series (UTC).
         #[arg(long, default_value = "2022-01-01")]
         start: String,
+        #[command(flatten)]
+        derived: DerivedArgs,
     },
+}
+
+/// The dataset's settings for characteristic values derived from the series (NNW … HHQ of
+/// the complete hydrological years, type `derived`). Kept with the dataset: what is not given
+/// stays as it is (defaults: 3 years, 0.9, 11, UTC), so appends and compactions derive alike;
+/// a change derives every station's values anew.
+#[derive(Args)]
+#[command(next_help_heading = "Derived values")]
+struct DerivedArgs {
+    /// Complete hydrological years a series needs for derived values.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    derived_years: Option<u32>,
+    /// The share of its expected values that makes a year complete (above 0, at most 1).
+    #[arg(long, value_parser = parse_share)]
+    derived_complete: Option<f64>,
+    /// The month hydrological years start in (1-12).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=12))]
+    derived_year_start: Option<u32>,
+    /// The zone whose midnight starts a year: UTC, an offset (+01:00) or an IANA name. Off
+    /// UTC, a publish also reads the raw values of the day each year's edge cuts.
+    #[arg(long, value_parser = parse_zone)]
+    derived_time_zone: Option<Zone>,
+}
+
+impl DerivedArgs {
+    fn change(&self) -> DerivedChange {
+        DerivedChange {
+            years: self.derived_years.map(|y| y as usize),
+            complete: self.derived_complete,
+            year_start: self.derived_year_start,
+            zone: self.derived_time_zone,
+        }
+    }
+}
+
+fn parse_share(s: &str) -> anyhow::Result<f64> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 1.0 => Ok(x),
+        _ => bail!("expected a number above 0 and at most 1, e.g. 0.9"),
+    }
+}
+
+fn parse_zone(s: &str) -> anyhow::Result<Zone> {
+    Zone::parse(s).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn parse_interval_minutes(s: &str) -> anyhow::Result<u32> {
@@ -460,6 +510,7 @@ async fn run() -> anyhow::Result<()> {
             memory,
             spill_dir,
             config,
+            derived,
         } => {
             let input = ImportInput {
                 stations,
@@ -472,6 +523,7 @@ async fn run() -> anyhow::Result<()> {
             let mut options = ImportOptions {
                 memory_bytes: memory,
                 s3: s3.clone(),
+                derived: derived.change(),
                 ..ImportOptions::default()
             };
             if let Some(dir) = spill_dir {
@@ -606,6 +658,7 @@ async fn run() -> anyhow::Result<()> {
             seed,
             start,
             config,
+            derived,
         } => {
             let opts = GenerateOptions {
                 stations,
@@ -615,6 +668,7 @@ async fn run() -> anyhow::Result<()> {
                 start: start
                     .parse()
                     .with_context(|| format!("--start {start}: expected YYYY-MM-DD"))?,
+                derived: derived.change(),
             };
             let started = std::time::Instant::now();
             let m = generate(

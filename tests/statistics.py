@@ -2,7 +2,9 @@
 """Statistics of series against pandas (run by tests/statistics.rs).
 
 usage: statistics.py BASE_URL            statistics of series
-       statistics.py BASE_URL --derived  derived characteristic values (a dataset of 3+ years)
+       statistics.py BASE_URL --derived [YEARS COMPLETE YEAR_START ZONE]
+                                         derived characteristic values made with these settings
+                                         (default 3 0.9 11 UTC; a dataset of 3+ years)
 
 On generated series (two years from 2023-01-01: the leap day of 2024, DST changes, gaps):
 day-of-year and month-of-year normals (daily or monthly means in the zone, then across the
@@ -178,10 +180,12 @@ def check_many_and_formats(station, parameter):
     print(f"many series: {len(stations)} stations' annual values as their own; csv, xml and parquet as json")
 
 
-def check_derived():
+def check_derived(min_years=3, share=0.9, year_start=11, zone="UTC"):
     """Derived characteristic values (NNW ... HHW, NNQ ... HHQ) against pandas: hydrological years
-    from November, UTC; complete with 90 % of their expected values; over the complete years:
-    lowest, mean of annual minima, mean, mean of annual maxima, highest."""
+    from midnight of the 1st of `year_start` in `zone`; complete with `share` of their expected
+    values; with at least `min_years` complete years, over them: lowest, mean of annual minima,
+    mean, mean of annual maxima, highest."""
+    later = int(year_start != 1)
     stations = json.loads(fetch("/stations?limit=6&fields=id"))["data"]
     checked = 0
     for station in (s["id"] for s in stations):
@@ -197,14 +201,15 @@ def check_derived():
                 continue
             values = raw((station, p["id"]))
             step = pd.Timedelta(p["interval"])
-            years = values.groupby(values.index.year + (values.index.month >= 11))
+            local = values.index.tz_convert(zone)
+            years = values.groupby(local.year + later * (local.month >= year_start))
             complete = []
             for name, v in years:
-                start = pd.Timestamp(f"{name - 1}-11-01", tz="UTC")
-                expected = (pd.Timestamp(f"{name}-11-01", tz="UTC") - start) / step
-                if len(v) >= 0.9 * expected:
+                start = pd.Timestamp(f"{name - later}-{year_start:02}-01", tz=zone)
+                end = pd.Timestamp(f"{name - later + 1}-{year_start:02}-01", tz=zone)
+                if len(v) >= share * ((end - start) / step):
                     complete.append(v)
-            if len(complete) < 3:
+            if len(complete) < min_years:
                 assert not mine, (station, p["id"], len(complete))
                 continue
             want = {
@@ -220,16 +225,23 @@ def check_derived():
                 close(c["value"], float(value), f"{station} {name}")
                 assert c["id"] == f"{name.lower()}-derived" and c["type"] == "derived", c
                 assert c["unit"] == p["unit"]
+                assert f"(from month {year_start}, {zone})" in c["description"], c
                 close(c["period"]["start"], complete[0].index[0], f"{name} period start")
                 close(c["period"]["end"], complete[-1].index[-1], f"{name} period end")
             checked += 1
     assert checked >= 2, checked
-    print(f"derived: {checked} series' main values as pandas computes them")
+    print(f"derived: {checked} series' main values as pandas computes them "
+          f"({min_years} years, {share}, from month {year_start}, {zone})")
 
 
 def main():
-    if sys.argv[2:] == ["--derived"]:
-        check_derived()
+    if sys.argv[2:3] == ["--derived"]:
+        settings = sys.argv[3:]
+        if settings:
+            years, share, year_start, zone = settings
+            check_derived(int(years), float(share), int(year_start), zone)
+        else:
+            check_derived()
         return
     stations = json.loads(fetch("/stations?limit=1&fields=id"))["data"]
     station = stations[0]["id"]

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{Server, bad_parameter, clean_up_after_exit, first_station_id, generate, get, oracle};
+use std::process::Command;
 
 #[test]
 fn statistics_agree_with_pandas() {
@@ -21,10 +22,13 @@ fn statistics_agree_with_pandas() {
     }
 }
 
-/// Characteristic values derived at publish from series with three complete hydrological
-/// years, against pandas' computation of the definitions.
-#[test]
-fn derived_characteristic_values_agree_with_pandas() {
+/// Characteristic values derived at publish, against pandas' computation of the definitions:
+/// first with the settings `generate` is given (calendar years in Berlin, so the day each
+/// year's edge cuts is split by its raw values), then after an append that sets them back to
+/// the defaults (hydrological years from November, UTC, three complete years): every station's
+/// values are derived anew, those of stations the append wrote nothing of included.
+#[tokio::test]
+async fn derived_characteristic_values_follow_the_datasets_settings() {
     let dir = std::env::temp_dir().join(format!("hydro-derived-{}", std::process::id()));
     clean_up_after_exit(None, &[&dir]);
     generate(
@@ -40,11 +44,86 @@ fn derived_characteristic_values_agree_with_pandas() {
             "4",
             "--start",
             "2019-01-01",
+            "--derived-years",
+            "2",
+            "--derived-complete",
+            "0.95",
+            "--derived-year-start",
+            "1",
+            "--derived-time-zone",
+            "Europe/Berlin",
         ],
+    );
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains(
+            r#""derived":{"years":2,"complete":0.95,"yearStart":1,"timeZone":"Europe/Berlin"}"#
+        ),
+        "{manifest}"
+    );
+    let server = Server::start_with(&dir, &[]);
+    let stdout = oracle(
+        "statistics.py",
+        &[&server.base, "--derived", "2", "0.95", "1", "Europe/Berlin"],
+    );
+    assert!(stdout.contains("derived:"), "{stdout}");
+    let station = first_station_id(&server.base).await;
+    drop(server);
+
+    let values = dir.join("append.csv");
+    std::fs::write(
+        &values,
+        format!(
+            "stationId,parameterId,timestamp,value,quality\n\
+             {station},water-level-1h,2023-06-01T00:30:00Z,123.4,good\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["import", "--append", "--out"])
+        .arg(&dir)
+        .arg("--values")
+        .arg(&values)
+        .args(["--derived-year-start", "11", "--derived-time-zone", "UTC"])
+        .args(["--derived-years", "3", "--derived-complete", "0.9"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     let server = Server::start_with(&dir, &[]);
     let stdout = oracle("statistics.py", &[&server.base, "--derived"]);
-    assert!(stdout.contains("derived:"), "{stdout}");
+    assert!(
+        stdout.contains("(3 years, 0.9, from month 11, UTC)"),
+        "{stdout}"
+    );
+}
+
+/// Bad derived-value settings stop `generate` and `import` before anything is written, with a
+/// message that names the flag.
+#[test]
+fn bad_derived_value_settings_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, bad) in [
+        ("--derived-years", "0"),
+        ("--derived-complete", "1.5"),
+        ("--derived-complete", "0"),
+        ("--derived-year-start", "13"),
+        ("--derived-time-zone", "Europe/Nowhere"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .args(["generate", "--years", "0", "--out"])
+            .arg(dir.path())
+            .args([flag, bad])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{flag} {bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(flag), "{flag} {bad}: {stderr}");
+        assert!(!dir.path().join("manifest.json").exists(), "{flag} {bad}");
+    }
 }
 
 #[tokio::test]

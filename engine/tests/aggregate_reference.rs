@@ -95,6 +95,7 @@ async fn the_aggregator_agrees_with_datafusion() {
         interval_minutes: 15,
         seed: 7,
         start: NaiveDate::from_ymd_opt(2023, 1, 1).unwrap(),
+        ..GenerateOptions::default()
     };
     generate(
         Store::dir(dir.path()).unwrap().object_store(),

@@ -18,6 +18,7 @@ async fn an_append_carries_the_newest_values_of_the_series_it_did_not_touch() {
         interval_minutes: 60,
         seed: 11,
         start: NaiveDate::from_ymd_opt(2021, 1, 1).unwrap(),
+        ..GenerateOptions::default()
     };
     generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
         .await

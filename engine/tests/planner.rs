@@ -34,6 +34,7 @@ async fn fixture(stations: usize, years: u32) -> Fixture {
         interval_minutes: 15,
         seed: 7,
         start: NaiveDate::from_ymd_opt(2021, 1, 1).unwrap(),
+        ..GenerateOptions::default()
     };
     generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
         .await

@@ -122,6 +122,7 @@ async fn rollups_follow_every_publish_and_agree_with_the_values() {
         interval_minutes: 60,
         seed: 13,
         start: NaiveDate::from_ymd_opt(2022, 1, 1).unwrap(),
+        ..GenerateOptions::default()
     };
     generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
         .await

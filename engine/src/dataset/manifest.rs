@@ -8,6 +8,7 @@
 //! (1.2 M files at 100 000 station-years, where a JSON list was ~430 MB) is a Parquet table of
 //! 7.7 MB, written while the files are, so no writer holds the list.
 
+use crate::dataset::derived_settings::DerivedSettings;
 use crate::dataset::layout;
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
@@ -32,6 +33,10 @@ pub struct Manifest {
     pub created: String,
     pub counts: Counts,
     pub catalog: CatalogFiles,
+    /// How the characteristic values of type `derived` were made; versions written before
+    /// the settings were kept used the defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived: Option<DerivedSettings>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -2,13 +2,15 @@
 //!
 //! [`layout`] says where every file lives and how value files are written; [`manifest`] is the
 //! one object a reader opens first; [`catalog_file`] encodes the catalog tables,
-//! [`files_table`] the list of value files and [`rollups`] the daily summaries; `month_file`
+//! [`files_table`] the list of value files and [`rollups`] the daily summaries;
+//! [`derived_settings`] are the manifest's settings of derived values; `month_file`
 //! is one station-month of values as the readers keep it; [`latest_values`] the newest value
 //! of each series once a query found it. A [`Dataset`] holds the manifest,
 //! the catalog in memory, and what queries need to read value files: the store, the footer
 //! cache, DataFusion's session, and the month files indexed by station.
 
 pub mod catalog_file;
+pub mod derived_settings;
 pub mod files_table;
 pub mod latest_values;
 pub mod layout;

@@ -7,36 +7,47 @@
 //! - a year is complete with at least [`DerivedSettings::complete`] of the values its length
 //!   holds at the parameter's interval; a series needs [`DerivedSettings::years`] complete
 //!   years;
-//! - years start on the 1st of [`DerivedSettings::year_start`] (11: the German hydrological
-//!   year) at UTC midnight, so that each is whole UTC days of rollup rows.
+//! - years start at midnight of the 1st of [`DerivedSettings::year_start`] (11: the German
+//!   hydrological year) in [`DerivedSettings::zone`]. In UTC a year is whole UTC days of
+//!   rollup rows; in another zone the day a year's edge cuts is split by its raw values
+//!   ([`edge_days`], [`split_day`]): one month file read a year and series.
 //!
 //! Each is named as the definition (`MHW`), with id `<name lowercased>-derived` (`mhw-derived`)
 //! and the period from the first to the last value of the years used.
+//!
+//! The settings are the dataset's: given to `import` or `generate` and kept in the manifest, so
+//! that appends and compactions derive with them too; a publish that changes them derives every
+//! station's values anew (from its rollup file, and the edge days' raw values in a zone off
+//! UTC).
 
-use crate::dataset::rollups::DayRow;
+pub use crate::dataset::derived_settings::{DerivedSettings, SettingsError};
+
+use crate::dataset::derived_settings::ZoneName;
+use crate::dataset::rollups::{DAY, DayRow, days_of};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
+use crate::model::zone::Zone;
 use crate::model::{Characteristic, CharacteristicType, Micros, Period};
-use chrono::{DateTime, Datelike, NaiveDate};
 use std::collections::BTreeMap;
 
-/// What derived values take.
-#[derive(Debug, Clone, Copy)]
-pub struct DerivedSettings {
-    /// Complete years a series needs.
-    pub years: usize,
-    /// The share of its expected values a complete year has.
-    pub complete: f64,
-    /// The month years start in.
-    pub year_start: u32,
+/// Changes to a dataset's derived-value settings, as `import` and `generate` take them: what
+/// is not given stays as the dataset has it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DerivedChange {
+    pub years: Option<usize>,
+    pub complete: Option<f64>,
+    pub year_start: Option<u32>,
+    pub zone: Option<Zone>,
 }
 
-impl Default for DerivedSettings {
-    fn default() -> Self {
-        Self {
-            years: 3,
-            complete: 0.9,
-            year_start: 11,
+impl DerivedChange {
+    /// `base` with the changes made.
+    pub fn applied_to(&self, base: DerivedSettings) -> DerivedSettings {
+        DerivedSettings {
+            years: self.years.unwrap_or(base.years),
+            complete: self.complete.unwrap_or(base.complete),
+            year_start: self.year_start.unwrap_or(base.year_start),
+            zone: self.zone.unwrap_or(base.zone),
         }
     }
 }
@@ -63,38 +74,52 @@ struct Year {
     last: Micros,
 }
 
-/// The derived values of one series from its day rows (ascending by day).
+/// The UTC days of `days` that a year's edge cuts (none in UTC, where years start at UTC
+/// midnight): their rows span two years, so [`split_day`] makes two of each from raw values.
+pub fn edge_days(days: &[DayRow], settings: &DerivedSettings) -> Vec<Micros> {
+    days.iter()
+        .map(|d| d.day)
+        .filter(|&day| settings.year_of(day).0 != settings.year_of(day + DAY - 1).0)
+        .collect()
+}
+
+/// The rows of the UTC day `day` of one series split where a year starts, from the series'
+/// raw values of that day or more (ascending).
+pub fn split_day(
+    parameter: &ParameterId,
+    day: Micros,
+    times: &[Micros],
+    values: &[f64],
+    settings: &DerivedSettings,
+) -> Vec<DayRow> {
+    let edge = settings.year_of(day + DAY - 1).1;
+    let at = |t: Micros| times.partition_point(|&x| x < t);
+    let (from, cut, to) = (at(day), at(edge), at(day + DAY));
+    let mut rows = days_of(parameter, &times[from..cut], &values[from..cut]);
+    rows.extend(days_of(parameter, &times[cut..to], &values[cut..to]));
+    rows
+}
+
+/// The derived values of one series from its day rows (ascending by day, the days that
+/// [`edge_days`] names split by [`split_day`]).
 pub fn derived_values(
     station: &StationId,
     parameter: &ParameterId,
     quantity: &Quantity<'_>,
     days: &[DayRow],
-    settings: DerivedSettings,
+    settings: &DerivedSettings,
 ) -> Result<Vec<Characteristic>> {
     let mut years: BTreeMap<i32, Year> = BTreeMap::new();
     for d in days {
-        let Some(date) = DateTime::from_timestamp_micros(d.day).map(|t| t.date_naive()) else {
-            continue;
-        };
-        let name = date.year()
-            + i32::from(date.month() >= settings.year_start && settings.year_start != 1);
-        let y = years.entry(name).or_insert_with(|| {
-            let start = year_start(
-                name - i32::from(settings.year_start != 1),
-                settings.year_start,
-            );
-            let end = year_start(
-                name + i32::from(settings.year_start == 1),
-                settings.year_start,
-            );
-            Year {
-                start,
-                end,
-                min: f64::INFINITY,
-                max: f64::NEG_INFINITY,
-                first: d.first_time,
-                ..Year::default()
-            }
+        // A row lies in one year (edge days come split): the year of its first value.
+        let (name, start, end) = settings.year_of(d.first_time);
+        let y = years.entry(name).or_insert_with(|| Year {
+            start,
+            end,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            first: d.first_time,
+            ..Year::default()
         });
         y.count += d.count;
         y.sum += d.sum;
@@ -166,9 +191,10 @@ pub fn derived_values(
                 period: Some(period),
                 description: Some(
                     format!(
-                        "{what} over {} complete hydrological years (from month {}, UTC), derived from the values",
+                        "{what} over {} complete hydrological years (from month {}, {}), derived from the values",
                         complete.len(),
-                        settings.year_start
+                        settings.year_start,
+                        ZoneName(&settings.zone)
                     )
                     .into(),
                 ),
@@ -184,11 +210,4 @@ pub fn is_derived_id(id: &str) -> bool {
     id.strip_suffix("-derived")
         .and_then(|name| name.strip_suffix(['w', 'q']))
         .is_some_and(|prefix| PREFIXES.contains(&prefix))
-}
-
-/// UTC midnight of the 1st of `month` in `year`.
-fn year_start(year: i32, month: u32) -> Micros {
-    NaiveDate::from_ymd_opt(year, month, 1)
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map_or(0, |t| t.and_utc().timestamp_micros())
 }

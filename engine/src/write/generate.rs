@@ -15,6 +15,7 @@ use crate::model::{
     Characteristic, CharacteristicType, Coordinates, GaugeZero, Micros, Parameter, Period, Station,
     StationType, Text,
 };
+use crate::write::derived::DerivedChange;
 use crate::write::gauges::{GAUGES, NAME_PARTS, STATES, gauge_position};
 use crate::write::writer::{DatasetWriter, EncodedMonth, SeriesChunk, encode_month};
 use chrono::{Datelike, Months, NaiveDate, TimeZone, Timelike, Utc};
@@ -36,6 +37,8 @@ pub struct GenerateOptions {
     pub interval_minutes: u32,
     pub seed: u64,
     pub start: NaiveDate,
+    /// The dataset's derived-value settings (none: the defaults).
+    pub derived: DerivedChange,
 }
 
 impl Default for GenerateOptions {
@@ -47,6 +50,7 @@ impl Default for GenerateOptions {
             interval_minutes: 15,
             seed: 42,
             start: NaiveDate::from_ymd_opt(2022, 1, 1).unwrap_or_default(),
+            derived: DerivedChange::default(),
         }
     }
 }
@@ -740,7 +744,7 @@ pub async fn generate(
             "interval must be at least one minute".into(),
         ));
     }
-    let writer = DatasetWriter::begin(store).await?;
+    let writer = DatasetWriter::begin(store).await?.deriving(opts.derived);
     let mut stations = Vec::with_capacity(opts.stations);
     let mut parameters = Vec::new();
     let mut jobs = Vec::new();

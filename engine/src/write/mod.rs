@@ -8,7 +8,7 @@
 pub mod availability;
 pub mod chunk;
 pub mod compact;
-pub(crate) mod derived;
+pub mod derived;
 pub(crate) mod gauges;
 pub mod generate;
 pub mod import;

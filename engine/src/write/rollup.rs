@@ -20,16 +20,19 @@ use crate::dataset::layout;
 use crate::dataset::manifest::ValueFile;
 use crate::dataset::read_manifest;
 use crate::dataset::rollups::{self, DayRow, RollupFile, days_of};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::model::duration::IsoDuration;
 use crate::model::ids::{Series, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, Micros, Parameter, Text};
-use crate::write::derived::{DerivedSettings, Quantity, derived_values};
-use crate::write::stored::read_month_values;
+use crate::write::derived::{
+    DerivedChange, DerivedSettings, Quantity, derived_values, edge_days, split_day,
+};
+use crate::write::stored::{MonthValues, read_month_values};
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use futures::{StreamExt, TryStreamExt};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -38,16 +41,32 @@ const STATIONS_AT_ONCE: usize = 8;
 
 /// Writes the rollup files of generation `generation`, whose files table is at `files_table`,
 /// and its rollups table; returns the table's path. The previous version is the one published
-/// now (the writer holds the write lock).
+/// now (the writer holds the write lock); its derived-value settings, changed by `change`, are
+/// the new version's.
 pub(crate) async fn write_rollups(
     store: &Arc<dyn ObjectStore>,
     generation: u64,
     files_table: &str,
     parameters: &[Parameter],
+    change: DerivedChange,
 ) -> Result<RollupsWritten> {
     let started = std::time::Instant::now();
     let mut texts = Interner::default();
-    let previous: HashMap<StationId, RollupFile> = match read_manifest(store.as_ref()).await? {
+    let manifest = read_manifest(store.as_ref()).await?;
+    let before = manifest
+        .as_ref()
+        .and_then(|m| m.derived)
+        .unwrap_or_default();
+    before
+        .check()
+        .map_err(|e| EngineError::corrupt(format!("manifest.json: derived: {e}")))?;
+    let settings = change.applied_to(before);
+    settings
+        .check()
+        .map_err(|e| EngineError::Import(vec![format!("derived-value settings: {e}")]))?;
+    // New settings derive every station's values anew, not only those of stations written.
+    let rederive = manifest.is_some() && settings != before;
+    let previous: HashMap<StationId, RollupFile> = match manifest {
         Some(m) => match m.catalog.rollups {
             Some(path) => {
                 let bytes = store.get(&Path::from(path)).await?.bytes().await?;
@@ -72,18 +91,24 @@ pub(crate) async fn write_rollups(
             .filter_map(|p| Some(((p.station.clone(), p.id.clone()), quantity_of(p)?)))
             .collect(),
     );
-    let built: Vec<(RollupFile, bool, Vec<Characteristic>)> = futures::stream::iter(stations)
-        .map(|(station, files)| {
-            let (store, previous) = (Arc::clone(store), Arc::clone(&previous));
-            let quantities = Arc::clone(&quantities);
-            async move {
-                station_rollup(&store, generation, station, files, &previous, &quantities).await
-            }
-        })
-        .buffer_unordered(STATIONS_AT_ONCE)
-        .try_filter_map(|f| std::future::ready(Ok(f)))
-        .try_collect()
-        .await?;
+    let built: Vec<(RollupFile, bool, Vec<Characteristic>)> =
+        futures::stream::iter(stations)
+            .map(|(station, files)| {
+                let (store, previous) = (Arc::clone(store), Arc::clone(&previous));
+                let quantities = Arc::clone(&quantities);
+                let derive = Derive {
+                    settings,
+                    quantities,
+                    rederive,
+                };
+                async move {
+                    station_rollup(&store, generation, station, files, &previous, &derive).await
+                }
+            })
+            .buffer_unordered(STATIONS_AT_ONCE)
+            .try_filter_map(|f| std::future::ready(Ok(f)))
+            .try_collect()
+            .await?;
     let mut listed = Vec::with_capacity(built.len());
     let mut rebuilt = HashSet::new();
     let mut derived = Vec::new();
@@ -109,6 +134,7 @@ pub(crate) async fn write_rollups(
         table: path,
         rebuilt,
         derived,
+        settings,
     })
 }
 
@@ -116,10 +142,20 @@ pub(crate) async fn write_rollups(
 pub(crate) struct RollupsWritten {
     /// The rollups table's path.
     pub table: String,
-    /// Stations whose rollup file is new: their derived values are in `derived`, and those of
-    /// the previous version are out of date.
+    /// Stations whose derived values are in `derived` (their rollup file is new, or the
+    /// settings are): those of the previous version are out of date.
     pub rebuilt: HashSet<StationId>,
     pub derived: Vec<Characteristic>,
+    /// The derived-value settings of the new version.
+    pub settings: DerivedSettings,
+}
+
+/// How a station's derived values are made.
+struct Derive {
+    settings: DerivedSettings,
+    quantities: Arc<HashMap<Series, (char, Micros, Text)>>,
+    /// Whether stations without months written derive theirs anew (the settings changed).
+    rederive: bool,
 }
 
 /// A parameter's derived-values letter (`W` for water levels, `Q` for discharge), interval
@@ -140,14 +176,15 @@ fn quantity_of(p: &Parameter) -> Option<(char, Micros, Text)> {
 }
 
 /// The station's rollup file in the new version: its previous one when no month of it was
-/// written, else a new one; none when it has neither.
+/// written, else a new one; none when it has neither. With it the station's derived values,
+/// when they are made anew (the bool: the file is new or the settings are).
 async fn station_rollup(
     store: &Arc<dyn ObjectStore>,
     generation: u64,
     station: StationId,
     files: Vec<ValueFile>,
     previous: &HashMap<StationId, RollupFile>,
-    quantities: &HashMap<Series, (char, Micros, Text)>,
+    derive: &Derive,
 ) -> Result<Option<(RollupFile, bool, Vec<Characteristic>)>> {
     let before = previous.get(&station);
     let written: BTreeSet<Month> = files
@@ -156,14 +193,22 @@ async fn station_rollup(
         .map(|f| f.month)
         .collect();
     if written.is_empty() {
-        return Ok(before.map(|b| (b.clone(), false, Vec::new())));
+        return match before {
+            Some(b) if derive.rederive => {
+                let rows = rollup_rows(store.as_ref(), b).await?;
+                let derived =
+                    station_derived(store.as_ref(), &station, &files, &rows, derive).await?;
+                Ok(Some((b.clone(), true, derived)))
+            }
+            Some(b) => Ok(Some((b.clone(), false, Vec::new()))),
+            None => Ok(None),
+        };
     }
     let mut rows: Vec<DayRow> = match before {
         Some(b) => {
-            let bytes = store.get(&Path::from(b.path())).await?.bytes().await?;
-            let mut kept = rollups::decode_rollups(&b.path(), bytes, None)?;
-            kept.retain(|r| !written.contains(&r.month()));
-            kept
+            let mut rows = rollup_rows(store.as_ref(), b).await?;
+            rows.retain(|r| !written.contains(&r.month()));
+            rows
         }
         None => Vec::new(),
     };
@@ -177,24 +222,7 @@ async fn station_rollup(
         }
     }
     rows.sort_by(|a, b| (&a.parameter, a.day).cmp(&(&b.parameter, b.day)));
-    let mut derived = Vec::new();
-    for series in rows.chunk_by(|a, b| a.parameter == b.parameter) {
-        let parameter = &series[0].parameter;
-        if let Some((letter, step, unit)) = quantities.get(&(station.clone(), parameter.clone())) {
-            let quantity = Quantity {
-                letter: *letter,
-                step: *step,
-                unit,
-            };
-            derived.extend(derived_values(
-                &station,
-                parameter,
-                &quantity,
-                series,
-                DerivedSettings::default(),
-            )?);
-        }
-    }
+    let derived = station_derived(store.as_ref(), &station, &files, &rows, derive).await?;
     let bytes = rollups::encode_rollups(&rows)?;
     let file = RollupFile {
         station,
@@ -205,4 +233,75 @@ async fn station_rollup(
         .put(&Path::from(file.path()), PutPayload::from_bytes(bytes))
         .await?;
     Ok(Some((file, true, derived)))
+}
+
+/// The rows of a rollup file.
+async fn rollup_rows(store: &dyn ObjectStore, file: &RollupFile) -> Result<Vec<DayRow>> {
+    let bytes = store.get(&Path::from(file.path())).await?.bytes().await?;
+    rollups::decode_rollups(&file.path(), bytes, None)
+}
+
+/// The derived values of a station's series from its day rows (sorted by parameter and day),
+/// reading the raw values of the days a year's edge cuts (in a zone off UTC) from its `files`.
+async fn station_derived(
+    store: &dyn ObjectStore,
+    station: &StationId,
+    files: &[ValueFile],
+    rows: &[DayRow],
+    derive: &Derive,
+) -> Result<Vec<Characteristic>> {
+    let settings = &derive.settings;
+    let mut months: HashMap<Month, MonthValues> = HashMap::new();
+    let mut derived = Vec::new();
+    for series in rows.chunk_by(|a, b| a.parameter == b.parameter) {
+        let parameter = &series[0].parameter;
+        let Some((letter, step, unit)) =
+            derive.quantities.get(&(station.clone(), parameter.clone()))
+        else {
+            continue;
+        };
+        let edges = edge_days(series, settings);
+        let mut split: Vec<DayRow>;
+        let mut days = series;
+        if !edges.is_empty() {
+            split = Vec::with_capacity(series.len() + edges.len());
+            for d in series {
+                if edges.binary_search(&d.day).is_err() {
+                    split.push(d.clone());
+                    continue;
+                }
+                let month = d.month();
+                let month_values = match months.entry(month) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => {
+                        let file = files.iter().find(|f| f.month == month).ok_or_else(|| {
+                            EngineError::corrupt(format!(
+                                "{station}: rollups of {month} without its value file"
+                            ))
+                        })?;
+                        e.insert(read_month_values(store, file).await?)
+                    }
+                };
+                let (_, times, values) = month_values
+                    .iter()
+                    .find(|(p, ..)| p == parameter)
+                    .ok_or_else(|| {
+                        EngineError::corrupt(format!(
+                            "{station}: rollups of {parameter} in {month} without its values"
+                        ))
+                    })?;
+                split.extend(split_day(parameter, d.day, times, values, settings));
+            }
+            days = &split;
+        }
+        let quantity = Quantity {
+            letter: *letter,
+            step: *step,
+            unit,
+        };
+        derived.extend(derived_values(
+            station, parameter, &quantity, days, settings,
+        )?);
+    }
+    Ok(derived)
 }

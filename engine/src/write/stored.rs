@@ -83,6 +83,9 @@ pub(crate) async fn read_month(
     Ok(chunks)
 }
 
+/// A station-month's series: parameter, times and values.
+pub(crate) type MonthValues = Vec<(ParameterId, Vec<i64>, Vec<f64>)>;
+
 /// The times and values of each series of a stored station-month, without its qualities:
 /// what its rollups are made of. A month file holds a row group per series, in the order of
 /// [`ValueFile::series`], so each is read by itself, two columns of it: a fifth of the time
@@ -90,7 +93,7 @@ pub(crate) async fn read_month(
 pub(crate) async fn read_month_values(
     store: &dyn ObjectStore,
     file: &ValueFile,
-) -> Result<Vec<(ParameterId, Vec<i64>, Vec<f64>)>> {
+) -> Result<MonthValues> {
     let path = file.path();
     let start = file.offset();
     let bytes = store

@@ -16,6 +16,7 @@ use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, CharacteristicType, Parameter, Period, Station};
 use crate::write::availability::{Spans, periods_of};
+use crate::write::derived::DerivedChange;
 use crate::write::{derived, rollup};
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
@@ -129,6 +130,8 @@ pub struct DatasetWriter {
     previous: Option<UpdateVersion>,
     table: tokio::sync::Mutex<FilesTableWriter>,
     written: Mutex<Written>,
+    /// Changes to the dataset's derived-value settings.
+    derive: DerivedChange,
 }
 
 impl DatasetWriter {
@@ -160,7 +163,15 @@ impl DatasetWriter {
             generation,
             previous,
             written: Mutex::new(Written::default()),
+            derive: DerivedChange::default(),
         })
+    }
+
+    /// Publishes with the dataset's derived-value settings changed (see
+    /// [`derived`]).
+    pub fn deriving(mut self, change: DerivedChange) -> Self {
+        self.derive = change;
+        self
     }
 
     async fn put(&self, path: &str, bytes: Bytes) -> Result<()> {
@@ -310,8 +321,14 @@ impl DatasetWriter {
             .into_inner()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
         let files_table = self.table.into_inner().finish().await?;
-        let rollups =
-            rollup::write_rollups(&self.store, self.generation, &files_table, &parameters).await?;
+        let rollups = rollup::write_rollups(
+            &self.store,
+            self.generation,
+            &files_table,
+            &parameters,
+            self.derive,
+        )
+        .await?;
         // Derived values of the stations whose rollups are new replace theirs of before.
         let characteristics: Vec<Characteristic> = characteristics
             .iter()
@@ -387,6 +404,7 @@ impl DatasetWriter {
                 files: written.files,
             },
             catalog,
+            derived: Some(rollups.settings),
         };
         let json = serde_json::to_vec(&manifest)
             .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;

@@ -42,6 +42,7 @@ use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
 use crate::storage::{S3Settings, Store, StoreUrl};
+use crate::write::derived::DerivedChange;
 use crate::write::stored::read_month;
 use crate::write::writer::{DatasetWriter, encode_month};
 use catalog::CatalogInput;
@@ -94,6 +95,8 @@ pub struct ImportOptions {
     pub spill_dir: PathBuf,
     /// How to reach input files given as `s3://BUCKET/KEY`.
     pub s3: S3Settings,
+    /// Changes to the dataset's derived-value settings (none: as it has them).
+    pub derived: DerivedChange,
 }
 
 /// What makes an input name a glob pattern (locally and in a bucket).
@@ -109,6 +112,7 @@ impl Default for ImportOptions {
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
             spill_dir: std::env::temp_dir(),
             s3: S3Settings::default(),
+            derived: DerivedChange::default(),
         }
     }
 }
@@ -349,7 +353,11 @@ pub async fn import(
     }
 
     progress.writing.store(true, Ordering::Relaxed);
-    let writer = Arc::new(DatasetWriter::begin(Arc::clone(&store)).await?);
+    let writer = Arc::new(
+        DatasetWriter::begin(Arc::clone(&store))
+            .await?
+            .deriving(options.derived),
+    );
     let previous = Arc::new(previous);
     let rewritten: Arc<Mutex<HashSet<(StationId, Month)>>> = Arc::default();
     let replaced = Arc::new(AtomicU64::new(0));
