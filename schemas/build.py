@@ -396,6 +396,18 @@ def body_of(params):
         if p.get("explode") and "dependentRequired" in schema:  # aggregation: needs aggregate
             props |= schema["properties"]
             rules.append({"dependentRequired": schema["dependentRequired"]})
+        elif p.get("explode") and "oneOf" in schema:  # statistics: type, and the members it takes
+            members = {}
+            for alt in schema["oneOf"]:
+                members |= alt["properties"]
+            types = [t for alt in schema["oneOf"] for t in alt["properties"]["type"].get("enum", [])
+                     or [alt["properties"]["type"]["const"]]]
+            props |= members | {"type": {"enum": types}}
+            rules.append({"required": ["type"]})
+            rules += [{"if": {"properties": {"type": alt["properties"]["type"]}},
+                       "then": {"not": {"anyOf": [{"required": [m]} for m in members
+                                                  if m not in alt["properties"]]}}}
+                      for alt in schema["oneOf"]]
         elif p.get("explode") and "properties" in schema:  # series: its members, one required
             props |= schema["properties"]
             rules.append({"anyOf": schema["anyOf"]})
@@ -483,6 +495,7 @@ MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, QUALITIES, TIME_ZONE, fields_para
 # are GET's alone.
 POSTED = [f for f in MANY if f not in ("svg", "png")]
 POSTED_VALUES = MANY_VALUES[:-1] + [FMT(POSTED)]
+POSTED_STATISTICS = [f for f in STATISTICS_FORMATS if f not in ("svg", "png")]
 S = "/stations/{stationId}"
 openapi = {
     "openapi": "3.1.0",
@@ -505,9 +518,10 @@ openapi = {
                                     "the single-series endpoint", "seriesValues", MANY_VALUES, MANY),
                                                  "seriesAggregates")),
                           POSTED_VALUES),
-        "/statistics": op("listSeriesStatistics", "Statistics of many series over a reference period, rows "
-                                                  "by station and parameter", "seriesStatistics",
-                          SELECTION + STATISTICS_PARAMS + [FMT(STATISTICS_FORMATS)], STATISTICS_FORMATS),
+        "/statistics": posted(op("listSeriesStatistics", "Statistics of many series over a reference period, "
+                                                         "rows by station and parameter", "seriesStatistics",
+                                 SELECTION + STATISTICS_PARAMS + [FMT(STATISTICS_FORMATS)], STATISTICS_FORMATS),
+                              SELECTION + STATISTICS_PARAMS[:-len(CHART_SIZE)] + [FMT(POSTED_STATISTICS)]),
         "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
                                     "coordinates (GeoJSON: a map layer of current values)", "latest",
                       SELECTION + PAGING + [FMT(LATEST)], LATEST),

@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{Server, bad_parameter, clean_up_after_exit, first_station_id, generate, get, oracle};
+use common::{
+    Server, bad_parameter, clean_up_after_exit, first_station_id, generate, get, oracle, send,
+};
 use std::process::Command;
 
 #[test]
@@ -124,6 +126,76 @@ fn bad_derived_value_settings_are_refused() {
         assert!(stderr.contains(flag), "{flag} {bad}: {stderr}");
         assert!(!dir.path().join("manifest.json").exists(), "{flag} {bad}");
     }
+}
+
+/// `POST /v1/statistics`: the parameters as a form or a JSON object in the body give the GET's
+/// answer, byte for byte and with its ETag; charts are GET's alone.
+#[tokio::test]
+async fn post_takes_the_statistics_parameters_in_the_body() {
+    let server = Server::start();
+    let b = &server.base;
+    let station = first_station_id(b).await;
+    let query = format!(
+        "stations={station}&parameters=water-level-15min,discharge-15min&type=dayOfYear\
+         &aggregate=mean,p10&timeZone=Europe/Berlin&yearStart=11"
+    );
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    let json = [("content-type", "application/json")];
+    for format in ["csv", "json", "parquet"] {
+        let want = get(&format!("{b}/statistics?format={format}&{query}")).await;
+        assert_eq!(want.status, 200, "{}", want.text());
+        let as_form = send(
+            "POST",
+            &format!("{b}/statistics?format={format}"),
+            &form,
+            query.clone().into_bytes(),
+        )
+        .await;
+        let as_json = send(
+            "POST",
+            &format!("{b}/statistics"),
+            &json,
+            serde_json::json!({
+                "format": format,
+                "stations": [station],
+                "parameters": "water-level-15min,discharge-15min",
+                "type": "dayOfYear",
+                "aggregate": ["mean", "p10"],
+                "timeZone": "Europe/Berlin",
+                "yearStart": 11,
+            })
+            .to_string()
+            .into_bytes(),
+        )
+        .await;
+        for (how, got) in [("form", &as_form), ("json", &as_json)] {
+            assert_eq!(got.status, 200, "{how} {format}: {}", got.text());
+            assert!(got.body == want.body, "{how} {format}: the GET's bytes");
+            assert_eq!(got.header("etag"), want.header("etag"), "{how} {format}");
+        }
+    }
+    let chart = send(
+        "POST",
+        &format!("{b}/statistics?format=svg"),
+        &form,
+        format!("stations={station}&parameters=water-level-15min&type=annual").into_bytes(),
+    )
+    .await;
+    assert_eq!(chart.status, 400, "{}", chart.text());
+    assert_eq!(
+        chart.json()["invalidParams"][0]["name"],
+        "format",
+        "{}",
+        chart.text()
+    );
+    let single = send(
+        "POST",
+        &format!("{b}/stations/{station}/parameters/water-level-15min/statistics"),
+        &form,
+        b"type=annual".to_vec(),
+    )
+    .await;
+    assert_eq!(single.status, 405, "{}", single.text());
 }
 
 #[tokio::test]

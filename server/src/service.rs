@@ -46,7 +46,8 @@ fn api_segments(path: &str) -> Option<Vec<String>> {
 }
 
 /// The methods a path takes: GET, HEAD and OPTIONS everywhere, and POST where a request may
-/// carry its parameters in the body (`/v1/values`: selections too long for a URL).
+/// carry its parameters in the body (`/v1/values` and `/v1/statistics`: selections too long
+/// for a URL).
 fn methods(path: &str) -> &'static str {
     if takes_post(path) {
         "GET, HEAD, POST, OPTIONS"
@@ -56,7 +57,7 @@ fn methods(path: &str) -> &'static str {
 }
 
 fn takes_post(path: &str) -> bool {
-    api_segments(path).is_some_and(|s| s == ["values"])
+    api_segments(path).is_some_and(|s| s == ["values"] || s == ["statistics"])
 }
 
 pub async fn handle<B>(state: Arc<AppState>, peer: IpAddr, req: Request<B>) -> Response<Body>
@@ -178,7 +179,7 @@ where
     let mut query = RawQuery::parse(uri.query())?;
     let headers = &req.headers;
     if post {
-        // Read only now: after access was checked, and for the one path that takes a body.
+        // Read only now: after access was checked, and for the paths that take a body.
         let bytes = read_limited(headers, body).await?;
         let content_type = headers
             .get(header::CONTENT_TYPE)
@@ -517,7 +518,8 @@ fn preflight() -> Response<Body> {
     r
 }
 
-/// The largest request body read (`POST /v1/values`, a selection too long for a URL).
+/// The largest request body read (`POST /v1/values` or `/v1/statistics`, a selection too long
+/// for a URL).
 const MAX_REQUEST_BODY: usize = 1 << 20;
 
 /// How much of a body beyond [`MAX_REQUEST_BODY`] is read and dropped before the 413 goes

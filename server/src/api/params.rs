@@ -58,8 +58,8 @@ impl RawQuery {
         Ok(())
     }
 
-    /// The parameters of a request body (`POST /v1/values`, for selections too long for a
-    /// URL), by its media type: a form (`application/x-www-form-urlencoded`, lists
+    /// The parameters of a request body (`POST /v1/values` and `/v1/statistics`, for
+    /// selections too long for a URL), by its media type: a form (`application/x-www-form-urlencoded`, lists
     /// comma-separated as in a query string) or a JSON object (lists as arrays of strings or
     /// numbers, any other value as a string or number). The pairs are those of the equivalent
     /// query string, so that the answer and its ETag are the GET's.

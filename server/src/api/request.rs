@@ -938,7 +938,12 @@ impl Request for StatisticsRequest {
                 qualities: qualities(raw)?,
                 exceedance,
             },
-            format: q.format(Answer::Statistics)?,
+            // As for values, a selection sent in a body gets the data formats, not the charts.
+            format: q.format(if q.posted {
+                Answer::PostedStatistics
+            } else {
+                Answer::Statistics
+            })?,
             size: chart_size(raw)?,
         })
     }
@@ -965,7 +970,8 @@ fn exceedance(asked: &str) -> Result<Vec<f64>, ApiError> {
         .collect()
 }
 
-/// `GET /v1/statistics`: the statistics of many series, chosen as for `/v1/values`.
+/// `GET /v1/statistics` (or POST, the parameters in the body): the statistics of many series,
+/// chosen as for `/v1/values`.
 pub struct ManyStatisticsRequest {
     pub selection: SeriesSelection,
     pub statistics: StatisticsRequest,

@@ -3,7 +3,10 @@
 //! format (names, media types, where it is offered) is one table, [`FORMATS`].
 
 use crate::http::error::ApiError;
-use Answer::{Catalog, Landing, Latest, ManyValues, PostedValues, Stations, Statistics, Values};
+use Answer::{
+    Catalog, Landing, Latest, ManyValues, PostedStatistics, PostedValues, Stations, Statistics,
+    Values,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
@@ -42,6 +45,8 @@ pub enum Answer {
     Latest,
     /// Statistics of series (`…/statistics`, `/v1/statistics`): tables of numbers.
     Statistics,
+    /// Many series' statistics, the selection sent in a POST body: the data formats.
+    PostedStatistics,
 }
 
 /// A row of the formats table: everything the server knows of a format but its encoder.
@@ -82,6 +87,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            PostedStatistics,
             Latest,
         ],
     },
@@ -100,6 +106,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            PostedStatistics,
             Latest,
         ],
     },
@@ -121,7 +128,7 @@ const FORMATS: [Spec; 10] = [
         text: true,
         compressible: true,
         attachment: None,
-        offered: &[Stations, Catalog, Values, Statistics],
+        offered: &[Stations, Catalog, Values, Statistics, PostedStatistics],
     },
     Spec {
         format: Format::NdJson,
@@ -138,6 +145,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            PostedStatistics,
             Latest,
         ],
     },
@@ -156,6 +164,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            PostedStatistics,
             Latest,
         ],
     },
@@ -174,6 +183,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            PostedStatistics,
             Latest,
         ],
     },
