@@ -373,7 +373,15 @@ async fn ensure_demo() -> anyhow::Result<String> {
         }
     };
     if generate_it {
-        let opts = GenerateOptions::default();
+        // Its three calendar years hold two complete hydrological years (November to
+        // October): derived values from two, so that the tour shows them.
+        let opts = GenerateOptions {
+            derived: DerivedChange {
+                years: Some(2),
+                ..DerivedChange::default()
+            },
+            ..GenerateOptions::default()
+        };
         generate(store, &opts, progress_bar("demo", "stations")).await?;
     }
     Ok(DEMO_DIR.to_owned())
