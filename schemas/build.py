@@ -18,8 +18,10 @@ pagination = {"type": "object", "additionalProperties": False,
               "required": ["total", "count", "limit", "offset", "page", "totalPages", "hasNextPage", "hasPreviousPage"],
               "properties": ints | {"page": {"type": "integer", "minimum": 1},
                                     "hasNextPage": {"type": "boolean"}, "hasPreviousPage": {"type": "boolean"}}}
-meta = {"type": "object", "additionalProperties": False, "required": ["title", "version"],
+meta = {"type": "object", "additionalProperties": False, "required": ["title", "version", "datasetVersion"],
         "properties": {"title": {"type": "string"}, "version": {"type": "string", "pattern": r"^\d+\.\d+\.\d+"},
+                       "datasetVersion": {"type": "string", "description": "the dataset version the answer was "
+                                          "read from, as /v1/versions lists it (version is the API's)"},
                        "description": {"type": "string"}, "descriptionUrl": {"type": "string"},
                        "baseUrl": {"type": "string"}, "publisherName": {"type": "string"},
                        "publisherEmail": {"type": "string"}, "licenseName": {"type": "string"},
@@ -98,6 +100,28 @@ latest_value = {"type": "object", "additionalProperties": False,
     "quality": {"type": "string"}}}
 
 
+dataset_version = {
+    "type": "object", "additionalProperties": False,
+    "required": ["id", "generation", "published", "current", "counts", "publish", "url"],
+    "properties": {
+        "id": {"type": "string", "description": "the version's id, for asOf and citations"},
+        "generation": {"type": "integer", "minimum": 1, "description": "its sequence number (asOf takes it too)"},
+        "published": ts | {"pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$",
+                           "description": "when it became current (UTC)"},
+        "current": {"type": "boolean", "description": "whether it is the version answers come from without asOf"},
+        "counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+        "publish": {"description": "what the publish did; null for versions written before it was recorded",
+                    "anyOf": [{"type": "null"},
+                              {"type": "object", "additionalProperties": False,
+                               "required": ["kind", "series", "stationMonths"],
+                               "properties": {"kind": {"enum": ["import", "append", "generate", "compact"]},
+                                              "series": {"type": "integer", "minimum": 0,
+                                                         "description": "series of the station-months written"},
+                                              "stationMonths": {"type": "integer", "minimum": 0,
+                                                                "description": "station-months written"}}}]},
+        "url": {"type": "string"}}}
+
+
 def envelope(title, data):
     return {"title": title, "type": "object", "additionalProperties": False, "required": ["meta", "data"],
             "properties": {"meta": meta, "links": links, "data": data}}
@@ -106,6 +130,8 @@ def envelope(title, data):
 SCHEMAS = {
     "landing": envelope("Landing page", {"type": "object", "properties": {
         "datasetVersion": {"type": "string"}, "datasetCreated": {"type": "string"},
+        "citation": {"type": "string", "description": "publisher, title, version, date and the URL that "
+                                                      "answers as this version did (asOf)"},
         "counts": {"type": "object", "additionalProperties": {"type": "integer"}}}}),
     "stations": envelope("List of stations", {"type": "array", "items": station}),
     "station": envelope("One station", station),
@@ -136,6 +162,9 @@ SCHEMAS = {
                                        "timestamp": "2024-01-31T00:00:00+00:00", "value": 300.0,
                                        "quality": "good"}]]}),
     "characteristics": envelope("Characteristic values of a station", {"type": "array", "items": characteristic}),
+    "versions": envelope("The versions of the dataset the store holds, newest first",
+                         {"type": "array", "items": dataset_version}),
+    "version": envelope("One version of the dataset", dataset_version),
     "characteristic": envelope("One characteristic value", characteristic),
     "health": {"title": "Health", "type": "object", "additionalProperties": False,
                "required": ["status", "version", "uptimeSeconds", "checks"],
@@ -550,6 +579,11 @@ openapi = {
         S + "/characteristics/{characteristicId}": op("getCharacteristic", "One characteristic value", "characteristic",
                                                       [STATION_ID, CHAR_ID, fields_param(CHAR_FIELDS), FMT(CATALOG)],
                                                       CATALOG),
+        "/versions": op("listVersions", "The versions of the dataset the store holds, newest first: ids to cite "
+                                        "and to give as asOf", "versions", PAGING + [FMT(CATALOG)], CATALOG),
+        "/versions/{versionId}": op("getVersion", "One version of the dataset", "version",
+                                    [path_id("versionId", "a version id, a generation number or a time (the "
+                                                          "version current then)"), FMT(CATALOG)], CATALOG),
         "/schemas/{name}": {"get": {"operationId": "getSchema", "summary": "JSON Schema of a resource",
                                     "parameters": [{"name": "name", "in": "path", "required": True,
                                                     "schema": {"type": "string", "enum": [f"{n}.json" for n in SCHEMAS]}}],
@@ -560,6 +594,24 @@ openapi = {
     },
     "components": {"schemas": SCHEMAS},
 }
+
+# Every data answer, and the landing page, as an earlier version gave it.
+AS_OF = q("asOf", "answer as this version of the dataset did: its id (as /v1/versions lists them), its generation "
+                  "number, or a time with an offset (the version current then); answers for a version named are "
+                  "immutable. A version removed by vacuum is 410",
+          {"anyOf": [{"type": "string", "pattern": r"^[0-9]{1,15}$"},
+                     {"type": "string", "pattern": r"^[0-9]{1,15}-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z$"},
+                     instant]})
+for path, item in openapi["paths"].items():
+    if path.startswith(("/versions", "/schemas", "/health", "/openapi")):
+        continue
+    for method, operation in item.items():
+        if method == "get":
+            operation["parameters"].append(AS_OF)
+        else:
+            for content in operation["requestBody"]["content"].values():
+                content["schema"]["properties"]["asOf"] = AS_OF["schema"]
+        operation["responses"]["410"] = problem("the version asOf names was removed (vacuum)")
 
 for name, schema in SCHEMAS.items():
     doc = {"$schema": D, "$id": f"{BASE}/{name}.json"} | schema

@@ -98,6 +98,9 @@ async fn every_endpoint_answers_valid_json() {
             &format!("/stations/{sid}/characteristics/mhw"),
             "characteristic",
         ),
+        ("/versions", "versions"),
+        ("/versions/1", "version"),
+        ("/stations?asOf=1&limit=2", "stations"),
         ("/health", "health"),
     ];
     for (path, name) in cases {

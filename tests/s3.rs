@@ -598,6 +598,7 @@ async fn store_faults_fail_their_requests_and_the_server_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publishing_to_a_bucket_is_conditional() {
+    use hydro_engine::dataset::manifest::PublishKind;
     use hydro_engine::write::writer::DatasetWriter;
     use object_store::ObjectStoreExt;
     use object_store::path::Path;
@@ -621,9 +622,13 @@ async fn publishing_to_a_bucket_is_conditional() {
 
     // Two writers of one generation (the second took a lock it thought stale): the first
     // to publish wins, the other publishes nothing.
-    let a = DatasetWriter::begin(store.clone()).await.unwrap();
+    let a = DatasetWriter::begin(store.clone(), PublishKind::Append)
+        .await
+        .unwrap();
     store.delete(&Path::from("writing.lock")).await.unwrap();
-    let b = DatasetWriter::begin(store.clone()).await.unwrap();
+    let b = DatasetWriter::begin(store.clone(), PublishKind::Append)
+        .await
+        .unwrap();
     let published = b.publish(&[], vec![], &[]).await.unwrap();
     assert_eq!(published.generation, 2);
     lost(a.publish(&[], vec![], &[]).await.unwrap_err());
@@ -634,7 +639,9 @@ async fn publishing_to_a_bucket_is_conditional() {
 
     // The manifest changed under a writer (If-Match fails): nothing published, and its
     // version record is not left behind.
-    let c = DatasetWriter::begin(store.clone()).await.unwrap();
+    let c = DatasetWriter::begin(store.clone(), PublishKind::Append)
+        .await
+        .unwrap();
     let mut changed = serde_json::to_vec(&manifest(store.clone()).await).unwrap();
     changed.push(b'\n');
     store
@@ -645,6 +652,8 @@ async fn publishing_to_a_bucket_is_conditional() {
     assert_eq!(manifest(store.clone()).await["generation"], 2);
     assert!(store.head(&Path::from("versions/3.json")).await.is_err());
     // And the next writer publishes.
-    let d = DatasetWriter::begin(store.clone()).await.unwrap();
+    let d = DatasetWriter::begin(store.clone(), PublishKind::Append)
+        .await
+        .unwrap();
     assert_eq!(d.publish(&[], vec![], &[]).await.unwrap().generation, 3);
 }

@@ -455,9 +455,12 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
     let before = f.dataset.manifest.clone();
     // A writer that writes files but never publishes (the process died).
     let store = Store::dir(&f.root).unwrap().object_store();
-    let writer = hydro_engine::write::writer::DatasetWriter::begin(Arc::clone(&store))
-        .await
-        .unwrap();
+    let writer = hydro_engine::write::writer::DatasetWriter::begin(
+        Arc::clone(&store),
+        hydro_engine::dataset::manifest::PublishKind::Append,
+    )
+    .await
+    .unwrap();
     let station = f.dataset.catalog.stations()[0].id.clone();
     let mut chunk = vec![hydro_engine::write::writer::SeriesChunk {
         parameter: "water-level-15min".parse().unwrap(),

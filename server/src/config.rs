@@ -242,6 +242,9 @@ settings! {
     /// Seconds between checks for a newer published version of the dataset, which is then
     /// served without a restart (0: never; the version served at start stays).
     follow_seconds: u64 = 5;
+    /// Earlier versions (`asOf`) kept open at once, the ones used last; each holds its catalog
+    /// and files table in memory as the current one does (`/metrics` reports them).
+    past_versions_open: usize = 2;
     /// S3 endpoint of an S3-compatible store, for `--data s3://BUCKET/PREFIX` (unset:
     /// `AWS_ENDPOINT_URL`, else AWS itself). Every `AWS_*` variable object_store knows applies;
     /// these settings win over them.

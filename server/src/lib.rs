@@ -26,3 +26,4 @@ pub mod listener;
 pub mod render;
 pub mod service;
 pub mod state;
+pub mod versions;

@@ -13,6 +13,7 @@ use crate::http::error::ApiError;
 use crate::http::range;
 use crate::render::reply::Reply;
 use crate::state::{AppState, Version};
+use crate::versions::AsOf;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
@@ -187,7 +188,7 @@ where
         query = query.with_body(RawQuery::from_body(content_type, &bytes)?)?;
     }
     // The version this request answers from, to its end (see `state::Version`).
-    let current = state.version();
+    let current = answered_version(state, &segments, &query).await?;
     let version: &Version = &current;
     let etag = etag(state, version, path, &query, headers);
     let condition = conditional::evaluate(headers, etag.as_deref(), version.modified);
@@ -264,6 +265,31 @@ where
         head,
         may_store,
     ))
+}
+
+/// The version a request answers from: the one served now, or the one `asOf` names on the
+/// paths that take it (every data path and the landing page).
+async fn answered_version(
+    state: &Arc<AppState>,
+    segments: &[String],
+    query: &RawQuery,
+) -> Result<Arc<Version>, ApiError> {
+    let current = state.version();
+    let versioned = !matches!(
+        segments.first().map(String::as_str),
+        Some("versions" | "health" | "openapi.json" | "schemas")
+    );
+    let Some(asked) = query.get("asOf")?.filter(|_| versioned) else {
+        return Ok(current);
+    };
+    let as_of = AsOf::parse(asked)?;
+    let version = state.versions.resolve(state, &current, &as_of).await?;
+    let now = chrono::Utc::now().timestamp_micros();
+    Ok(if as_of.pins(now) {
+        version.pinned()
+    } else {
+        version
+    })
 }
 
 /// `304 Not Modified` with the headers the full answer would have had for caches; for a POST,
@@ -432,15 +458,31 @@ fn etag(
     Some(format!("\"{}\"", hex::encode(&h.finalize()[..16])))
 }
 
+/// A year: how long answers of a version named by `asOf` may be kept (they never change).
+const PINNED_MAX_AGE: &str = "max-age=31536000, immutable";
+
 fn caching_headers(state: &AppState, version: &Version, h: &mut HeaderMap, etag: &str) {
     if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
-    let cache_control = if state.gate.restricted() {
-        "private, max-age=60"
-    } else {
-        state.config.cache_control.as_str()
+    let pinned;
+    let cache_control = match (state.gate.restricted(), version.pinned) {
+        (true, false) => "private, max-age=60",
+        (false, false) => state.config.cache_control.as_str(),
+        (restricted, true) => {
+            let scope = if restricted { "private" } else { "public" };
+            pinned = format!("{scope}, {PINNED_MAX_AGE}");
+            pinned.as_str()
+        }
     };
+    // Every answer names the version it was read from.
+    let id = &version.dataset.manifest.version;
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "<{}/versions/{id}>; rel=\"version\"",
+        state.base_url
+    )) {
+        h.append(header::LINK, v);
+    }
     if let Ok(v) = HeaderValue::from_str(cache_control) {
         h.insert(header::CACHE_CONTROL, v);
     }

@@ -8,6 +8,7 @@ use crate::http::conditional::format_http_date;
 use crate::http::ratelimit::RateLimiter;
 use crate::render::envelope::Meta;
 use crate::render::stream::StreamWatch;
+use crate::versions::Versions;
 use chrono::FixedOffset;
 use hydro_engine::Dataset;
 use sha2::{Digest, Sha256};
@@ -35,6 +36,9 @@ pub struct Version {
     pub last_modified: String,
     /// The same instant, for `If-Modified-Since`.
     pub modified: Option<chrono::DateTime<chrono::Utc>>,
+    /// Whether the request named this version (`asOf`), so that its answers never change and
+    /// caches may keep them for good.
+    pub pinned: bool,
 }
 
 impl Version {
@@ -57,7 +61,18 @@ impl Version {
             last_modified: modified.map(format_http_date).unwrap_or_default(),
             modified,
             dataset,
+            pinned: false,
         }
+    }
+
+    /// The same version, as a request that named it (`asOf`) answers from it.
+    pub fn pinned(&self) -> Arc<Self> {
+        Arc::new(Self {
+            dataset: Arc::clone(&self.dataset),
+            last_modified: self.last_modified.clone(),
+            modified: self.modified,
+            pinned: true,
+        })
     }
 }
 
@@ -89,6 +104,8 @@ pub struct AppState {
     pub representation: String,
     /// The `meta` block of every response.
     pub meta: Meta,
+    /// Versions other than the current one (`asOf`, `/v1/versions`).
+    pub versions: Versions,
 }
 
 impl AppState {
@@ -111,6 +128,7 @@ impl AppState {
         Ok(Self {
             representation,
             meta: Meta::new(&config, &base_url),
+            versions: Versions::new(config.past_versions_open),
             answer_store: Arc::new(answer_store),
             gate,
             rate,

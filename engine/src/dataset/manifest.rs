@@ -37,6 +37,45 @@ pub struct Manifest {
     /// the settings were kept used the defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub derived: Option<DerivedSettings>,
+    /// What the publish did; versions written before it was kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publish: Option<PublishSummary>,
+}
+
+/// What a publish did.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishSummary {
+    pub kind: PublishKind,
+    /// Series with values written (new or rewritten months).
+    pub series: u64,
+    /// Station-months written; the others are carried over as they were.
+    pub station_months: u64,
+}
+
+/// How a version came about.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PublishKind {
+    /// A dataset replaced by `hydro import`.
+    Import,
+    /// Values added or corrected by `hydro import --append`.
+    Append,
+    /// A dataset made by `hydro generate`.
+    Generate,
+    /// Months packed by `hydro compact`: the same values.
+    Compact,
+}
+
+impl PublishKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Import => "import",
+            Self::Append => "append",
+            Self::Generate => "generate",
+            Self::Compact => "compact",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -17,6 +17,7 @@ pub mod layout;
 pub mod manifest;
 pub(crate) mod month_file;
 pub mod rollups;
+pub mod versions;
 
 use crate::catalog::Catalog;
 use crate::dataset::latest_values::LatestValues;
@@ -162,9 +163,14 @@ pub struct Published {
 
 /// Reads the published version's manifest and tables, or None when nothing is published.
 pub async fn read_published(store: &dyn ObjectStore) -> Result<Option<Published>> {
-    let Some(manifest) = read_manifest(store).await? else {
-        return Ok(None);
-    };
+    match read_manifest(store).await? {
+        Some(manifest) => read_tables(store, manifest).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Reads the tables `manifest` names.
+async fn read_tables(store: &dyn ObjectStore, manifest: Manifest) -> Result<Published> {
     let get = |path: String| async move {
         Ok::<_, EngineError>(store.get(&Path::from(path)).await?.bytes().await?)
     };
@@ -185,14 +191,14 @@ pub async fn read_published(store: &dyn ObjectStore) -> Result<Option<Published>
         Some(path) => rollups::decode_table(get(path).await?, &mut texts)?,
         None => Vec::new(),
     };
-    Ok(Some(Published {
+    Ok(Published {
         manifest,
         stations,
         parameters,
         characteristics,
         files,
         rollups,
-    }))
+    })
 }
 
 impl Dataset {
@@ -203,6 +209,20 @@ impl Dataset {
 
     /// The version published in `store` now.
     pub async fn open(store: &Store) -> Result<Self> {
+        let published = read_published(store.object.as_ref())
+            .await?
+            .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
+        Self::of(store, published)
+    }
+
+    /// The version of `store` whose manifest (its record, [`versions`]) is `manifest`: the
+    /// current one or an earlier one.
+    pub async fn open_version(store: &Store, manifest: Manifest) -> Result<Self> {
+        let published = read_tables(store.object.as_ref(), manifest).await?;
+        Self::of(store, published)
+    }
+
+    fn of(store: &Store, published: Published) -> Result<Self> {
         let Published {
             manifest,
             stations,
@@ -210,9 +230,7 @@ impl Dataset {
             characteristics,
             files: listed,
             rollups,
-        } = read_published(store.object.as_ref())
-            .await?
-            .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
+        } = published;
         let mut files: HashMap<StationId, StationFiles> = HashMap::new();
         for f in listed {
             files
@@ -259,6 +277,17 @@ impl Dataset {
             latest: LatestValues::default(),
             values: None,
         })
+    }
+
+    /// Keeps month files in `other`'s value cache (one budget for both): files of one version
+    /// are files of the next where it did not change them.
+    pub fn share_value_cache(&mut self, other: &Dataset) {
+        self.values = other.values.clone();
+    }
+
+    /// The store the dataset is read from.
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     /// Keeps up to `budget` bytes of month files in memory, so that answers made again from

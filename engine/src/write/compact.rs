@@ -19,7 +19,7 @@
 //! wrote; one that finds nothing to pack publishes nothing either.
 
 use crate::dataset::layout;
-use crate::dataset::manifest::{Packed, ValueFile};
+use crate::dataset::manifest::{Packed, PublishKind, ValueFile};
 use crate::dataset::read_published;
 use crate::error::{EngineError, Result};
 use crate::model::month::Month;
@@ -61,7 +61,7 @@ pub async fn compact(
     before: Month,
     progress: impl Fn(u64, u64),
 ) -> Result<Compacted> {
-    let writer = DatasetWriter::begin(Arc::clone(&store)).await?;
+    let writer = DatasetWriter::begin(Arc::clone(&store), PublishKind::Compact).await?;
     match pack_all(&store, &writer, before, &progress).await {
         Ok((compacted, published)) if compacted.packs > 0 => {
             let manifest = writer

@@ -7,7 +7,7 @@
 //! so stations can be generated in parallel and the result does not depend on scheduling.
 //! Memory is bounded: stations are produced a few at a time, month by month.
 
-use crate::dataset::manifest::Manifest;
+use crate::dataset::manifest::{Manifest, PublishKind};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::month::Month;
@@ -744,7 +744,9 @@ pub async fn generate(
             "interval must be at least one minute".into(),
         ));
     }
-    let writer = DatasetWriter::begin(store).await?.deriving(opts.derived);
+    let writer = DatasetWriter::begin(store, PublishKind::Generate)
+        .await?
+        .deriving(opts.derived);
     let mut stations = Vec::with_capacity(opts.stations);
     let mut parameters = Vec::new();
     let mut jobs = Vec::new();

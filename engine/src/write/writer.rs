@@ -10,7 +10,9 @@ use crate::dataset::files_table::FilesTableWriter;
 use crate::dataset::layout::{
     self, COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, MANIFEST, UTC,
 };
-use crate::dataset::manifest::{CatalogFiles, Counts, FORMAT, Manifest, SeriesStats, ValueFile};
+use crate::dataset::manifest::{
+    CatalogFiles, Counts, FORMAT, Manifest, PublishKind, PublishSummary, SeriesStats, ValueFile,
+};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
@@ -117,6 +119,8 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
 struct Written {
     files: u64,
     values: u64,
+    /// Station-months written (not carried).
+    months_written: u64,
     written: HashMap<(StationId, ParameterId), Spans>,
     carried: HashMap<(StationId, ParameterId), Spans>,
 }
@@ -132,6 +136,8 @@ pub struct DatasetWriter {
     written: Mutex<Written>,
     /// Changes to the dataset's derived-value settings.
     derive: DerivedChange,
+    /// What kind of publish this is, for the version's record.
+    kind: PublishKind,
 }
 
 impl DatasetWriter {
@@ -140,7 +146,7 @@ impl DatasetWriter {
     /// attempt that crashed are not listed in this version's files table, so never taken for
     /// its files (`vacuum` removes them); a version record it left is deleted, so that this
     /// version's can be created.
-    pub async fn begin(store: Arc<dyn ObjectStore>) -> Result<Self> {
+    pub async fn begin(store: Arc<dyn ObjectStore>, kind: PublishKind) -> Result<Self> {
         take_write_lock(store.as_ref()).await?;
         let started = async {
             let pointer = crate::dataset::published_pointer(store.as_ref()).await?;
@@ -164,6 +170,7 @@ impl DatasetWriter {
             previous,
             written: Mutex::new(Written::default()),
             derive: DerivedChange::default(),
+            kind,
         })
     }
 
@@ -209,6 +216,7 @@ impl DatasetWriter {
             .lock()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
         written.files += 1;
+        written.months_written += u64::from(periods.is_some());
         for (i, s) in file.series.iter().enumerate() {
             written.values += s.rows;
             let key = (file.station.clone(), s.parameter.clone());
@@ -344,8 +352,14 @@ impl DatasetWriter {
         let Written {
             written: mut new,
             mut carried,
+            months_written,
             ..
         } = written;
+        let publish = PublishSummary {
+            kind: self.kind,
+            series: new.len() as u64,
+            station_months: months_written,
+        };
         for p in &mut parameters {
             let key = (p.station.clone(), p.id.clone());
             let new = new.remove(&key).unwrap_or_default();
@@ -405,6 +419,7 @@ impl DatasetWriter {
             },
             catalog,
             derived: Some(rollups.settings),
+            publish: Some(publish),
         };
         let json = serde_json::to_vec(&manifest)
             .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;

@@ -92,7 +92,7 @@ pub fn characteristic(ctx: &Ctx<'_>, id: &str, cid: &str) -> Result<Reply, ApiEr
         None,
     );
     let doc = Document {
-        meta: ctx.state.meta.value("characteristic", None),
+        meta: ctx.meta("characteristic", None),
         links,
         data: Data::One(&item),
         item_name: "characteristic",

@@ -75,6 +75,13 @@ impl Ctx<'_> {
             })
     }
 
+    /// The `meta` block of an answer of schema `schema` from this request's version.
+    pub(crate) fn meta(&self, schema: &str, page: Option<&Pagination>) -> Value {
+        self.state
+            .meta
+            .value(schema, &self.version.dataset.manifest.version, page)
+    }
+
     pub(crate) fn url(&self, rest: &str) -> String {
         format!("{}{rest}", self.state.base_url)
     }
@@ -211,7 +218,7 @@ pub(crate) fn catalog_list(
     }
     let page = paging.then_some(page);
     let doc = Document {
-        meta: ctx.state.meta.value(schema, page.as_ref()),
+        meta: ctx.meta(schema, page.as_ref()),
         links: ctx.links(links, page.as_ref()),
         data: Data::List(&items),
         item_name,

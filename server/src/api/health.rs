@@ -112,6 +112,13 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
         memory.value_cache_budget,
         state.started.elapsed().as_secs(),
     );
+    let (open, open_bytes) = state.versions.open_memory();
+    text.push_str(&format!(
+        "# HELP hydro_past_versions_open Earlier versions kept open for asOf (at most past_versions_open).\n\
+         # TYPE hydro_past_versions_open gauge\nhydro_past_versions_open {open}\n\
+         # HELP hydro_past_versions_memory_bytes Bytes their catalogs and footer caches hold (an estimate).\n\
+         # TYPE hydro_past_versions_memory_bytes gauge\nhydro_past_versions_memory_bytes {open_bytes}\n"
+    ));
     if let Some(requests) = version.dataset.store_requests() {
         text.push_str(
             "# HELP hydro_store_requests_total Requests made to the object store, by kind.\n\

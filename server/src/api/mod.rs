@@ -5,7 +5,8 @@
 //!
 //! [`router`] finds the endpoint of a path; [`context`] is what every handler works with.
 //! One module per resource ([`landing`], [`health`], [`stations`], [`parameters`],
-//! [`characteristics`], [`values`], [`many_series`], [`statistics`], [`latest`], [`assets`]);
+//! [`characteristics`], [`values`], [`many_series`], [`statistics`], [`latest`], [`versions`],
+//! [`assets`]);
 //! [`params`] parses single parameters, [`chart`] plans the charts (`format=svg`, `png`).
 //! Handlers plan the HTML pages of their resources too, which `render::html::pages` makes.
 
@@ -24,6 +25,7 @@ pub mod router;
 pub mod stations;
 pub mod statistics;
 pub mod values;
+pub mod versions;
 
 pub use context::Ctx;
 pub use router::route;

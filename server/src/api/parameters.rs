@@ -79,7 +79,7 @@ pub fn parameter(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> 
         None,
     );
     let doc = Document {
-        meta: ctx.state.meta.value("parameter", None),
+        meta: ctx.meta("parameter", None),
         links,
         data: Data::One(&item),
         item_name: "parameter",

@@ -36,6 +36,9 @@ pub trait Request: Sized {
     const BASIC: &'static [&'static str];
     /// Parameters the extended variant adds.
     const EXTENDED: &'static [&'static str];
+    /// Whether the endpoint answers from a version `asOf` names (the extended variant's
+    /// parameter of every data endpoint, resolved before the handler runs: `service`).
+    const VERSIONED: bool = true;
     /// The validated request. Only parameters the endpoint takes are present (checked first).
     fn parse(q: &Query<'_>) -> Result<Self, ApiError>;
 }
@@ -74,7 +77,13 @@ impl Query<'_> {
                 .any(|(k, _)| R::EXTENDED.contains(&k.as_str()));
             return self.raw.only(R::BASIC, hint);
         }
-        let all: Vec<&str> = R::BASIC.iter().chain(R::EXTENDED).copied().collect();
+        let versioned: &[&str] = if R::VERSIONED { &["asOf"] } else { &[] };
+        let all: Vec<&str> = R::BASIC
+            .iter()
+            .chain(R::EXTENDED)
+            .chain(versioned)
+            .copied()
+            .collect();
         self.raw.only(&all, false)
     }
 
@@ -144,6 +153,7 @@ pub struct NoParameters;
 impl Request for NoParameters {
     const BASIC: &'static [&'static str] = &[];
     const EXTENDED: &'static [&'static str] = &[];
+    const VERSIONED: bool = false;
     fn parse(_: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self)
     }
@@ -277,6 +287,36 @@ const MANY_VALUES_PARAMETERS: [&str; 25] = concat(
     ],
     &AGGREGATE_PARAMETERS,
 );
+
+/// `GET /v1/versions`: the versions the store holds.
+pub struct VersionsRequest {
+    pub paging: Paging,
+    pub format: Format,
+}
+
+impl Request for VersionsRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &["limit", "offset", "format"];
+    const VERSIONED: bool = false;
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self {
+            paging: q.paging()?,
+            format: q.format(Answer::Catalog)?,
+        })
+    }
+}
+
+/// `GET /v1/versions/{id}`: one version.
+pub struct VersionRequest(pub Format);
+
+impl Request for VersionRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &["format"];
+    const VERSIONED: bool = false;
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self(q.format(Answer::Catalog)?))
+    }
+}
 
 /// `GET /v1/latest`: the newest value of each selected series.
 pub struct LatestRequest {

@@ -4,7 +4,7 @@ use crate::api::params::shorten;
 use crate::api::request::NoParameters;
 use crate::api::{
     Ctx, assets, characteristics, health, landing, latest, many_series, parameters, stations,
-    statistics, values,
+    statistics, values, versions,
 };
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
@@ -39,6 +39,8 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
         ["values"] => extended_only(many_series::many_values(ctx).await),
         ["latest"] => extended_only(latest::latest(ctx).await),
         ["statistics"] => extended_only(statistics::many_statistics(ctx).await),
+        ["versions"] => extended_only(versions::versions(ctx).await),
+        ["versions", id] => extended_only(versions::version(ctx, id).await),
         ["stations", id] => extended_only(stations::station(ctx, id)),
         ["stations", id, "parameters"] => parameters::parameters(ctx, id),
         ["stations", id, "parameters", pid] => extended_only(parameters::parameter(ctx, id, pid)),

@@ -109,7 +109,7 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         let bytes = table::encode(&refs, &columns, format)?;
         return Ok(built(bytes, format, headers));
     }
-    let meta = ctx.state.meta.value("stations", page.as_ref());
+    let meta = ctx.meta("stations", page.as_ref());
     let list = ListEncoder::new(format, &meta, links.as_ref(), "station", columns);
     if chosen.len() <= station_list::PER_FRAME {
         let bytes = station_list::built(&list, &items, &chosen);
@@ -235,7 +235,7 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         None,
     );
     let doc = Document {
-        meta: ctx.state.meta.value("station", None),
+        meta: ctx.meta("station", None),
         links,
         data: Data::One(&item),
         item_name: "station",

@@ -90,6 +90,7 @@ pub(crate) async fn send_rows(
         columns,
         meta: &ctx.state.meta,
         meta_schema,
+        dataset_version: &ctx.version.dataset.manifest.version,
         page: page.as_ref(),
         time: TimeFormatter::zoned(zone),
     };

@@ -13,6 +13,8 @@ pub enum ApiError {
     BadParams(Vec<(String, String)>),
     BadRequest(String),
     NotFound(String),
+    /// What was there once and is no more (a version vacuum removed).
+    Gone(String),
     /// A method the path does not take; `allow` lists those it does.
     MethodNotAllowed {
         allow: &'static str,
@@ -62,6 +64,7 @@ impl ApiError {
         match self {
             Self::BadParams(_) | Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Gone(_) => StatusCode::GONE,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -103,6 +106,7 @@ impl ApiError {
                 .join("; "),
             Self::BadRequest(d)
             | Self::NotFound(d)
+            | Self::Gone(d)
             | Self::NotAcceptable(d)
             | Self::UnsupportedMediaType(d)
             | Self::Forbidden(d) => d.clone(),

@@ -52,9 +52,17 @@ impl Meta {
         }
     }
 
-    /// `meta` of a response of schema `schema`.
-    pub fn value(&self, schema: &str, pagination: Option<&Pagination>) -> Value {
+    /// `meta` of a response of schema `schema` read from the dataset version
+    /// `dataset_version` (`datasetVersion`, the id `/v1/versions` lists; `version` is the
+    /// API's).
+    pub fn value(
+        &self,
+        schema: &str,
+        dataset_version: &str,
+        pagination: Option<&Pagination>,
+    ) -> Value {
         let mut m = self.fixed.clone();
+        m.insert("datasetVersion".into(), json!(dataset_version));
         m.insert("schemaUrl".into(), json!(self.schema_url(schema)));
         if let Some(p) = pagination {
             m.insert("pagination".into(), p.json());
@@ -63,9 +71,16 @@ impl Meta {
     }
 
     /// [`Meta::value`] as JSON text, the same as `value(..).to_string()`.
-    pub fn json(&self, schema: &str, pagination: Option<&Pagination>) -> String {
+    pub fn json(
+        &self,
+        schema: &str,
+        dataset_version: &str,
+        pagination: Option<&Pagination>,
+    ) -> String {
         let mut out = String::with_capacity(self.fixed_json.len() + 256);
         out.push_str(&self.fixed_json);
+        out.push_str(",\"datasetVersion\":");
+        out.push_str(&Value::from(dataset_version).to_string());
         out.push_str(",\"schemaUrl\":");
         out.push_str(&Value::from(self.schema_url(schema)).to_string());
         if let Some(p) = pagination {
@@ -269,8 +284,8 @@ mod tests {
         ] {
             for schema in ["values", "station"] {
                 assert_eq!(
-                    meta.json(schema, page.as_ref()),
-                    meta.value(schema, page.as_ref()).to_string()
+                    meta.json(schema, "1-x", page.as_ref()),
+                    meta.value(schema, "1-x", page.as_ref()).to_string()
                 );
             }
         }

@@ -19,6 +19,8 @@ pub fn schema(name: &str) -> Option<&'static str> {
         "latest.json" => include_str!("../../../schemas/latest.json"),
         "characteristics.json" => include_str!("../../../schemas/characteristics.json"),
         "characteristic.json" => include_str!("../../../schemas/characteristic.json"),
+        "versions.json" => include_str!("../../../schemas/versions.json"),
+        "version.json" => include_str!("../../../schemas/version.json"),
         "health.json" => include_str!("../../../schemas/health.json"),
         "problem.json" => include_str!("../../../schemas/problem.json"),
         _ => return None,

@@ -32,6 +32,8 @@ pub struct ValuesBody<'a> {
     /// The `meta` block of envelopes, and the JSON Schema a JSON answer's `meta` names.
     pub meta: &'a Meta,
     pub meta_schema: &'a str,
+    /// The dataset version the answer is read from (`meta.datasetVersion`).
+    pub dataset_version: &'a str,
     pub page: Option<&'a Pagination>,
     /// How timestamps are written.
     pub time: TimeFormatter,
@@ -52,6 +54,7 @@ pub fn values_body(
         columns,
         meta,
         meta_schema,
+        dataset_version,
         page,
         time,
     } = answer;
@@ -61,13 +64,13 @@ pub fn values_body(
         Format::Arrow => stream::sequential(parts, Box::new(binary::ArrowIpc::new(schema)), held),
         Format::Parquet => stream::sequential(parts, Box::new(binary::Parquet::new(schema)), held),
         Format::Xml => {
-            let meta = meta.value(meta_schema, page);
+            let meta = meta.value(meta_schema, dataset_version, page);
             let head = xml_head(&meta, links().as_ref());
             stream::text(parts, text(head, b"</data></response>"), held)
         }
         Format::Json => {
             let mut head = b"{\"meta\":".to_vec();
-            head.extend_from_slice(meta.json(meta_schema, page).as_bytes());
+            head.extend_from_slice(meta.json(meta_schema, dataset_version, page).as_bytes());
             if let Some(l) = links() {
                 head.extend_from_slice(b",\"links\":");
                 head.extend_from_slice(l.to_string().as_bytes());

@@ -37,7 +37,7 @@ mod source;
 mod spill;
 mod station_months;
 
-use crate::dataset::manifest::{Manifest, ValueFile};
+use crate::dataset::manifest::{Manifest, PublishKind, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
@@ -354,9 +354,16 @@ pub async fn import(
 
     progress.writing.store(true, Ordering::Relaxed);
     let writer = Arc::new(
-        DatasetWriter::begin(Arc::clone(&store))
-            .await?
-            .deriving(options.derived),
+        DatasetWriter::begin(
+            Arc::clone(&store),
+            if input.append {
+                PublishKind::Append
+            } else {
+                PublishKind::Import
+            },
+        )
+        .await?
+        .deriving(options.derived),
     );
     let previous = Arc::new(previous);
     let rewritten: Arc<Mutex<HashSet<(StationId, Month)>>> = Arc::default();

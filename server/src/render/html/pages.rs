@@ -91,7 +91,7 @@ fn station_url(site: &Site<'_>, s: &Station) -> String {
     site.url(&format!("/stations/{}", s.id))
 }
 
-pub fn landing(site: &Site<'_>, ds: &Manifest) -> Reply {
+pub fn landing(site: &Site<'_>, ds: &Manifest, citation: &str) -> Reply {
     let config = &site.config;
     let title = service(site);
     let content = html! {
@@ -107,6 +107,10 @@ pub fn landing(site: &Site<'_>, ds: &Manifest) -> Reply {
                 tr { th scope="row" { "Values" } td.num { (ds.counts.values) } }
             }
         }
+        h2 { "Cite" }
+        p.citation { (citation) }
+        p { "Answers of this version stay available with " code { "asOf=" (ds.version) } " on every data URL: "
+            a href=(site.url("/versions")) { "versions" } " lists those kept." }
         h2 { "Explore" }
         ul {
             li { a href=(site.url("/stations")) { "Stations" } ": a map and a table, with search" }

@@ -1,0 +1,281 @@
+//! Versions you can cite: `/v1/versions` lists the versions the store holds (a following
+//! server lists new ones), every answer names its version, `asOf` answers as an earlier version
+//! did (byte for byte in every format without an envelope, cacheable for good), and a version
+//! vacuum removed is 410.
+
+mod common;
+
+use common::{Server, first_station_id, generate, get};
+use serde_json::Value;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The version the server answers from now.
+async fn serving(base: &str) -> String {
+    get(&format!("{base}/")).await.json()["data"]["datasetVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Waits (a deadline, not a measurement) until the server answers from a version other than
+/// `old`, and returns it.
+async fn switched_from(base: &str, old: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let now = serving(base).await;
+        if now != old {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "still on {old}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn hydro(args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hydro {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Appends `rows` (`timestamp,value`) to the station's hourly water level.
+fn append(dir: &std::path::Path, station: &str, rows: &[(&str, f64)]) {
+    let mut csv = String::from("stationId,parameterId,timestamp,value,quality\n");
+    for (t, v) in rows {
+        csv.push_str(&format!("{station},water-level-1h,{t},{v},good\n"));
+    }
+    let file = dir.join("append.csv");
+    std::fs::write(&file, csv).unwrap();
+    hydro(&[
+        "import",
+        "--append",
+        "--out",
+        dir.to_str().unwrap(),
+        "--values",
+        file.to_str().unwrap(),
+    ]);
+}
+
+/// The answers recorded of each version, by URL (without `asOf`).
+fn answers(base: &str, station: &str) -> Vec<String> {
+    let series = format!("{base}/stations/{station}/parameters/water-level-1h");
+    let june = "from=2024-06-01T00:00:00Z&to=2024-06-03T00:00:00Z";
+    let mut urls: Vec<String> = ["csv", "ndjson", "parquet", "arrow"]
+        .iter()
+        .map(|f| format!("{series}/values?{june}&format={f}"))
+        .collect();
+    urls.extend([
+        format!("{series}/values?recent=5&format=csv"),
+        format!("{series}/values?aggregate=mean,max&interval=P1D&{june}&format=csv"),
+        format!("{series}/statistics?type=annual&format=csv"),
+        format!("{base}/values?stations={station}&parameters=water-level-1h&{june}&format=csv"),
+        format!("{base}/latest?stations={station}&parameters=water-level-1h&format=csv"),
+        format!("{base}/stations?format=csv"),
+    ]);
+    urls
+}
+
+/// Answers recorded: URL and bytes.
+type Answers = Vec<(String, Vec<u8>)>;
+
+fn with_as_of(url: &str, as_of: &str) -> String {
+    format!("{url}&asOf={as_of}")
+}
+
+#[tokio::test]
+async fn as_of_answers_as_each_version_did() {
+    let dir = tempfile::tempdir().unwrap();
+    generate(
+        dir.path(),
+        &[
+            "--stations",
+            "3",
+            "--years",
+            "1",
+            "--interval",
+            "PT1H",
+            "--start",
+            "2024-01-01",
+            "--seed",
+            "5",
+        ],
+    );
+    let server = Server::start_with(dir.path(), &[("HYDRO_FOLLOW_SECONDS", "1")]);
+    let b = server.base.clone();
+    let station = first_station_id(&b).await;
+
+    // Three versions: generated, a correction and a new value, one more new value.
+    let mut recorded: Vec<(String, Answers)> = Vec::new();
+    let mut version = serving(&b).await;
+    for step in 0..3 {
+        let mut kept = Vec::new();
+        for url in answers(&b, &station) {
+            let r = get(&url).await;
+            assert_eq!(r.status, 200, "{url}: {}", r.text());
+            kept.push((url, r.body.to_vec()));
+        }
+        recorded.push((version.clone(), kept));
+        match step {
+            0 => append(
+                dir.path(),
+                &station,
+                &[
+                    ("2024-06-01T05:00:00Z", 999.5),
+                    ("2024-12-31T23:30:00Z", 12.5),
+                ],
+            ),
+            1 => append(dir.path(), &station, &[("2024-06-02T00:30:00Z", 1.5)]),
+            _ => break,
+        }
+        version = switched_from(&b, &version).await;
+    }
+    assert_eq!(recorded.len(), 3);
+    assert_ne!(
+        recorded[0].1[0].1, recorded[1].1[0].1,
+        "the correction changed the answer"
+    );
+
+    // Each version, by id and by generation, answers with the bytes it gave when current.
+    for (generation, (id, kept)) in recorded.iter().enumerate() {
+        let generation = (generation + 1).to_string();
+        for (url, bytes) in kept {
+            for as_of in [id.as_str(), generation.as_str()] {
+                let r = get(&with_as_of(url, as_of)).await;
+                assert_eq!(r.status, 200, "{url} asOf={as_of}: {}", r.text());
+                assert!(
+                    r.body == bytes.as_slice(),
+                    "{url} asOf={as_of}: other bytes"
+                );
+                let link = r.header("link").unwrap_or_default();
+                assert!(
+                    link.contains(&format!("/versions/{id}>; rel=\"version\"")),
+                    "{url}: {link}"
+                );
+                let cache = r.header("cache-control").unwrap_or_default();
+                assert!(cache.contains("immutable"), "{url}: {cache}");
+            }
+        }
+        // The same ETag every time; the envelope names the version.
+        let url = with_as_of(&kept[0].0.replace("format=csv", "format=json"), id);
+        let (a, c) = (get(&url).await, get(&url).await);
+        assert_eq!(a.header("etag"), c.header("etag"));
+        assert_eq!(a.json()["meta"]["datasetVersion"], id.as_str());
+    }
+    // Without asOf: the current version, named too, cached briefly.
+    let now = get(&recorded[2].1[0].0).await;
+    assert!(
+        now.header("link")
+            .unwrap_or_default()
+            .contains(&recorded[2].0)
+    );
+    assert!(
+        !now.header("cache-control")
+            .unwrap_or_default()
+            .contains("immutable")
+    );
+
+    // /v1/versions: newest first, what each publish did, the current one marked.
+    let listed = get(&format!("{b}/versions")).await.json();
+    let rows = listed["data"].as_array().unwrap();
+    let ids: Vec<&str> = rows.iter().map(|v| v["id"].as_str().unwrap()).collect();
+    let want: Vec<&str> = recorded.iter().rev().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, want);
+    let kinds: Vec<&Value> = rows.iter().map(|v| &v["publish"]["kind"]).collect();
+    assert_eq!(kinds, ["append", "append", "generate"]);
+    assert_eq!(rows[0]["current"], true);
+    assert_eq!(rows[1]["current"], false);
+    assert_eq!(rows[1]["publish"]["stationMonths"], 2, "{}", rows[1]);
+    let one = get(&format!("{b}/versions/{}", want[1])).await.json();
+    assert_eq!(one["data"], rows[1]);
+
+    // A time picks the version current then: just before the second, the first; later than
+    // the newest, the current one (not for good: a later publish may follow); before the
+    // first, none.
+    let second = chrono::DateTime::parse_from_rfc3339(rows[1]["published"].as_str().unwrap())
+        .unwrap()
+        - chrono::Duration::milliseconds(1);
+    let second = second.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let url = format!("{b}/stations?limit=1&asOf={second}");
+    assert_eq!(
+        get(&url).await.json()["meta"]["datasetVersion"],
+        want[2],
+        "{url}"
+    );
+    let future = get(&format!("{b}/stations?limit=1&asOf=2999-01-01T00:00:00Z")).await;
+    assert_eq!(future.json()["meta"]["datasetVersion"], want[0]);
+    assert!(
+        !future
+            .header("cache-control")
+            .unwrap_or_default()
+            .contains("immutable")
+    );
+    let before = get(&format!("{b}/stations?asOf=2000-01-01T00:00:00Z")).await;
+    assert_eq!(before.status, 404, "{}", before.text());
+    for unknown in ["4", "0", "1-20000101T000000.000Z"] {
+        let r = get(&format!("{b}/stations?asOf={unknown}")).await;
+        assert_eq!(r.status, 404, "{unknown}: {}", r.text());
+    }
+
+    // Vacuum removes the first two: 410 naming the oldest kept, once the store is listed
+    // again (every few seconds), even for a version kept open.
+    hydro(&[
+        "vacuum",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--older-than",
+        "PT0S",
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let gone = loop {
+        let r = get(&with_as_of(&recorded[0].1[0].0, "1")).await;
+        if r.status == 410 {
+            break r;
+        }
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert!(Instant::now() < deadline, "version 1 still answered");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(gone.text().contains(want[0]), "{}", gone.text());
+    let r = get(&format!("{b}/stations?asOf={}", want[1])).await;
+    assert_eq!(r.status, 410, "{}", r.text());
+    let listed = get(&format!("{b}/versions")).await.json();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn bad_as_of_is_a_400_that_names_it() {
+    let server = Server::start();
+    let b = &server.base;
+    let station = first_station_id(b).await;
+    for bad in [
+        "x",
+        "-1",
+        "2024-01-01",
+        "2024-01-01T00:00:00",
+        "3-2026",
+        "1-20261126T120803Z",
+        "",
+    ] {
+        for path in [
+            "/stations".to_owned(),
+            format!("/stations/{station}/parameters/water-level-15min/values?recent=1"),
+        ] {
+            let sep = if path.contains('?') { '&' } else { '?' };
+            let url = format!("{b}{path}{sep}asOf={bad}");
+            let r = get(&url).await;
+            assert_eq!(r.status, 400, "{url}: {}", r.text());
+            assert_eq!(r.json()["invalidParams"][0]["name"], "asOf", "{url}");
+        }
+    }
+    // Listing versions takes no asOf; an id that is none is a 404.
+    let r = get(&format!("{b}/versions?asOf=1")).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(get(&format!("{b}/versions/nope")).await.status, 404);
+    assert_eq!(get(&format!("{b}/versions/1")).await.status, 200);
+}
