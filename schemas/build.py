@@ -518,7 +518,17 @@ REFERENCE_PERIOD = [q("from", "start of the reference period (inclusive)", insta
 STATISTICS_PARAMS = [STATISTICS_KIND] + REFERENCE_PERIOD + [QUALITIES, TIME_ZONE] + CHART_SIZE
 # A page shows one series' statistics.
 STATISTICS_PAGE = STATISTICS_FORMATS + ["html"]
-MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, QUALITIES, TIME_ZONE, fields_param(SERIES_FIELDS)] + PAGING + CHART_SIZE
+# What a mirror of an earlier version needs.
+CHANGED_SINCE = q("changedSince", "only the rows new or changed since this version (its id or generation), with "
+                                  "their values now (or as asOf's version has them): upserted into that version's "
+                                  "answer they make this one. Every such row in time order, in one answer: not with "
+                                  "recent, last, sort, limit, offset, qualities or aggregate, nor as a chart; many "
+                                  "series: only those with changes. A version newer than the one answered from is a "
+                                  "400, one removed by vacuum 410",
+                  {"anyOf": [{"type": "string", "pattern": r"^[0-9]{1,15}$"},
+                             {"type": "string", "pattern": r"^[0-9]{1,15}-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z$"}]})
+MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, QUALITIES, CHANGED_SINCE, TIME_ZONE, fields_param(SERIES_FIELDS)]
+               + PAGING + CHART_SIZE
                + [FMT(MANY)])
 # A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
 # are GET's alone.
@@ -562,7 +572,8 @@ openapi = {
                                             [STATION_ID, PARAMETER_ID, fields_param(PARAMETER_FIELDS), FMT(CATALOG)],
                                             CATALOG),
         S + "/parameters/{parameterId}/values": ranged(or_aggregates(op("listValues", "Values of a series", "values",
-                                                          [STATION_ID, PARAMETER_ID, WINDOW, AGGREGATE, QUALITIES, TIME_ZONE]
+                                                          [STATION_ID, PARAMETER_ID, WINDOW, AGGREGATE, QUALITIES,
+                                                           CHANGED_SINCE, TIME_ZONE]
                                                           + listing(VALUE_FIELDS, VALUE_FIELDS) + CHART_SIZE
                                                           + [FMT(VALUES)],
                                                           VALUES), "aggregates")),

@@ -8,6 +8,7 @@ use hydro_engine::storage::{ReadCost, S3Settings, Store};
 use hydro_engine::write::derived::DerivedChange;
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, ImportProgress, import};
+use hydro_engine::write::vacuum::Retention;
 use hydro_engine::{Dataset, EngineError};
 use hydro_server::config::Config;
 use hydro_server::state::AppState;
@@ -143,6 +144,11 @@ enum Command {
         /// Grace period, an ISO 8601 duration: versions superseded less long ago are kept.
         #[arg(long, default_value = "PT1H")]
         older_than: String,
+        /// The newest N versions (the current one included) are kept however old, so that
+        /// answers `asOf` them stay; a version goes only when both this and --older-than let
+        /// it.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        keep_versions: u64,
     },
     /// Pack each station-year's months before --before into one object, so that a download
     /// from a bucket reads a year in one request instead of twelve. Publishes a new version
@@ -581,6 +587,7 @@ async fn run() -> anyhow::Result<()> {
             out,
             older_than,
             config,
+            keep_versions,
         } => {
             // No grace at all (PT0S): only the current version is kept.
             let grace = if matches!(older_than.as_str(), "PT0S" | "P0D" | "0") {
@@ -595,7 +602,11 @@ async fn run() -> anyhow::Result<()> {
                 chrono::Duration::microseconds(d.micros)
             };
             let store = Store::at(&out, &s3_settings(config.as_deref())?)?.object_store();
-            match hydro_engine::write::vacuum::vacuum(store.as_ref(), grace).await {
+            let retention = Retention {
+                grace,
+                versions: usize::try_from(keep_versions).unwrap_or(usize::MAX),
+            };
+            match hydro_engine::write::vacuum::vacuum(store.as_ref(), retention).await {
                 Ok(v) => {
                     say!(
                         "vacuumed {out}: kept versions {:?}; deleted {} files ({:.1} MB)",

@@ -1,11 +1,12 @@
 //! Versions you can cite: `/v1/versions` lists the versions the store holds (a following
 //! server lists new ones), every answer names its version, `asOf` answers as an earlier version
-//! did (byte for byte in every format without an envelope, cacheable for good), and a version
-//! vacuum removed is 410.
+//! did (byte for byte in every format without an envelope, cacheable for good), `changedSince`
+//! gives what a mirror of an earlier version needs (checked in DuckDB), and a version vacuum
+//! removed is 410.
 
 mod common;
 
-use common::{Server, first_station_id, generate, get};
+use common::{Server, first_station_id, generate, get, oracle};
 use serde_json::Value;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -222,30 +223,96 @@ async fn as_of_answers_as_each_version_did() {
         assert_eq!(r.status, 404, "{unknown}: {}", r.text());
     }
 
-    // Vacuum removes the first two: 410 naming the oldest kept, once the store is listed
-    // again (every few seconds), even for a version kept open.
-    hydro(&[
-        "vacuum",
-        "--out",
-        dir.path().to_str().unwrap(),
-        "--older-than",
-        "PT0S",
-    ]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let gone = loop {
-        let r = get(&with_as_of(&recorded[0].1[0].0, "1")).await;
-        if r.status == 410 {
-            break r;
+    // changedSince: a mirror of an earlier version upserted with the changes holds the current
+    // answer (DuckDB), for one series and many; with asOf, the changes between two versions.
+    let one = format!("/stations/{station}/parameters/water-level-1h/values?format=csv");
+    let many = "/values?parameters=water-level-1h&format=csv".to_owned();
+    for query in [&one, &many] {
+        for base in ["1", want[1]] {
+            let out = oracle("changes.py", &[&b, query, base]);
+            assert!(out.contains("synced:"), "{out}");
         }
-        assert_eq!(r.status, 200, "{}", r.text());
-        assert!(Instant::now() < deadline, "version 1 still answered");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let between = get(&format!("{b}{one}&asOf=2&changedSince=1")).await.text();
+    assert_eq!(
+        between.lines().collect::<Vec<_>>(),
+        [
+            "timestamp,value,quality",
+            "2024-06-01T05:00:00+00:00,999.5,good",
+            "2024-12-31T23:30:00+00:00,12.5,good"
+        ]
+    );
+    let none = get(&format!("{b}{one}&changedSince={}", want[0])).await;
+    assert_eq!(none.text(), "timestamp,value,quality\r\n");
+    for (bad, name) in [
+        ("changedSince=4", "changedSince"),
+        ("asOf=1&changedSince=2", "changedSince"),
+        ("changedSince=x", "changedSince"),
+        ("changedSince=2024-01-01T00:00:00Z", "changedSince"),
+        ("changedSince=1&limit=10", "changedSince"),
+        ("changedSince=1&recent=5", "changedSince"),
+        ("changedSince=1&qualities=good", "changedSince"),
+        ("changedSince=1&aggregate=mean&interval=P1D", "changedSince"),
+        ("changedSince=1&format=svg", "format"),
+    ] {
+        for query in [&one, &many] {
+            let url = if bad.contains("format=") {
+                format!("{b}{}", query.replace("format=csv", bad))
+            } else {
+                format!("{b}{query}&{bad}")
+            };
+            let r = get(&url).await;
+            assert_eq!(r.status, 400, "{url}: {}", r.text());
+            assert_eq!(r.json()["invalidParams"][0]["name"], name, "{url}");
+        }
+    }
+    // (Many series take no sort at all.)
+    let sorted = get(&format!("{b}{one}&changedSince=1&sort=-value")).await;
+    assert_eq!(sorted.status, 400, "{}", sorted.text());
+    assert_eq!(sorted.json()["invalidParams"][0]["name"], "changedSince");
+
+    // Vacuum keeping the newest two removes the first: 410 naming the oldest kept, once the
+    // store is listed again (every few seconds), even for a version kept open; then keeping
+    // one removes the second.
+    let vacuum = |keep: &str| {
+        hydro(&[
+            "vacuum",
+            "--out",
+            dir.path().to_str().unwrap(),
+            "--older-than",
+            "PT0S",
+            "--keep-versions",
+            keep,
+        ])
     };
-    assert!(gone.text().contains(want[0]), "{}", gone.text());
-    let r = get(&format!("{b}/stations?asOf={}", want[1])).await;
+    vacuum("2");
+    let gone = gone_in_time(&with_as_of(&recorded[0].1[0].0, "1")).await;
+    assert!(gone.contains(want[1]), "{gone}");
+    let r = get(&format!("{b}{one}&changedSince=1")).await;
     assert_eq!(r.status, 410, "{}", r.text());
+    let kept = get(&with_as_of(&recorded[1].1[0].0, want[1])).await;
+    assert!(kept.body == recorded[1].1[0].1.as_slice());
+    let listed = get(&format!("{b}/versions")).await.json();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 2);
+    vacuum("1");
+    let gone = gone_in_time(&format!("{b}/stations?asOf={}", want[1])).await;
+    assert!(gone.contains(want[0]), "{gone}");
     let listed = get(&format!("{b}/versions")).await.json();
     assert_eq!(listed["data"].as_array().unwrap().len(), 1);
+}
+
+/// Waits (a deadline, not a measurement) until `url` answers 410, and returns its detail.
+async fn gone_in_time(url: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = get(url).await;
+        if r.status == 410 {
+            return r.text();
+        }
+        assert_eq!(r.status, 200, "{url}: {}", r.text());
+        assert!(Instant::now() < deadline, "{url} still answered");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 #[tokio::test]

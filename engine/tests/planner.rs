@@ -485,7 +485,11 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
             .all(|f| f.month.to_string() != "1970-01")
     );
     // Vacuum removes the orphan (it belongs to no version).
-    let vacuumed = hydro_engine::write::vacuum::vacuum(store.as_ref(), chrono::Duration::hours(1))
+    let retention = hydro_engine::write::vacuum::Retention {
+        grace: chrono::Duration::hours(1),
+        versions: 1,
+    };
+    let vacuumed = hydro_engine::write::vacuum::vacuum(store.as_ref(), retention)
         .await
         .unwrap();
     assert_eq!(vacuumed.deleted_files, 1);

@@ -12,8 +12,8 @@ use crate::http::cors;
 use crate::http::error::ApiError;
 use crate::http::range;
 use crate::render::reply::Reply;
-use crate::state::{AppState, Version};
-use crate::versions::AsOf;
+use crate::state::AppState;
+use crate::versions::{AsOf, Version};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
@@ -283,7 +283,7 @@ async fn answered_version(
         return Ok(current);
     };
     let as_of = AsOf::parse(asked)?;
-    let version = state.versions.resolve(state, &current, &as_of).await?;
+    let version = state.versions.resolve(&current, &as_of).await?;
     let now = chrono::Utc::now().timestamp_micros();
     Ok(if as_of.pins(now) {
         version.pinned()

@@ -4,11 +4,10 @@ use crate::answer_store::AnswerStore;
 use crate::config::{Config, Variant};
 use crate::http::access::Gate;
 use crate::http::client::TrustedProxies;
-use crate::http::conditional::format_http_date;
 use crate::http::ratelimit::RateLimiter;
 use crate::render::envelope::Meta;
 use crate::render::stream::StreamWatch;
-use crate::versions::Versions;
+use crate::versions::{Version, Versions};
 use chrono::FixedOffset;
 use hydro_engine::Dataset;
 use sha2::{Digest, Sha256};
@@ -25,55 +24,6 @@ pub struct Metrics {
     pub status_4xx: AtomicU64,
     pub status_5xx: AtomicU64,
     pub rows_streamed: AtomicU64,
-}
-
-/// The published version being served: the dataset and the `Last-Modified` of its answers.
-/// A request takes the current one when it begins and keeps it to its end, so a download that
-/// began before a switch ends with the old version's bytes.
-pub struct Version {
-    pub dataset: Arc<Dataset>,
-    /// `Last-Modified` of every data response: when the dataset was published.
-    pub last_modified: String,
-    /// The same instant, for `If-Modified-Since`.
-    pub modified: Option<chrono::DateTime<chrono::Utc>>,
-    /// Whether the request named this version (`asOf`), so that its answers never change and
-    /// caches may keep them for good.
-    pub pinned: bool,
-}
-
-impl Version {
-    /// The version of `dataset`, following `previous` if one was served before it; its
-    /// series' newest values (for `/v1/latest`) are taken over from `previous` where its files
-    /// say they are unchanged, and the rest found in the background when a runtime runs.
-    pub fn of(dataset: Dataset, previous: Option<&Dataset>) -> Self {
-        let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
-            .ok()
-            .map(|t| t.with_timezone(&chrono::Utc));
-        if let Some(previous) = previous {
-            let carried = dataset.carry_latest(previous);
-            tracing::debug!("{carried} series' newest values carried over to the new version");
-        }
-        let dataset = Arc::new(dataset);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(Arc::clone(&dataset).warm_latest());
-        }
-        Self {
-            last_modified: modified.map(format_http_date).unwrap_or_default(),
-            modified,
-            dataset,
-            pinned: false,
-        }
-    }
-
-    /// The same version, as a request that named it (`asOf`) answers from it.
-    pub fn pinned(&self) -> Arc<Self> {
-        Arc::new(Self {
-            dataset: Arc::clone(&self.dataset),
-            last_modified: self.last_modified.clone(),
-            modified: self.modified,
-            pinned: true,
-        })
-    }
 }
 
 /// Why the last attempt to switch to a newer published version failed, and when.

@@ -1,4 +1,6 @@
-//! Versions besides the one served now: `asOf` answers from them, `/v1/versions` lists them.
+//! The versions of the dataset: the one a request answers from ([`Version`]), and those
+//! besides the one served now ([`Versions`]), which `asOf` answers from and `/v1/versions`
+//! lists.
 //!
 //! Every publish leaves its manifest in the store as the version's record, and vacuum removes
 //! a version's record with its files (`hydro_engine::dataset::versions`), so the records are
@@ -12,8 +14,8 @@
 //! not switched to yet: answered from the store when it is there, 503 while it is under way,
 //! 404 when it never was.
 
+use crate::http::conditional::format_http_date;
 use crate::http::error::ApiError;
-use crate::state::{AppState, Version};
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use hydro_engine::dataset::manifest::Manifest;
 use hydro_engine::dataset::versions::{read_version, read_versions, recorded_generations};
@@ -26,6 +28,55 @@ use std::time::{Duration, Instant};
 
 /// How long a listing of the store's records is used before it is listed again.
 const LISTING_FRESH: Duration = Duration::from_secs(5);
+
+/// The published version being served: the dataset and the `Last-Modified` of its answers.
+/// A request takes the current one when it begins and keeps it to its end, so a download that
+/// began before a switch ends with the old version's bytes.
+pub struct Version {
+    pub dataset: Arc<Dataset>,
+    /// `Last-Modified` of every data response: when the dataset was published.
+    pub last_modified: String,
+    /// The same instant, for `If-Modified-Since`.
+    pub modified: Option<chrono::DateTime<chrono::Utc>>,
+    /// Whether the request named this version (`asOf`), so that its answers never change and
+    /// caches may keep them for good.
+    pub pinned: bool,
+}
+
+impl Version {
+    /// The version of `dataset`, following `previous` if one was served before it; its
+    /// series' newest values (for `/v1/latest`) are taken over from `previous` where its files
+    /// say they are unchanged, and the rest found in the background when a runtime runs.
+    pub fn of(dataset: Dataset, previous: Option<&Dataset>) -> Self {
+        let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc));
+        if let Some(previous) = previous {
+            let carried = dataset.carry_latest(previous);
+            tracing::debug!("{carried} series' newest values carried over to the new version");
+        }
+        let dataset = Arc::new(dataset);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(Arc::clone(&dataset).warm_latest());
+        }
+        Self {
+            last_modified: modified.map(format_http_date).unwrap_or_default(),
+            modified,
+            dataset,
+            pinned: false,
+        }
+    }
+
+    /// The same version, as a request that named it (`asOf`) answers from it.
+    pub fn pinned(&self) -> Arc<Self> {
+        Arc::new(Self {
+            dataset: Arc::clone(&self.dataset),
+            last_modified: self.last_modified.clone(),
+            modified: self.modified,
+            pinned: true,
+        })
+    }
+}
 
 /// What `asOf` names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +235,11 @@ impl Versions {
                 let g = recorded_generations(store.object_store().as_ref())
                     .await
                     .map_err(ApiError::Engine)?;
+                // Records of versions no longer listed (vacuum removed them) are let go.
+                self.records
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .retain(|k, _| g.binary_search(k).is_ok());
                 *self.listing.lock().unwrap_or_else(PoisonError::into_inner) =
                     Some((Instant::now(), g.clone()));
                 g
@@ -252,13 +308,12 @@ impl Versions {
     /// The version `as_of` names, as a request answers from it.
     pub async fn resolve(
         &self,
-        state: &AppState,
         current: &Arc<Version>,
         as_of: &AsOf,
     ) -> Result<Arc<Version>, ApiError> {
         match self.find(current, as_of).await? {
             Found::Current => Ok(Arc::clone(current)),
-            Found::Record(record) => self.open(state, current.dataset.store(), record).await,
+            Found::Record(record) => self.open(current, record).await,
         }
     }
 
@@ -388,10 +443,10 @@ impl Versions {
     /// The version of `record`, opened (or kept open from before).
     async fn open(
         &self,
-        state: &AppState,
-        store: &Store,
+        current: &Arc<Version>,
         record: Arc<Manifest>,
     ) -> Result<Arc<Version>, ApiError> {
+        let store = current.dataset.store();
         let generation = record.generation;
         if let Some(v) = self.kept(generation) {
             return Ok(v);
@@ -404,7 +459,7 @@ impl Versions {
         let mut dataset = Dataset::open_version(store, Manifest::clone(&record))
             .await
             .map_err(ApiError::Engine)?;
-        dataset.share_value_cache(&state.version().dataset);
+        dataset.share_value_cache(&current.dataset);
         tracing::info!(
             version = %record.version,
             seconds = started.elapsed().as_secs_f64(),

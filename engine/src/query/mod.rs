@@ -22,6 +22,7 @@
 //! the window and keeps what it finds.
 
 pub mod aggregate;
+pub mod changes;
 pub mod latest;
 pub mod many_series;
 pub mod months;

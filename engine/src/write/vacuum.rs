@@ -1,8 +1,9 @@
 //! `hydro vacuum`: removes what no version within the grace period references.
 //!
 //! A publish deletes nothing: files of earlier versions stay readable for the downloads and
-//! servers still on them. Vacuum keeps the current version and every version superseded less
-//! than the grace period ago (a version is superseded when the next one was created), and
+//! servers still on them, and for answers `asOf` them. Vacuum keeps the current version, every
+//! version superseded less than the grace period ago (a version is superseded when the next
+//! one was created) and the newest [`Retention::versions`] whatever their age, and
 //! deletes value files, rollup files, catalog tables and version records none of them names. It holds the
 //! dataset's write lock meanwhile, so it never deletes the files of an import under way.
 
@@ -26,15 +27,25 @@ pub struct Vacuumed {
     pub deleted_bytes: u64,
 }
 
-/// Deletes what no version within `grace` of now references.
-pub async fn vacuum(store: &dyn ObjectStore, grace: chrono::Duration) -> Result<Vacuumed> {
+/// Which versions a vacuum keeps: a version goes only when both let it go.
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    /// Versions superseded less long ago are kept.
+    pub grace: chrono::Duration,
+    /// The newest this many versions (the current one among them) are kept, however old.
+    pub versions: usize,
+}
+
+/// Deletes what no version `retention` keeps references.
+pub async fn vacuum(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed> {
     take_write_lock(store).await?;
-    let done = sweep(store, grace).await;
+    let done = sweep(store, retention).await;
     release_write_lock(store).await;
     done
 }
 
-async fn sweep(store: &dyn ObjectStore, grace: chrono::Duration) -> Result<Vacuumed> {
+async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed> {
+    let grace = retention.grace;
     let current = read_manifest(store)
         .await?
         .ok_or_else(|| EngineError::InvalidQuery("no dataset is published there".into()))?;
@@ -56,13 +67,20 @@ async fn sweep(store: &dyn ObjectStore, grace: chrono::Duration) -> Result<Vacuu
     let created =
         |m: &Manifest| DateTime::parse_from_rfc3339(&m.created).map(|t| t.with_timezone(&Utc));
     let mut kept = vec![current.clone()];
+    let earlier = versions
+        .iter()
+        .filter(|v| v.generation < current.generation)
+        .count();
+    // The newest earlier ones the count keeps (the current one is one of the count).
+    let kept_by_count = earlier.saturating_sub(retention.versions.saturating_sub(1));
     for (i, v) in versions.iter().enumerate() {
         if v.generation >= current.generation {
             continue;
         }
         // Superseded when the next version was created; without a readable date, kept.
         let superseded = versions.get(i + 1).map_or(Ok(now), &created);
-        if superseded.is_err() || superseded.is_ok_and(|t| now - t < grace) {
+        let young = superseded.is_err() || superseded.is_ok_and(|t| now - t < grace);
+        if young || i >= kept_by_count {
             kept.push(v.clone());
         }
     }

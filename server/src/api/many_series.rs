@@ -8,10 +8,12 @@
 //! The engine plans one series at a time as the answer reaches it (`hydro_engine::query::many_series`),
 //! so memory does not grow with the number of series and the first bytes go out at once.
 
+use crate::api::changes::{Changes, changes};
 use crate::api::context::fault;
 use crate::api::params::shorten;
 use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
-use crate::api::values::{Planned, send_rows, series_to_aggregate};
+use crate::api::rows::{Planned, send_rows};
+use crate::api::values::series_to_aggregate;
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
@@ -41,8 +43,22 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         },
         format,
         size,
+        changed_since,
         ..
     } = request;
+    if let Some(base) = &changed_since {
+        let asked = Changes {
+            base,
+            series,
+            window,
+            columns,
+            format,
+            zone,
+            station: None,
+            file_name: "changes".into(),
+        };
+        return changes(ctx, asked).await;
+    }
     if let Some(aggregate) = aggregate {
         let catalog = &ctx.version.dataset.catalog;
         let series = series

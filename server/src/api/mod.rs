@@ -7,10 +7,13 @@
 //! One module per resource ([`landing`], [`health`], [`stations`], [`parameters`],
 //! [`characteristics`], [`values`], [`many_series`], [`statistics`], [`latest`], [`versions`],
 //! [`assets`]);
-//! [`params`] parses single parameters, [`chart`] plans the charts (`format=svg`, `png`).
+//! [`params`] parses single parameters, [`chart`] plans the charts (`format=svg`, `png`),
+//! [`changes`] the answers of `changedSince`; [`rows`] sends what a values-shaped answer
+//! planned.
 //! Handlers plan the HTML pages of their resources too, which `render::html::pages` makes.
 
 pub mod assets;
+pub mod changes;
 pub mod characteristics;
 pub mod chart;
 pub mod context;
@@ -22,6 +25,7 @@ pub mod parameters;
 pub mod params;
 pub mod request;
 pub mod router;
+pub mod rows;
 pub mod stations;
 pub mod statistics;
 pub mod values;

@@ -16,6 +16,7 @@ use crate::render::resources::{
     CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, Includes, PARAMETER_FIELDS, PARAMETER_SORT,
     STATION_FIELDS, STATION_SORT, VALUE_FIELDS, canon_station_path,
 };
+use crate::versions::AsOf;
 use hydro_engine::catalog::StationFilter;
 use hydro_engine::catalog::search::TextQuery;
 use hydro_engine::model::ids::ParameterId;
@@ -273,17 +274,36 @@ const AGGREGATE_PARAMETERS: [&str; 6] = [
 ];
 
 /// The extended parameters of `…/values` (`from` and `to` are basic).
-const VALUES_PARAMETERS: [&str; 15] = concat(
+const VALUES_PARAMETERS: [&str; 16] = concat(
     &[
-        "recent", "last", "limit", "offset", "sort", "fields", "format", "width", "height",
+        "recent",
+        "last",
+        "limit",
+        "offset",
+        "sort",
+        "fields",
+        "format",
+        "width",
+        "height",
+        "changedSince",
     ],
     &AGGREGATE_PARAMETERS,
 );
 
 /// The parameters of `/v1/values`.
-const MANY_VALUES_PARAMETERS: [&str; 25] = concat(
+const MANY_VALUES_PARAMETERS: [&str; 26] = concat(
     selection_and![
-        "from", "to", "recent", "last", "fields", "limit", "offset", "format", "width", "height"
+        "from",
+        "to",
+        "recent",
+        "last",
+        "fields",
+        "limit",
+        "offset",
+        "format",
+        "width",
+        "height",
+        "changedSince"
     ],
     &AGGREGATE_PARAMETERS,
 );
@@ -352,6 +372,8 @@ pub struct ManyValuesRequest {
     pub format: Format,
     /// A chart's size in pixels (`width`, `height`).
     pub size: (u32, u32),
+    /// Only the rows changed since this version (`changedSince`).
+    pub changed_since: Option<AsOf>,
 }
 
 impl Request for ManyValuesRequest {
@@ -406,8 +428,51 @@ impl Request for ManyValuesRequest {
                 Answer::ManyValues
             })?,
             size: chart_size(raw)?,
+            changed_since: changed_since(raw)?,
         })
     }
+}
+
+/// `changedSince`: the version (an id or a generation) whose rows the answer's rows, upserted
+/// into, make this version's. The changes are all rows at once in time order, so what picks or
+/// orders other rows is not taken with it (`from` and `to` narrow it).
+fn changed_since(raw: &RawQuery) -> Result<Option<AsOf>, ApiError> {
+    let Some(v) = raw.get("changedSince")? else {
+        return Ok(None);
+    };
+    let base = match AsOf::parse(v) {
+        Ok(base @ (AsOf::Id { .. } | AsOf::Generation(_))) => base,
+        _ => {
+            return Err(ApiError::param(
+                "changedSince",
+                format!(
+                    "'{}' is not a version; give a version id (as /v1/versions lists them) or a \
+                     generation number",
+                    shorten(v)
+                ),
+            ));
+        }
+    };
+    for other in [
+        "recent",
+        "last",
+        "aggregate",
+        "qualities",
+        "sort",
+        "limit",
+        "offset",
+    ] {
+        if raw.get(other)?.is_some() {
+            return Err(ApiError::param(
+                "changedSince",
+                format!(
+                    "is not taken with {other}: the changes are every row new or changed since \
+                     that version, in time order, in one answer (from and to narrow them)"
+                ),
+            ));
+        }
+    }
+    Ok(Some(base))
 }
 
 /// `fields` of `/v1/values`: the ids are always there (a row without them is no use).
@@ -540,6 +605,8 @@ pub struct ValuesRequest {
     pub format: Format,
     /// A chart's size in pixels (`width`, `height`).
     pub size: (u32, u32),
+    /// Only the rows changed since this version (`changedSince`).
+    pub changed_since: Option<AsOf>,
 }
 
 impl Request for ValuesRequest {
@@ -549,6 +616,7 @@ impl Request for ValuesRequest {
         let window = window(q.raw)?;
         let zone = time_zone(q)?;
         let qualities = qualities(q.raw)?;
+        let changed_since = changed_since(q.raw)?;
         if let Some(spec) = aggregate_spec(q.raw, zone, qualities.clone())? {
             let all = BucketColumn::all(&spec);
             let names: Vec<String> = all.iter().map(|c| c.name()).collect();
@@ -576,6 +644,7 @@ impl Request for ValuesRequest {
                 paging: q.paging()?,
                 size: chart_size(q.raw)?,
                 format: q.format(Answer::Values)?,
+                changed_since,
             });
         }
         let sort = q
@@ -608,6 +677,7 @@ impl Request for ValuesRequest {
             paging: q.paging()?,
             size: chart_size(q.raw)?,
             format,
+            changed_since,
         })
     }
 }

@@ -6,7 +6,8 @@
 use crate::api::context::fault;
 use crate::api::many_series::select;
 use crate::api::request::{ManyStatisticsRequest, StatisticsRequest};
-use crate::api::values::{Planned, send_rows, series_of};
+use crate::api::rows::{Planned, send_rows};
+use crate::api::values::series_of;
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
 use crate::http::negotiate::Answer;

@@ -2,107 +2,24 @@
 //! query, planned before the status line; the answer streams through the format's encoder
 //! (see `render::values`).
 
+use crate::api::changes::{Changes, changes};
 use crate::api::context::fault;
 use crate::api::request::{Paging, Request, ValuesRequest};
+use crate::api::rows::{Planned, send_rows};
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
 use crate::http::negotiate::{Answer, Format};
 use crate::render::envelope::Pagination;
 use crate::render::html::pages;
-use crate::render::reply::{Reply, attachment};
-use crate::render::stream::{self, DownloadGuard};
+use crate::render::reply::Reply;
 use crate::render::timefmt::TimeFormatter;
-use crate::render::values::{ValuesBody, read_ahead, values_body};
-use datafusion::arrow::datatypes::SchemaRef;
+use crate::render::values::read_ahead;
 use futures::StreamExt;
 use hydro_engine::EngineError;
 use hydro_engine::model::duration::IsoDuration;
-use hydro_engine::model::ids::StationId;
-use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{Parameter, Station};
 use hydro_engine::query::aggregate::{AggregateQuery, AggregateSpec, SeriesToAggregate};
 use hydro_engine::query::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
-use serde_json::Value;
-use std::sync::Arc;
-use tokio::sync::OwnedSemaphorePermit;
-
-/// The `links` of a values answer. Only JSON and XML answers print them, so only those build
-/// them: whatever a handler does goes before the answer's first byte.
-fn values_links(ctx: &Ctx<'_>, station: &StationId, page: Option<&Pagination>) -> Option<Value> {
-    let base = format!("/stations/{station}");
-    ctx.links(
-        vec![
-            ("self", ctx.paging_url().this()),
-            ("station", ctx.url(&base)),
-            ("parameters", ctx.url(&format!("{base}/parameters"))),
-        ],
-        page,
-    )
-}
-
-/// A values-shaped answer (values or buckets, of one series or many) once planned: what its
-/// body and headers are made of besides its rows.
-pub(crate) struct Planned<'a> {
-    pub format: Format,
-    pub schema: SchemaRef,
-    /// Column names, in order.
-    pub columns: Vec<String>,
-    /// The JSON Schema a JSON answer's `meta` names.
-    pub meta_schema: &'static str,
-    /// The offset of output times.
-    pub zone: Zone,
-    /// When a page was asked for and its total is known.
-    pub page: Option<Pagination>,
-    /// The attachment's name, without extension.
-    pub file_name: String,
-    /// The series' station, whose links the envelope gives (one series only).
-    pub station: Option<&'a StationId>,
-}
-
-/// Sends a planned answer: its first part is read before the status line (so that a failing
-/// read is an error status, not a cut body), the rest streams while `permit` is held.
-pub(crate) async fn send_rows(
-    ctx: &Ctx<'_>,
-    permit: OwnedSemaphorePermit,
-    planned: Planned<'_>,
-    parts: stream::Parts,
-) -> Result<Reply, ApiError> {
-    let parts = stream::first_checked(parts)
-        .await
-        .map_err(|e| fault(ctx.state, e))?;
-    let Planned {
-        format,
-        schema,
-        columns,
-        meta_schema,
-        zone,
-        page,
-        file_name,
-        station,
-    } = planned;
-    let held = DownloadGuard {
-        watch: Arc::clone(ctx.state) as _,
-        permit,
-    };
-    let answer = ValuesBody {
-        format,
-        schema,
-        columns,
-        meta: &ctx.state.meta,
-        meta_schema,
-        dataset_version: &ctx.version.dataset.manifest.version,
-        page: page.as_ref(),
-        time: TimeFormatter::zoned(zone),
-    };
-    let links = || match station {
-        Some(station) => values_links(ctx, station, page.as_ref()),
-        None => ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref()),
-    };
-    let body = values_body(answer, parts, links, held);
-    let mut headers = ctx.paging_headers(page.as_ref());
-    attachment(&mut headers, format, &file_name);
-    Ok(Reply::values(format, body, headers))
-}
 
 pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
     ctx.admit::<ValuesRequest>()?;
@@ -122,7 +39,21 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         },
         format,
         size,
+        changed_since,
     } = ValuesRequest::parse(&ctx.typed_query())?;
+    if let Some(base) = &changed_since {
+        let asked = Changes {
+            base,
+            series: vec![(s.id.clone(), pid.clone())],
+            window,
+            columns,
+            format,
+            zone,
+            station: Some(&s.id),
+            file_name: format!("{}_{pid}_changes", s.id),
+        };
+        return changes(ctx, asked).await;
+    }
     if let Some(aggregate) = aggregate {
         let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
         let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;

@@ -1,0 +1,246 @@
+//! The rows of a series changed since an earlier version (`changedSince`): what a mirror that
+//! holds the values of version B needs to hold those of this version A. They are the rows A
+//! holds that B lacks or holds with another value or quality, with A's value; appends never
+//! remove a row, so B's rows with these upserted are A's.
+//!
+//! A station-month is rewritten only by a publish that writes rows of it (compaction moves a
+//! month into a pack but keeps the generation that wrote it), so only A's months written by a
+//! generation after B's can differ: those months and B's same months are read, compared row by
+//! row, and nothing else. The work is what the publishes since B wrote, not the series.
+
+use crate::dataset::Dataset;
+use crate::dataset::layout::UTC;
+use crate::dataset::manifest::ValueFile;
+use crate::error::Result;
+use crate::model::Micros;
+use crate::model::ids::{ParameterId, Series};
+use crate::model::month::Month;
+use crate::query::many_series::{many_schema, tagged};
+use crate::query::plan::output_schema;
+use crate::query::spec::{ValueColumn, column_indices};
+use crate::write::chunk::SeriesChunk;
+use crate::write::stored::read_month;
+use datafusion::arrow::array::{
+    ArrayRef, Float64Array, RecordBatch, StringDictionaryBuilder, TimestampMicrosecondArray,
+};
+use datafusion::arrow::datatypes::{Int32Type, SchemaRef};
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use std::sync::Arc;
+
+/// What changed of some series since a version, within a time range.
+#[derive(Debug, Clone)]
+pub struct ChangesQuery {
+    /// In answer order.
+    pub series: Vec<Series>,
+    /// Inclusive bounds of the rows' times; `None` is open.
+    pub from: Option<Micros>,
+    pub to: Option<Micros>,
+    /// Output columns, in order (after the ids for many series).
+    pub columns: Vec<ValueColumn>,
+}
+
+/// A planned answer of changes: its rows stream month by month, series after series.
+pub struct ChangesPlan {
+    pub schema: SchemaRef,
+    pub stream: BoxStream<'static, Result<RecordBatch>>,
+}
+
+/// A station-month of a series that may differ from the base version's.
+struct Touched {
+    series: Series,
+    file: ValueFile,
+    /// The base version's file of the same station-month, if it has one.
+    base: Option<ValueFile>,
+}
+
+impl Dataset {
+    /// The series of `series` with months written after `base` within `from..=to`: those a
+    /// changes answer of many series lists.
+    pub fn changed_series(
+        &self,
+        base: &Dataset,
+        series: &[Series],
+        from: Option<Micros>,
+        to: Option<Micros>,
+    ) -> Vec<Series> {
+        series
+            .iter()
+            .filter(|s| !self.touched(base, s, from, to).is_empty())
+            .cloned()
+            .collect()
+    }
+
+    /// The rows of one series (`ids`: false) or of many (with their station and parameter
+    /// ids) that changed since `base`.
+    pub fn plan_changes(
+        self: &Arc<Self>,
+        base: &Dataset,
+        query: &ChangesQuery,
+        ids: bool,
+    ) -> Result<ChangesPlan> {
+        let columns = query.columns.clone();
+        let schema = if ids {
+            many_schema(&columns)?
+        } else {
+            output_schema(&columns)?
+        };
+        let touched: Vec<Touched> = query
+            .series
+            .iter()
+            .flat_map(|s| self.touched(base, s, query.from, query.to))
+            .collect();
+        let (from, to) = (query.from, query.to);
+        let store = self.store.object_store();
+        let out = Arc::clone(&schema);
+        let stream = futures::stream::iter(touched)
+            .then(move |t| {
+                let store = Arc::clone(&store);
+                let (columns, out) = (columns.clone(), Arc::clone(&out));
+                async move {
+                    let now = series_rows(read_month(store.as_ref(), &t.file).await?, &t.series.1);
+                    let before = match &t.base {
+                        Some(b) => series_rows(read_month(store.as_ref(), b).await?, &t.series.1),
+                        None => None,
+                    };
+                    let Some(now) = now else {
+                        return Ok(None);
+                    };
+                    let rows = changed(&now, before.as_ref(), from, to);
+                    if rows.is_empty() {
+                        return Ok(None);
+                    }
+                    let batch = batch_of(&now, &rows, &columns)?;
+                    if ids {
+                        let names = (t.series.0.to_string(), t.series.1.to_string());
+                        return tagged(&out, &names, batch).map(Some);
+                    }
+                    Ok(Some(batch))
+                }
+            })
+            .try_filter_map(|b| std::future::ready(Ok(b)))
+            .boxed();
+        Ok(ChangesPlan { schema, stream })
+    }
+
+    /// The station-months of `series` within `from..=to` written after `base`, in time order.
+    fn touched(
+        &self,
+        base: &Dataset,
+        (station, parameter): &Series,
+        from: Option<Micros>,
+        to: Option<Micros>,
+    ) -> Vec<Touched> {
+        let Some(months) = self.files.get(station) else {
+            return Vec::new();
+        };
+        let (first, last) = (from.map(Month::of), to.map(Month::of));
+        let base_months = base.files.get(station);
+        months
+            .iter()
+            .map(|m| &m.file)
+            .filter(|f| f.generation > base.manifest.generation)
+            .filter(|f| first.is_none_or(|m| f.month >= m) && last.is_none_or(|m| f.month <= m))
+            .filter(|f| f.series.iter().any(|s| &s.parameter == parameter))
+            .map(|f| Touched {
+                series: (station.clone(), parameter.clone()),
+                file: f.clone(),
+                base: base_months.and_then(|b| {
+                    b.binary_search_by_key(&f.month, |m| m.file.month)
+                        .ok()
+                        .map(|i| b[i].file.clone())
+                }),
+            })
+            .collect()
+    }
+}
+
+/// The chunk of `parameter` among a month's.
+fn series_rows(chunks: Vec<SeriesChunk>, parameter: &ParameterId) -> Option<SeriesChunk> {
+    chunks.into_iter().find(|c| &c.parameter == parameter)
+}
+
+/// The indices of the rows of `now` within `from..=to` that `before` lacks or holds with
+/// another value or quality (both ascending in time).
+fn changed(
+    now: &SeriesChunk,
+    before: Option<&SeriesChunk>,
+    from: Option<Micros>,
+    to: Option<Micros>,
+) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut j = 0;
+    for (i, &t) in now.timestamps.iter().enumerate() {
+        if from.is_some_and(|f| t < f) || to.is_some_and(|e| t > e) {
+            continue;
+        }
+        let same = before.is_some_and(|b| {
+            while j < b.timestamps.len() && b.timestamps[j] < t {
+                j += 1;
+            }
+            j < b.timestamps.len()
+                && b.timestamps[j] == t
+                && b.values[j].to_bits() == now.values[i].to_bits()
+                && b.quality[j] == now.quality[i]
+        });
+        if !same {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// The rows `rows` of `chunk` as a batch of the answer's columns.
+fn batch_of(chunk: &SeriesChunk, rows: &[usize], columns: &[ValueColumn]) -> Result<RecordBatch> {
+    let mut parameter = StringDictionaryBuilder::<Int32Type>::new();
+    parameter.append_values(chunk.parameter.as_str(), rows.len());
+    let times =
+        TimestampMicrosecondArray::from_iter_values(rows.iter().map(|&i| chunk.timestamps[i]))
+            .with_timezone(UTC);
+    let values = Float64Array::from_iter_values(rows.iter().map(|&i| chunk.values[i]));
+    let mut quality = StringDictionaryBuilder::<Int32Type>::new();
+    for &i in rows {
+        quality.append_value(chunk.quality[i]);
+    }
+    let all: [ArrayRef; 4] = [
+        Arc::new(parameter.finish()),
+        Arc::new(times),
+        Arc::new(values),
+        Arc::new(quality.finish()),
+    ];
+    let picked: Vec<ArrayRef> = column_indices(columns)?
+        .into_iter()
+        .map(|i| Arc::clone(&all[i]))
+        .collect();
+    Ok(RecordBatch::try_new(output_schema(columns)?, picked)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(rows: &[(Micros, f64, &'static str)]) -> SeriesChunk {
+        SeriesChunk {
+            parameter: "p".parse().unwrap(),
+            timestamps: rows.iter().map(|r| r.0).collect(),
+            values: rows.iter().map(|r| r.1).collect(),
+            quality: rows.iter().map(|r| r.2).collect(),
+        }
+    }
+
+    #[test]
+    fn new_and_changed_rows_are_the_changes() {
+        let before = chunk(&[(1, 1.0, "good"), (2, 2.0, "good"), (4, 4.0, "good")]);
+        let now = chunk(&[
+            (1, 1.0, "good"),
+            (2, 2.5, "good"),
+            (3, 3.0, "good"),
+            (4, 4.0, "suspect"),
+            (5, 5.0, "good"),
+        ]);
+        assert_eq!(changed(&now, Some(&before), None, None), [1, 2, 3, 4]);
+        assert_eq!(changed(&now, Some(&before), Some(3), Some(4)), [2, 3]);
+        assert_eq!(changed(&now, None, None, None), [0, 1, 2, 3, 4]);
+        assert!(changed(&before, Some(&before), None, None).is_empty());
+    }
+}
