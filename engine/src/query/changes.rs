@@ -11,15 +11,15 @@
 use crate::dataset::Dataset;
 use crate::dataset::layout::UTC;
 use crate::dataset::manifest::ValueFile;
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::model::Micros;
-use crate::model::ids::{ParameterId, Series};
+use crate::model::ids::Series;
 use crate::model::month::Month;
-use crate::query::many_series::{many_schema, tagged};
+use crate::query::many_series::many_schema;
 use crate::query::plan::output_schema;
 use crate::query::spec::{ValueColumn, column_indices};
 use crate::write::chunk::SeriesChunk;
-use crate::write::stored::read_month;
+use crate::write::stored::read_series;
 use datafusion::arrow::array::{
     ArrayRef, Float64Array, RecordBatch, StringDictionaryBuilder, TimestampMicrosecondArray,
 };
@@ -27,6 +27,14 @@ use datafusion::arrow::datatypes::{Int32Type, SchemaRef};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use std::sync::Arc;
+
+/// Months read and compared at once (in answer order): a month of changes is often a few
+/// rows, and its reads, not its rows, are the work.
+const MONTHS_AT_ONCE: usize = 8;
+
+/// Months of changes in one batch: at most ~90 000 rows (32 full months of 15-minute values),
+/// and far fewer row groups in a Parquet answer than a batch a month.
+const MONTHS_A_BATCH: usize = 32;
 
 /// What changed of some series since a version, within a time range.
 #[derive(Debug, Clone)]
@@ -94,31 +102,40 @@ impl Dataset {
         let store = self.store.object_store();
         let out = Arc::clone(&schema);
         let stream = futures::stream::iter(touched)
-            .then(move |t| {
+            .map(move |t| {
                 let store = Arc::clone(&store);
-                let (columns, out) = (columns.clone(), Arc::clone(&out));
-                async move {
-                    let now = series_rows(read_month(store.as_ref(), &t.file).await?, &t.series.1);
+                // A task a month, so that both cores read and compare.
+                let month = tokio::spawn(async move {
+                    let parameter = &t.series.1;
+                    let Some(now) = read_series(store.as_ref(), &t.file, parameter).await? else {
+                        return Ok(None);
+                    };
                     let before = match &t.base {
-                        Some(b) => series_rows(read_month(store.as_ref(), b).await?, &t.series.1),
+                        Some(b) => read_series(store.as_ref(), b, parameter).await?,
                         None => None,
                     };
-                    let Some(now) = now else {
-                        return Ok(None);
-                    };
                     let rows = changed(&now, before.as_ref(), from, to);
-                    if rows.is_empty() {
-                        return Ok(None);
-                    }
-                    let batch = batch_of(&now, &rows, &columns)?;
-                    if ids {
-                        let names = (t.series.0.to_string(), t.series.1.to_string());
-                        return tagged(&out, &names, batch).map(Some);
-                    }
-                    Ok(Some(batch))
+                    Ok::<_, EngineError>((!rows.is_empty()).then_some(Found {
+                        series: t.series,
+                        chunk: now,
+                        rows,
+                    }))
+                });
+                async move {
+                    month.await.map_err(|source| EngineError::Task {
+                        what: "changes of a month",
+                        source,
+                    })?
                 }
             })
+            .buffered(MONTHS_AT_ONCE)
             .try_filter_map(|b| std::future::ready(Ok(b)))
+            // Months of changes are often a few rows each: one batch of many.
+            .try_chunks(MONTHS_A_BATCH)
+            .map_err(|e| e.1)
+            .and_then(move |found| {
+                std::future::ready(batch_of(&found, &columns, ids, Arc::clone(&out)))
+            })
             .boxed();
         Ok(ChangesPlan { schema, stream })
     }
@@ -155,11 +172,6 @@ impl Dataset {
     }
 }
 
-/// The chunk of `parameter` among a month's.
-fn series_rows(chunks: Vec<SeriesChunk>, parameter: &ParameterId) -> Option<SeriesChunk> {
-    chunks.into_iter().find(|c| &c.parameter == parameter)
-}
-
 /// The indices of the rows of `now` within `from..=to` that `before` lacks or holds with
 /// another value or quality (both ascending in time).
 fn changed(
@@ -190,29 +202,54 @@ fn changed(
     out
 }
 
-/// The rows `rows` of `chunk` as a batch of the answer's columns.
-fn batch_of(chunk: &SeriesChunk, rows: &[usize], columns: &[ValueColumn]) -> Result<RecordBatch> {
-    let mut parameter = StringDictionaryBuilder::<Int32Type>::new();
-    parameter.append_values(chunk.parameter.as_str(), rows.len());
-    let times =
-        TimestampMicrosecondArray::from_iter_values(rows.iter().map(|&i| chunk.timestamps[i]))
-            .with_timezone(UTC);
-    let values = Float64Array::from_iter_values(rows.iter().map(|&i| chunk.values[i]));
+/// A month's changed rows of a series: `rows` of `chunk`.
+struct Found {
+    series: Series,
+    chunk: SeriesChunk,
+    rows: Vec<usize>,
+}
+
+/// The changed rows of `found` as one batch of `schema`: the ids (when `ids`), then `columns`.
+fn batch_of(
+    found: &[Found],
+    columns: &[ValueColumn],
+    ids: bool,
+    schema: SchemaRef,
+) -> Result<RecordBatch> {
+    let n: usize = found.iter().map(|f| f.rows.len()).sum();
+    let (mut station, mut parameter) = (
+        StringDictionaryBuilder::<Int32Type>::new(),
+        StringDictionaryBuilder::<Int32Type>::new(),
+    );
+    let (mut times, mut values) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut quality = StringDictionaryBuilder::<Int32Type>::new();
-    for &i in rows {
-        quality.append_value(chunk.quality[i]);
+    for f in found {
+        station.append_values(f.series.0.as_str(), f.rows.len());
+        parameter.append_values(f.series.1.as_str(), f.rows.len());
+        for &i in &f.rows {
+            times.push(f.chunk.timestamps[i]);
+            values.push(f.chunk.values[i]);
+            quality.append_value(f.chunk.quality[i]);
+        }
     }
     let all: [ArrayRef; 4] = [
         Arc::new(parameter.finish()),
-        Arc::new(times),
-        Arc::new(values),
+        Arc::new(TimestampMicrosecondArray::from(times).with_timezone(UTC)),
+        Arc::new(Float64Array::from(values)),
         Arc::new(quality.finish()),
     ];
-    let picked: Vec<ArrayRef> = column_indices(columns)?
-        .into_iter()
-        .map(|i| Arc::clone(&all[i]))
-        .collect();
-    Ok(RecordBatch::try_new(output_schema(columns)?, picked)?)
+    let mut picked: Vec<ArrayRef> = Vec::with_capacity(columns.len() + 2);
+    if ids {
+        // The ids as `many_schema` has them (the stored parameter column is the same array).
+        picked.push(Arc::new(station.finish()));
+        picked.push(Arc::clone(&all[0]));
+    }
+    picked.extend(
+        column_indices(columns)?
+            .into_iter()
+            .map(|i| Arc::clone(&all[i])),
+    );
+    Ok(RecordBatch::try_new(schema, picked)?)
 }
 
 #[cfg(test)]

@@ -199,7 +199,7 @@ impl Dataset {
 }
 
 /// `batch` with its series' ids in front: dictionaries of one value each (a key a row).
-pub(crate) fn tagged(
+fn tagged(
     schema: &SchemaRef,
     (station, parameter): &(String, String),
     batch: RecordBatch,

@@ -12,7 +12,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::arrow::datatypes::{Float64Type, TimestampMicrosecondType};
+use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::ProjectionMask;
@@ -130,4 +130,83 @@ pub(crate) async fn read_month_values(
         out.push((series.parameter.clone(), times, values));
     }
     Ok(out)
+}
+
+/// The rows of one series of a stored station-month, or None when the month has none of it:
+/// its row group alone, without the parameter column, each quality of the dictionary looked
+/// up once. What `changedSince` compares (`crate::query::changes`), a month per series.
+pub(crate) async fn read_series(
+    store: &dyn ObjectStore,
+    file: &ValueFile,
+    parameter: &ParameterId,
+) -> Result<Option<SeriesChunk>> {
+    let Some(group) = file.series.iter().position(|s| &s.parameter == parameter) else {
+        return Ok(None);
+    };
+    let path = file.path();
+    let start = file.offset();
+    let bytes = store
+        .get_range(&Path::from(file.object()), start..start + file.size)
+        .await?;
+    let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+    let columns = ProjectionMask::roots(builder.parquet_schema(), [1, 2, 3]);
+    let rows = usize::try_from(file.series[group].rows).unwrap_or(usize::MAX);
+    let reader = builder
+        .with_projection(columns)
+        .with_row_groups(vec![group])
+        .with_batch_size(rows.max(1))
+        .build()
+        .map_err(|e| corrupt(&e))?;
+    let mut chunk = SeriesChunk {
+        parameter: parameter.clone(),
+        timestamps: Vec::with_capacity(rows),
+        values: Vec::with_capacity(rows),
+        quality: Vec::with_capacity(rows),
+    };
+    for batch in reader {
+        let batch = batch.map_err(|e| corrupt(&e))?;
+        let t = batch
+            .column(0)
+            .as_primitive_opt::<TimestampMicrosecondType>()
+            .ok_or_else(|| corrupt(&"timestamp column mistyped"))?;
+        let v = batch
+            .column(1)
+            .as_primitive_opt::<Float64Type>()
+            .ok_or_else(|| corrupt(&"value column mistyped"))?;
+        let flag = |name: Option<&str>| {
+            let name = name.unwrap_or_default();
+            QUALITY_FLAGS
+                .iter()
+                .find(|f| **f == name)
+                .copied()
+                .ok_or_else(|| corrupt(&format!("quality '{name}'")))
+        };
+        chunk.timestamps.extend_from_slice(t.values());
+        chunk.values.extend_from_slice(v.values());
+        match batch.column(2).as_dictionary_opt::<Int32Type>() {
+            // As written: each quality of the dictionary looked up once.
+            Some(q) => {
+                let names = q
+                    .values()
+                    .as_string_opt::<i32>()
+                    .ok_or_else(|| corrupt(&"quality column mistyped"))?;
+                let flags: Vec<&'static str> = names.iter().map(flag).collect::<Result<_>>()?;
+                for key in q.keys().values() {
+                    let f = usize::try_from(*key)
+                        .ok()
+                        .and_then(|k| flags.get(k))
+                        .ok_or_else(|| corrupt(&"quality key out of range"))?;
+                    chunk.quality.push(f);
+                }
+            }
+            None => {
+                let q = cast(batch.column(2), &DataType::Utf8).map_err(|e| corrupt(&e))?;
+                for name in q.as_string::<i32>().iter() {
+                    chunk.quality.push(flag(name)?);
+                }
+            }
+        }
+    }
+    Ok(Some(chunk))
 }
