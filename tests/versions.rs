@@ -168,6 +168,11 @@ async fn as_of_answers_as_each_version_did() {
         assert_eq!(a.header("etag"), c.header("etag"));
         assert_eq!(a.json()["meta"]["datasetVersion"], id.as_str());
     }
+    // Earlier versions stay open, within their number, and /metrics says so.
+    let metrics = get(&format!("{}/metrics", b.trim_end_matches("/v1")))
+        .await
+        .text();
+    assert!(metrics.contains("hydro_past_versions_open 2"), "{metrics}");
     // Without asOf: the current version, named too, cached briefly.
     let now = get(&recorded[2].1[0].0).await;
     assert!(
@@ -313,6 +318,41 @@ async fn gone_in_time(url: &str) -> String {
         assert!(Instant::now() < deadline, "{url} still answered");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A server that has not switched to the newest version yet (here: one that never follows)
+/// answers `asOf` it from the store, not 404.
+#[tokio::test]
+async fn a_version_newer_than_the_one_served_is_read_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    generate(
+        dir.path(),
+        &[
+            "--stations",
+            "2",
+            "--years",
+            "1",
+            "--interval",
+            "PT1H",
+            "--start",
+            "2024-01-01",
+        ],
+    );
+    let server = Server::start_with(dir.path(), &[("HYDRO_FOLLOW_SECONDS", "0")]);
+    let b = &server.base;
+    let station = first_station_id(b).await;
+    let served = serving(b).await;
+    append(dir.path(), &station, &[("2025-01-01T00:00:00Z", 7.5)]);
+    let url =
+        format!("{b}/stations/{station}/parameters/water-level-1h/values?recent=1&format=json");
+    let now = get(&url).await.json();
+    assert_eq!(now["meta"]["datasetVersion"], served.as_str());
+    let newer = get(&format!("{url}&asOf=2")).await;
+    assert_eq!(newer.status, 200, "{}", newer.text());
+    let newer = newer.json();
+    assert_ne!(newer["meta"]["datasetVersion"], served.as_str());
+    assert_eq!(newer["data"][0]["value"], 7.5);
+    assert_eq!(get(&format!("{url}&asOf=3")).await.status, 404);
 }
 
 #[tokio::test]
