@@ -31,6 +31,7 @@ import time
 import pyarrow.parquet as pq
 
 import harness
+from append import series_of
 
 PARAMETER = "water-level-15min"
 
@@ -52,13 +53,6 @@ def hour_csv(path, parameters, hour):
     return rows
 
 
-def series_of(base):
-    manifest = json.load(open(os.path.join(base, "manifest.json")))
-    table = pq.read_table(os.path.join(base, manifest["catalog"]["parameters"]),
-                          columns=["station_id", "id", "interval"]).to_pylist()
-    return [(r["station_id"], r["id"], r["interval"]) for r in table]
-
-
 def serving(base):
     return json.loads(harness.sh("curl", "-s", f"{base}/"))["data"]["datasetVersion"]
 
@@ -75,7 +69,7 @@ def main():
     args = ap.parse_args()
     harness.build_release(args.no_build)
     base = harness.generate("append-300x20", 300, 20, start="2004-01-01")
-    parameters = series_of(base)
+    _, parameters = series_of(base)
     work = tempfile.mkdtemp(dir="/var/tmp")
     h = None
     try:

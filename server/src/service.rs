@@ -284,8 +284,7 @@ async fn answered_version(
     };
     let as_of = AsOf::parse(asked)?;
     let version = state.versions.resolve(&current, &as_of).await?;
-    let now = chrono::Utc::now().timestamp_micros();
-    Ok(if as_of.pins(now) {
+    Ok(if as_of.pins(&current.dataset.manifest) {
         version.pinned()
     } else {
         version

@@ -112,12 +112,13 @@ impl AsOf {
             .map_err(|_| bad_as_of(v))
     }
 
-    /// Whether answers for it never change: a version named, or an instant already past (a
-    /// later publish is later than it). A future instant's version is the current one only
-    /// until the next publish.
-    pub fn pins(&self, now: Micros) -> bool {
+    /// Whether answers for it never change, `current` being the version served now: a
+    /// version named, or an instant before `current` was published (the versions before it
+    /// are all known). From then on, the version current at an instant is this one only until
+    /// a later publish is seen, which may be earlier than the instant.
+    pub fn pins(&self, current: &Manifest) -> bool {
         match self {
-            Self::Time(t) => *t <= now,
+            Self::Time(t) => published(current).is_some_and(|p| *t < p.timestamp_micros()),
             _ => true,
         }
     }

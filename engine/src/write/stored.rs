@@ -8,7 +8,7 @@ use crate::model::QUALITY_FLAGS;
 use crate::model::ids::ParameterId;
 use crate::write::chunk::SeriesChunk;
 use datafusion::arrow::array::{
-    Array, AsArray, Float64Array, StringArray, TimestampMicrosecondArray,
+    Array, AsArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
@@ -116,16 +116,9 @@ pub(crate) async fn read_month_values(
         let (mut times, mut values) = (Vec::new(), Vec::new());
         for batch in reader {
             let batch = batch.map_err(|e| corrupt(&e))?;
-            let t = batch
-                .column(0)
-                .as_primitive_opt::<TimestampMicrosecondType>()
-                .ok_or_else(|| corrupt(&"timestamp column mistyped"))?;
-            let v = batch
-                .column(1)
-                .as_primitive_opt::<Float64Type>()
-                .ok_or_else(|| corrupt(&"value column mistyped"))?;
-            times.extend_from_slice(t.values());
-            values.extend_from_slice(v.values());
+            let (t, v) = times_and_values(&batch).ok_or_else(|| corrupt(&MISTYPED))?;
+            times.extend_from_slice(t);
+            values.extend_from_slice(v);
         }
         out.push((series.parameter.clone(), times, values));
     }
@@ -166,14 +159,7 @@ pub(crate) async fn read_series(
     };
     for batch in reader {
         let batch = batch.map_err(|e| corrupt(&e))?;
-        let t = batch
-            .column(0)
-            .as_primitive_opt::<TimestampMicrosecondType>()
-            .ok_or_else(|| corrupt(&"timestamp column mistyped"))?;
-        let v = batch
-            .column(1)
-            .as_primitive_opt::<Float64Type>()
-            .ok_or_else(|| corrupt(&"value column mistyped"))?;
+        let (t, v) = times_and_values(&batch).ok_or_else(|| corrupt(&MISTYPED))?;
         let flag = |name: Option<&str>| {
             let name = name.unwrap_or_default();
             QUALITY_FLAGS
@@ -182,8 +168,8 @@ pub(crate) async fn read_series(
                 .copied()
                 .ok_or_else(|| corrupt(&format!("quality '{name}'")))
         };
-        chunk.timestamps.extend_from_slice(t.values());
-        chunk.values.extend_from_slice(v.values());
+        chunk.timestamps.extend_from_slice(t);
+        chunk.values.extend_from_slice(v);
         match batch.column(2).as_dictionary_opt::<Int32Type>() {
             // As written: each quality of the dictionary looked up once.
             Some(q) => {
@@ -209,4 +195,15 @@ pub(crate) async fn read_series(
         }
     }
     Ok(Some(chunk))
+}
+
+const MISTYPED: &str = "timestamp or value column mistyped";
+
+/// The first two columns of a batch read with timestamp and value projected first.
+fn times_and_values(batch: &RecordBatch) -> Option<(&[i64], &[f64])> {
+    let t = batch
+        .column(0)
+        .as_primitive_opt::<TimestampMicrosecondType>()?;
+    let v = batch.column(1).as_primitive_opt::<Float64Type>()?;
+    Some((t.values(), v.values()))
 }
