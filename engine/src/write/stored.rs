@@ -26,10 +26,7 @@ pub(crate) async fn read_month(
     file: &ValueFile,
 ) -> Result<Vec<SeriesChunk>> {
     let path = file.path();
-    let start = file.offset();
-    let bytes = store
-        .get_range(&Path::from(file.object()), start..start + file.size)
-        .await?;
+    let bytes = month_bytes(store, file).await?;
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| corrupt(&e))?
@@ -95,10 +92,7 @@ pub(crate) async fn read_month_values(
     file: &ValueFile,
 ) -> Result<MonthValues> {
     let path = file.path();
-    let start = file.offset();
-    let bytes = store
-        .get_range(&Path::from(file.object()), start..start + file.size)
-        .await?;
+    let bytes = month_bytes(store, file).await?;
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
     let metadata =
         ArrowReaderMetadata::load(&bytes, Default::default()).map_err(|e| corrupt(&e))?;
@@ -137,10 +131,7 @@ pub(crate) async fn read_series(
         return Ok(None);
     };
     let path = file.path();
-    let start = file.offset();
-    let bytes = store
-        .get_range(&Path::from(file.object()), start..start + file.size)
-        .await?;
+    let bytes = month_bytes(store, file).await?;
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
     let columns = ProjectionMask::roots(builder.parquet_schema(), [1, 2, 3]);
@@ -206,4 +197,12 @@ fn times_and_values(batch: &RecordBatch) -> Option<(&[i64], &[f64])> {
         .as_primitive_opt::<TimestampMicrosecondType>()?;
     let v = batch.column(1).as_primitive_opt::<Float64Type>()?;
     Some((t.values(), v.values()))
+}
+
+/// A stored station-month's bytes (its own object, or its range of a pack).
+async fn month_bytes(store: &dyn ObjectStore, file: &ValueFile) -> Result<bytes::Bytes> {
+    let start = file.offset();
+    Ok(store
+        .get_range(&Path::from(file.object()), start..start + file.size)
+        .await?)
 }
