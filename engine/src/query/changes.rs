@@ -48,7 +48,8 @@ pub struct ChangesQuery {
     pub columns: Vec<ValueColumn>,
 }
 
-/// A planned answer of changes: its rows stream month by month, series after series.
+/// A planned answer of changes: its rows stream series after series, in time order, a batch
+/// for up to `MONTHS_A_BATCH` months of changes.
 pub struct ChangesPlan {
     pub schema: SchemaRef,
     pub stream: BoxStream<'static, Result<RecordBatch>>,
