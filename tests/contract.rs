@@ -419,6 +419,7 @@ async fn metrics_report_the_memory_budgets_together() {
             .unwrap_or_else(|| panic!("{name} in {text}"))
     };
     assert!(gauge("hydro_memory_bytes{part=\"catalog\"}") > 0.0);
+    assert!(gauge("hydro_memory_bytes{part=\"files\"}") > 0.0);
     assert!(
         gauge("hydro_memory_bytes{part=\"footer_cache\"}") > 0.0,
         "a month was read"

@@ -206,15 +206,15 @@ impl Versions {
         }
     }
 
-    /// The versions kept open, and the memory their catalogs and footer caches hold (their
-    /// month files' bytes are in the current version's value cache).
+    /// The versions kept open, and the memory their catalogs, files tables and footer caches
+    /// hold (their month files' bytes are in the current version's value cache).
     pub fn open_memory(&self) -> (usize, usize) {
         let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         let bytes = open
             .iter()
             .map(|v| {
                 let m = v.dataset.memory();
-                m.catalog + m.footer_cache
+                m.catalog + m.files + m.footer_cache
             })
             .sum();
         (open.len(), bytes)

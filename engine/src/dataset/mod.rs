@@ -65,6 +65,8 @@ pub struct MemoryUse {
     pub value_cache_budget: usize,
     /// The catalog, whole in memory (an estimate; it has no budget).
     pub catalog: usize,
+    /// The month files listed by station (the files table as queries use it; an estimate).
+    pub files: usize,
 }
 
 /// What DataFusion needs to scan this dataset's value files: the store as registered with the
@@ -86,6 +88,8 @@ pub struct Dataset {
     pub(crate) footers: Arc<FooterCache>,
     /// About how many bytes the catalog holds: it never changes, so measured once.
     catalog_bytes: usize,
+    /// [`MemoryUse::files`], counted when the files were indexed.
+    files_bytes: usize,
     pub(crate) scan_source: ScanSource,
     pub(crate) files: HashMap<StationId, StationFiles>,
     /// Each station's rollup file (`rollups`), where it has one.
@@ -242,6 +246,15 @@ impl Dataset {
             v.sort_by_key(|m| m.file.month);
             v.shrink_to_fit();
         });
+        let files_bytes = files
+            .values()
+            .flatten()
+            .map(|m| {
+                size_of::<Arc<MonthFile>>()
+                    + size_of::<MonthFile>()
+                    + m.file.series.len() * size_of::<manifest::SeriesStats>()
+            })
+            .sum();
         let catalog = Catalog::new(stations, parameters, characteristics);
         let catalog_bytes = catalog.memory_size();
 
@@ -268,6 +281,7 @@ impl Dataset {
             ctx,
             footers: Arc::new(FooterCache::new(FOOTER_CACHE_BYTES)),
             catalog_bytes,
+            files_bytes,
             scan_source,
             files,
             rollups: rollups
@@ -346,6 +360,7 @@ impl Dataset {
             value_cache: self.cached_value_bytes(),
             value_cache_budget: self.values.as_ref().map_or(0, |v| v.budget()),
             catalog: self.catalog_bytes,
+            files: self.files_bytes,
         }
     }
 
