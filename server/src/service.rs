@@ -187,7 +187,7 @@ where
             .and_then(|v| v.to_str().ok());
         query = query.with_body(RawQuery::from_body(content_type, &bytes)?)?;
     }
-    // The version this request answers from, to its end (see `state::Version`).
+    // The version this request answers from, to its end (see `versions::Version`).
     let current = answered_version(state, &segments, &query).await?;
     let version: &Version = &current;
     let etag = etag(state, version, path, &query, headers);
@@ -268,17 +268,19 @@ where
 }
 
 /// The version a request answers from: the one served now, or the one `asOf` names on the
-/// paths that take it (every data path and the landing page).
+/// paths that take it (every data path and the landing page, in the extended variant; on the
+/// others the endpoint refuses it as any parameter it does not take).
 async fn answered_version(
     state: &Arc<AppState>,
     segments: &[String],
     query: &RawQuery,
 ) -> Result<Arc<Version>, ApiError> {
     let current = state.version();
-    let versioned = !matches!(
-        segments.first().map(String::as_str),
-        Some("versions" | "health" | "openapi.json" | "schemas")
-    );
+    let versioned = !state.basic()
+        && !matches!(
+            segments.first().map(String::as_str),
+            Some("versions" | "health" | "openapi.json" | "schemas" | "assets")
+        );
     let Some(asked) = query.get("asOf")?.filter(|_| versioned) else {
         return Ok(current);
     };

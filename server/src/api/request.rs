@@ -71,11 +71,10 @@ impl Query<'_> {
     /// Checks that only the parameters of `R`'s endpoint are present, split by variant.
     pub fn admit<R: Request>(&self) -> Result<(), ApiError> {
         if self.basic {
-            let hint = self
-                .raw
-                .pairs
-                .iter()
-                .any(|(k, _)| R::EXTENDED.contains(&k.as_str()));
+            let hint =
+                self.raw.pairs.iter().any(|(k, _)| {
+                    R::EXTENDED.contains(&k.as_str()) || (R::VERSIONED && k == "asOf")
+                });
             return self.raw.only(R::BASIC, hint);
         }
         let versioned: &[&str] = if R::VERSIONED { &["asOf"] } else { &[] };
