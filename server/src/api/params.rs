@@ -166,7 +166,9 @@ impl JsonForm {
     fn of(name: &str) -> Self {
         match name {
             "stations" | "states" | "waterBodyIds" | "types" | "parameters"
-            | "observedProperties" | "fields" | "aggregate" | "qualities" => Self::List,
+            | "observedProperties" | "fields" | "aggregate" | "qualities" | "exceedance" => {
+                Self::List
+            }
             "limit" | "offset" | "recent" | "width" | "height" | "yearStart" => Self::Count,
             "minCoverage" => Self::Number,
             "bbox" | "near" => Self::Numbers,
