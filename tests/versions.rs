@@ -386,3 +386,22 @@ async fn bad_as_of_is_a_400_that_names_it() {
     assert_eq!(get(&format!("{b}/versions/nope")).await.status, 404);
     assert_eq!(get(&format!("{b}/versions/1")).await.status, 200);
 }
+
+/// `--keep-versions` keeps at least the current version: 0 and words are refused by name,
+/// and nothing is removed.
+#[test]
+fn bad_keep_versions_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), &["--stations", "1", "--years", "0"]);
+    for bad in ["0", "two"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .args(["vacuum", "--out", dir.path().to_str().unwrap()])
+            .args(["--older-than", "PT0S", "--keep-versions", bad])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--keep-versions"), "{bad}: {stderr}");
+    }
+    assert!(dir.path().join("versions/1.json").exists());
+}
