@@ -100,7 +100,7 @@ fn series(c: &mut Criterion) {
     let files: Vec<std::path::PathBuf> = ten
         .value_files(&station)
         .filter(|f| f.month.year() == 2018)
-        .map(|f| dir10.path().join(f.path()))
+        .map(|f| dir10.path().join(f.object()))
         .collect();
     let mut g = c.benchmark_group("series");
     g.sample_size(20);

@@ -463,9 +463,9 @@ async fn run() -> anyhow::Result<()> {
                 let loose = dataset.loose_files(this_month);
                 if loose > 0 {
                     tracing::warn!(
-                        "{loose} month files before {this_month} are not packed: a download \
+                        "{loose} month files before {this_month} are not compacted: a download \
                          from the bucket reads each on its own; `hydro compact --out {data}` \
-                         packs a station-year into one object"
+                         joins a station-year into one file"
                     );
                 }
             }
@@ -635,15 +635,24 @@ async fn run() -> anyhow::Result<()> {
             let progress = progress_bar("compacting", "station-years");
             let c = hydro_engine::write::compact::compact(store, before, progress).await?;
             match c.generation {
-                Some(g) => say!(
-                    "compacted {out}: {} months into {} pack{} ({:.1} MB); published generation {g}",
-                    c.months,
-                    c.packs,
-                    if c.packs == 1 { "" } else { "s" },
-                    c.bytes as f64 / 1e6
-                ),
+                Some(g) => {
+                    say!(
+                        "compacted {out}: {} months into {} station-year file{} ({:.1} MB); \
+                         published generation {g}",
+                        c.months,
+                        c.files,
+                        if c.files == 1 { "" } else { "s" },
+                        c.bytes as f64 / 1e6
+                    );
+                    if c.moved > 0 {
+                        say!(
+                            "moved {} month files of an earlier layout to this one's names",
+                            c.moved
+                        );
+                    }
+                }
                 None => {
-                    say!("compacted {out}: nothing to pack before {before}; nothing published")
+                    say!("compacted {out}: nothing to join before {before}; nothing published")
                 }
             }
             Ok(())

@@ -1,10 +1,11 @@
-//! `hydro compact`: each station-year's settled months in one pack, read in place.
+//! `hydro compact`: each station-year's settled months in one Parquet file, read in place.
 //!
 //! Checked here: a compacted archive (its month files vacuumed away) answers every request of
-//! the sample byte for byte as the archive did; compacting again packs nothing; an append to a
-//! packed month is read, and packed again by the next compaction; a compaction that meets a
-//! damaged month file, or a bad `--before`, publishes nothing; a damaged pack fails only the
-//! requests that need its lost months. Against a bucket (requests
+//! the sample byte for byte as the archive did; compacting again joins nothing; an append to a
+//! compacted month is read, the year's other months joined anew without it, and joined again
+//! by the next compaction; a compaction that meets a damaged month file, or a bad `--before`,
+//! publishes nothing; a damaged station-year file fails only the requests that need it.
+//! Outside readers (DuckDB, Polars, pyarrow) of compacted archives: `tests/open_archive.py`. Against a bucket (requests
 //! counted on the wire): `tests/s3.rs`.
 
 mod common;
@@ -66,20 +67,25 @@ async fn a_compacted_archive_answers_as_before() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(dataset(), dir.path());
     let said = succeeds(&["compact"], dir.path());
-    // 24 stations x 2 years, every month of each in its year's pack.
-    assert!(said.contains("576 months into 48 packs"), "{said}");
+    // 24 stations x 2 years, every month of each in its year's file.
+    assert!(
+        said.contains("576 months into 48 station-year files"),
+        "{said}"
+    );
     assert!(said.contains("published generation 2"), "{said}");
     succeeds(&["vacuum", "--older-than", "PT0S"], dir.path());
     let objects = value_objects(dir.path());
     assert_eq!(objects.len(), 48, "{objects:?}");
     for o in &objects {
+        let name = o.rsplit_once('/').unwrap().1;
         assert!(
-            o.contains("/year=202") && o.ends_with("/months-2.pack"),
+            name == "2023-g2.parquet" || name == "2024-g2.parquet",
             "{o}"
         );
+        assert!(o.starts_with("values/station="), "{o}");
     }
     let manifest = std::fs::read_to_string(dir.path().join("manifest.json")).unwrap();
-    assert!(manifest.contains("\"format\":3"), "{manifest}");
+    assert!(manifest.contains("\"format\":4"), "{manifest}");
 
     // The base URL the same for both, so that links compare equal.
     let env = [
@@ -97,9 +103,9 @@ async fn a_compacted_archive_answers_as_before() {
         same_answers(&before.base, &after.base, &urls).await;
     }
 
-    // Nothing left to pack: nothing published.
+    // Nothing left to join: nothing published.
     let said = succeeds(&["compact"], dir.path());
-    assert!(said.contains("nothing to pack"), "{said}");
+    assert!(said.contains("nothing to join"), "{said}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("manifest.json")).unwrap(),
         manifest
@@ -107,7 +113,7 @@ async fn a_compacted_archive_answers_as_before() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_append_to_a_packed_month_is_read_and_packed_again() {
+async fn an_append_to_a_compacted_month_is_read_and_joined_again() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("data");
     let r = import_command(&out)
@@ -116,7 +122,10 @@ async fn an_append_to_a_packed_month_is_read_and_packed_again() {
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let said = succeeds(&["compact"], &out);
-    assert!(said.contains("6 months into 3 packs"), "{said}");
+    assert!(
+        said.contains("6 months into 3 station-year files"),
+        "{said}"
+    );
     let series = "/stations/koeln/parameters/water-level-15min/values";
     let packed = Server::start_with(&out, &[]);
     let stored = get(&format!("{}{series}?format=csv", packed.base))
@@ -164,22 +173,40 @@ async fn an_append_to_a_packed_month_is_read_and_packed_again() {
             assert!(sorted.contains("999.5"), "{label}: {sorted}");
         }
     };
-    check("appended to a pack").await;
-    // koeln's 2024 again (January now a file of its own, March settled too); the other
-    // stations' packs are whole and stay.
+    check("appended to a compacted month").await;
+    // January and March files of their own, February joined anew by the append, alone: every
+    // file of the version holds only its rows.
+    succeeds(&["vacuum", "--older-than", "PT0S"], &out);
+    let mut objects = value_objects(&out);
+    objects.sort();
+    assert_eq!(
+        objects,
+        [
+            "values/station=gwm-ried-7/2024-g2.parquet",
+            "values/station=kaub/2024-g2.parquet",
+            "values/station=koeln/2024-01-g3.parquet",
+            "values/station=koeln/2024-03-g3.parquet",
+            "values/station=koeln/2024-g3.parquet",
+        ]
+    );
+    check("after vacuum").await;
+    // koeln's 2024 again (March settled too); the other stations' files are whole and stay.
     let said = succeeds(&["compact", "--before", "2030-01"], &out);
-    assert!(said.contains("3 months into 1 pack "), "{said}");
+    assert!(
+        said.contains("3 months into 1 station-year file "),
+        "{said}"
+    );
     succeeds(&["vacuum", "--older-than", "PT0S"], &out);
     let objects = value_objects(&out);
     assert_eq!(
         objects,
         [
-            "values/station=gwm-ried-7/year=2024/months-2.pack",
-            "values/station=kaub/year=2024/months-2.pack",
-            "values/station=koeln/year=2024/months-4.pack",
+            "values/station=gwm-ried-7/2024-g2.parquet",
+            "values/station=kaub/2024-g2.parquet",
+            "values/station=koeln/2024-g4.parquet",
         ]
     );
-    check("packed again").await;
+    check("joined again").await;
 }
 
 #[test]
@@ -192,32 +219,32 @@ fn a_compaction_that_fails_publishes_nothing() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("--before") && err.contains("YYYY-MM"), "{err}");
 
-    // A month file cut short: named, nothing published, no pack left behind.
+    // A month file cut short: named, nothing published, no station-year file left behind.
     let victim = files_under(&dir.path().join("values"))
         .into_iter()
-        .find(|p| p.display().to_string().contains("month=2023-05"))
+        .find(|p| p.display().to_string().contains("/2023-05-g1"))
         .unwrap();
     let bytes = std::fs::read(&victim).unwrap();
     std::fs::write(&victim, &bytes[..bytes.len() / 2]).unwrap();
     let r = hydro(&["compact"], dir.path());
     assert!(!r.status.success());
     let err = String::from_utf8_lossy(&r.stderr);
-    assert!(err.contains("month=2023-05"), "{err}");
+    assert!(err.contains("/2023-05-g1.parquet"), "{err}");
     assert_eq!(
         std::fs::read(dir.path().join("manifest.json")).unwrap(),
         manifest
     );
-    let packs: Vec<String> = value_objects(dir.path())
+    let left: Vec<String> = value_objects(dir.path())
         .into_iter()
-        .filter(|o| o.ends_with(".pack"))
+        .filter(|o| o.ends_with("-g2.parquet"))
         .collect();
-    assert!(packs.is_empty(), "{packs:?}");
+    assert!(left.is_empty(), "{left:?}");
     // The lock is released: the next writer may begin.
     assert!(!dir.path().join("writing.lock").exists());
 }
 
 #[tokio::test]
-async fn a_damaged_pack_fails_only_its_requests() {
+async fn a_damaged_station_year_file_fails_only_its_requests() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(dataset(), dir.path());
     succeeds(&["compact"], dir.path());
@@ -235,22 +262,21 @@ async fn a_damaged_pack_fails_only_its_requests() {
             "{b}/stations/{id}/parameters/water-level-15min/values?from={month}-02T00:00:00Z&to={month}-03T00:00:00Z&format={format}"
         )
     };
-    // The first station's 2023 pack cut in half: its December is gone, its January not.
-    let pack = dir
+    // The first station's 2023 file cut in half: its footer is gone, and with it every month
+    // of the year; its 2024 and the other stations' years are not.
+    let year = dir
         .path()
-        .join(format!("values/station={}/year=2023/months-2.pack", ids[0]));
-    let bytes = std::fs::read(&pack).unwrap();
-    std::fs::write(&pack, &bytes[..bytes.len() / 2]).unwrap();
+        .join(format!("values/station={}/2023-g2.parquet", ids[0]));
+    let bytes = std::fs::read(&year).unwrap();
+    std::fs::write(&year, &bytes[..bytes.len() / 2]).unwrap();
     for format in ["json", "csv", "parquet", "csv&sort=-value"] {
-        let r = get(&values(&ids[0], "2023-12", format)).await;
-        assert_eq!(r.status, 500, "{format}: {}", r.text());
-        let text = r.text();
-        assert!(!text.contains(".pack"), "no internals: {text}");
-        for (id, month) in [
-            (&ids[0], "2023-01"),
-            (&ids[0], "2024-12"),
-            (&ids[1], "2023-12"),
-        ] {
+        for month in ["2023-01", "2023-12"] {
+            let r = get(&values(&ids[0], month, format)).await;
+            assert_eq!(r.status, 500, "{month} {format}: {}", r.text());
+            let text = r.text();
+            assert!(!text.contains("values/"), "no internals: {text}");
+        }
+        for (id, month) in [(&ids[0], "2024-12"), (&ids[1], "2023-12")] {
             let r = get(&values(id, month, format)).await;
             assert_eq!(r.status, 200, "{id} {month} {format}: {}", r.text());
         }

@@ -56,7 +56,7 @@ fn files_of(f: &Fixture, station: &StationId) -> usize {
 fn brute_force(f: &Fixture, station: &StationId, parameter: &ParameterId) -> Vec<Row> {
     let mut rows = Vec::new();
     for file in f.dataset.value_files(station) {
-        let bytes = bytes::Bytes::from(std::fs::read(f.root.join(file.path())).unwrap());
+        let bytes = bytes::Bytes::from(std::fs::read(f.root.join(file.object())).unwrap());
         let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
             .unwrap()
             .build()

@@ -6,29 +6,35 @@
 //! | station    | utf8                  | station id                                    |
 //! | month      | utf8                  | `YYYY-MM` (UTC)                               |
 //! | generation | uint64                | the publish that wrote the file (in its name) |
-//! | size       | uint64                | bytes of the file                             |
+//! | size       | uint64                | bytes of the month file or station-year file  |
 //! | parameter  | utf8                  | parameter id; rows in row group order         |
 //! | rows       | uint64                | the parameter's rows in the file              |
 //! | min, max   | timestamp(µs, UTC)    | its oldest and newest timestamp               |
-//! | pack       | uint64, null          | generation of the pack holding it, if packed  |
-//! | offset     | uint64, null          | where the file begins in its pack             |
+//! | pack       | uint64, null          | generation of the station-year file or pack   |
+//! | offset     | uint64, null          | where the month file begins in its pack       |
+//! | path       | utf8                  | the object that holds the rows                |
+//! | row_group  | uint32, null          | in a station-year file: the parameter-month's |
+//! | row_groups | uint32, null          | ... the file's row groups                     |
+//! | start      | uint64, null          | ... where the month's pages begin             |
+//! | footer     | uint64, null          | ... where its page index and footer begin     |
 //!
-//! A file's path follows from station, month and generation (`layout::values_path`), a
-//! pack's from station, year and the pack's generation (`layout::pack_path`); tables of
-//! layout version 2 have no `pack` and `offset` (every file an object of its own). The
+//! `path` follows from the other columns (`ValueFile::object`); it is written for readers
+//! outside: the distinct paths are exactly the files of the version, each holding only rows
+//! of it. Tables of layout 3 have no `path` and the columns after it (their own files are
+//! named by `layout::month_dir_path`), tables of layout 2 no `pack` and `offset` either. The
 //! table is written while the value files are (a row group at a time, uploaded in parts), so
 //! writing an archive of any size keeps only a row group in memory; any Parquet reader can
 //! query it (`SELECT station, sum(rows) FROM 'catalog/files-1.parquet' GROUP BY 1`).
 
 use crate::dataset::catalog_file::{Interner, column, from_parquet, room_for};
 use crate::dataset::layout::{self, UTC, writer_properties};
-use crate::dataset::manifest::{Packed, SeriesStats, ValueFile};
+use crate::dataset::manifest::{InYear, SeriesStats, Stored, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::ParameterId;
 use crate::model::month::Month;
 use bytes::Bytes;
 use datafusion::arrow::array::{
-    Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
+    Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray, UInt32Array, UInt64Array,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::object_store::ObjectStore;
@@ -59,6 +65,11 @@ fn schema() -> SchemaRef {
             Field::new("max", ts, false),
             Field::new("pack", DataType::UInt64, true),
             Field::new("offset", DataType::UInt64, true),
+            Field::new("path", DataType::Utf8, false),
+            Field::new("row_group", DataType::UInt32, true),
+            Field::new("row_groups", DataType::UInt32, true),
+            Field::new("start", DataType::UInt64, true),
+            Field::new("footer", DataType::UInt64, true),
         ]))
     });
     Arc::clone(&SCHEMA)
@@ -110,6 +121,16 @@ impl FilesTableWriter {
                 .iter()
                 .flat_map(|f| f.series.iter().map(move |s| (f, s)))
         };
+        // Each row's row group in its object.
+        let groups = || {
+            self.pending
+                .iter()
+                .flat_map(|f| (0..f.series.len()).map(move |i| (f, f.row_group(i))))
+        };
+        let in_year = |f: &ValueFile| match f.stored {
+            Stored::Year(y) => Some(y),
+            _ => None,
+        };
         let columns: Vec<ArrayRef> = vec![
             Arc::new(texts(rows().map(|(f, _)| f.station.as_str()))),
             Arc::new(texts(rows().map(|(f, _)| f.month.to_string()))),
@@ -127,11 +148,31 @@ impl FilesTableWriter {
                 TimestampMicrosecondArray::from_iter_values(rows().map(|(_, s)| s.max))
                     .with_timezone(UTC),
             ),
-            Arc::new(UInt64Array::from_iter(
-                rows().map(|(f, _)| f.pack.map(|p| p.generation)),
+            Arc::new(UInt64Array::from_iter(rows().map(
+                |(f, _)| match f.stored {
+                    Stored::Year(y) => Some(y.generation),
+                    Stored::Pack { generation, .. } => Some(generation),
+                    Stored::File | Stored::MonthDir => None,
+                },
+            ))),
+            Arc::new(UInt64Array::from_iter(rows().map(
+                |(f, _)| match f.stored {
+                    Stored::Pack { offset, .. } => Some(offset),
+                    _ => None,
+                },
+            ))),
+            Arc::new(texts(rows().map(|(f, _)| f.object()))),
+            Arc::new(UInt32Array::from_iter(
+                groups().map(|(f, g)| in_year(f).and_then(|_| u32::try_from(g).ok())),
+            )),
+            Arc::new(UInt32Array::from_iter(
+                rows().map(|(f, _)| in_year(f).map(|y| y.row_groups)),
             )),
             Arc::new(UInt64Array::from_iter(
-                rows().map(|(f, _)| f.pack.map(|p| p.offset)),
+                rows().map(|(f, _)| in_year(f).map(|y| y.start)),
+            )),
+            Arc::new(UInt64Array::from_iter(
+                rows().map(|(f, _)| in_year(f).map(|y| y.footer)),
             )),
         ];
         self.writer
@@ -157,20 +198,100 @@ fn optional_column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result
     }
 }
 
-/// Row `i`'s place in a pack, if it has one: `pack` and `offset` set together or not at all.
-fn packed_at(
-    pack: Option<&UInt64Array>,
-    offset: Option<&UInt64Array>,
-    i: usize,
-) -> Result<Option<Packed>> {
-    let value = |c: Option<&UInt64Array>| c.filter(|c| c.is_valid(i)).map(|c| c.value(i));
-    match (value(pack), value(offset)) {
-        (Some(generation), Some(offset)) => Ok(Some(Packed { generation, offset })),
-        (None, None) => Ok(None),
-        _ => Err(EngineError::corrupt(format!(
-            "{W}: row {i} has a pack without an offset or an offset without a pack"
-        ))),
+/// The columns that say where a month's rows lie, as far as the table has them.
+struct Places<'a> {
+    pack: Option<&'a UInt64Array>,
+    offset: Option<&'a UInt64Array>,
+    path: Option<&'a StringArray>,
+    row_group: Option<&'a UInt32Array>,
+    row_groups: Option<&'a UInt32Array>,
+    start: Option<&'a UInt64Array>,
+    footer: Option<&'a UInt64Array>,
+}
+
+impl<'a> Places<'a> {
+    fn of(b: &'a RecordBatch) -> Result<Self> {
+        Ok(Self {
+            pack: optional_column(b, "pack")?,
+            offset: optional_column(b, "offset")?,
+            path: optional_column(b, "path")?,
+            row_group: optional_column(b, "row_group")?,
+            row_groups: optional_column(b, "row_groups")?,
+            start: optional_column(b, "start")?,
+            footer: optional_column(b, "footer")?,
+        })
     }
+
+    /// Where the rows of the month whose first row is row `i` lie.
+    fn stored(&self, i: usize) -> Result<Stored> {
+        fn at<A: Array, T>(c: Option<&A>, i: usize, v: impl Fn(&A, usize) -> T) -> Option<T> {
+            c.filter(|c| c.is_valid(i)).map(|c| v(c, i))
+        }
+        let u64_at = |c: Option<&UInt64Array>| at(c, i, |c, i| c.value(i));
+        let u32_at = |c: Option<&UInt32Array>| at(c, i, |c, i| c.value(i));
+        let bad = |what: &str| EngineError::corrupt(format!("{W}: row {i} {what}"));
+        if let Some(first_row_group) = u32_at(self.row_group) {
+            let (Some(generation), Some(row_groups), Some(start), Some(footer)) = (
+                u64_at(self.pack),
+                u32_at(self.row_groups),
+                u64_at(self.start),
+                u64_at(self.footer),
+            ) else {
+                return Err(bad(
+                    "has a row group without pack, row_groups, start and footer",
+                ));
+            };
+            return Ok(Stored::Year(InYear {
+                generation,
+                first_row_group,
+                row_groups,
+                start,
+                footer,
+            }));
+        }
+        match (u64_at(self.pack), u64_at(self.offset)) {
+            (Some(generation), Some(offset)) => Ok(Stored::Pack { generation, offset }),
+            (None, None) => Ok(
+                match at(self.path, i, |c, i| c.value(i).contains("/month=")) {
+                    Some(false) => Stored::File,
+                    // Named as layouts 2 and 3 name them (which had no `path`).
+                    Some(true) | None => Stored::MonthDir,
+                },
+            ),
+            _ => Err(bad(
+                "has a pack without an offset or an offset without a pack",
+            )),
+        }
+    }
+
+    /// Whether row `i` is the `k`th series of the month `stored` says: in a station-year file
+    /// a month's row groups follow each other.
+    fn continues(&self, stored: &Stored, k: usize, i: usize) -> bool {
+        match stored {
+            Stored::Year(y) => self
+                .row_group
+                .filter(|c| c.is_valid(i))
+                .is_some_and(|c| c.value(i) as usize == y.first_row_group as usize + k),
+            _ => true,
+        }
+    }
+}
+
+/// `file` with its `series`, if its row groups lie in its object.
+fn finished(mut file: ValueFile, series: Vec<SeriesStats>) -> Result<ValueFile> {
+    file.series = series.into_boxed_slice();
+    if let Stored::Year(y) = file.stored
+        && file.row_group(file.series.len()) > y.row_groups as usize
+    {
+        return Err(EngineError::corrupt(format!(
+            "{W}: {} {}: row groups past the {} of {}",
+            file.station,
+            file.month,
+            y.row_groups,
+            file.object()
+        )));
+    }
+    Ok(file)
 }
 
 /// The value files a files table lists, with ids sharing the catalog's texts.
@@ -192,8 +313,7 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
         let count = column::<UInt64Array>(&b, "rows", W)?;
         let min = column::<TimestampMicrosecondArray>(&b, "min", W)?;
         let max = column::<TimestampMicrosecondArray>(&b, "max", W)?;
-        let pack = optional_column::<UInt64Array>(&b, "pack")?;
-        let offset = optional_column::<UInt64Array>(&b, "offset")?;
+        let places = Places::of(&b)?;
         for i in 0..b.num_rows() {
             let this_month: Month = month
                 .value(i)
@@ -210,9 +330,8 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
                     Some(f) if f.station.as_str() == station.value(i) => f.station.clone(),
                     _ => texts.id(station.value(i), W)?,
                 };
-                if let Some(mut done) = current.take() {
-                    done.series = std::mem::take(&mut series).into_boxed_slice();
-                    files.push(done);
+                if let Some(done) = current.take() {
+                    files.push(finished(done, std::mem::take(&mut series))?);
                 }
                 current = Some(ValueFile {
                     station,
@@ -220,8 +339,15 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
                     generation: generation.value(i),
                     size: size.value(i),
                     series: Box::new([]),
-                    pack: packed_at(pack, offset, i)?,
+                    stored: places.stored(i)?,
                 });
+            }
+            if let Some(f) = &current
+                && !places.continues(&f.stored, series.len(), i)
+            {
+                return Err(EngineError::corrupt(format!(
+                    "{W}: row {i}: a month's row groups do not follow each other"
+                )));
             }
             let parameter = match parameters.get(parameter.value(i)) {
                 Some(p) => p.clone(),
@@ -239,9 +365,8 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
             });
         }
     }
-    if let Some(mut done) = current {
-        done.series = series.into_boxed_slice();
-        files.push(done);
+    if let Some(done) = current {
+        files.push(finished(done, series)?);
     }
     files.shrink_to_fit();
     Ok(files)
@@ -254,19 +379,27 @@ mod tests {
     use datafusion::object_store::{ObjectStore, ObjectStoreExt};
     use datafusion::parquet::arrow::ArrowWriter;
 
-    fn file(month: &str, pack: Option<Packed>) -> ValueFile {
+    fn file(month: &str, stored: Stored) -> ValueFile {
         ValueFile {
             station: "s".parse().unwrap(),
             month: month.parse().unwrap(),
             generation: 1,
             size: 100,
-            series: Box::new([SeriesStats {
-                parameter: "p".parse().unwrap(),
-                rows: 3,
-                min: 0,
-                max: 2,
-            }]),
-            pack,
+            series: Box::new([
+                SeriesStats {
+                    parameter: "p".parse().unwrap(),
+                    rows: 3,
+                    min: 0,
+                    max: 2,
+                },
+                SeriesStats {
+                    parameter: "q".parse().unwrap(),
+                    rows: 1,
+                    min: 1,
+                    max: 1,
+                },
+            ]),
+            stored,
         }
     }
 
@@ -286,9 +419,15 @@ mod tests {
             .unwrap()
     }
 
-    /// A table with the columns of `schema()` but the last `drop`, the pack column's values
-    /// `pack` and the offset column's `offset` (when kept).
-    fn table_of(drop: usize, pack: Option<u64>, offset: Option<u64>) -> Bytes {
+    /// A one-row table with the columns of `schema()` but the last `drop`, with `pack`,
+    /// `offset`, `path` and `row_group` (when kept); the other place columns set.
+    fn table_of(
+        drop: usize,
+        pack: Option<u64>,
+        offset: Option<u64>,
+        path: &str,
+        row_group: Option<u32>,
+    ) -> Bytes {
         let full = schema();
         let keep = full.fields().len() - drop;
         let ts =
@@ -304,6 +443,11 @@ mod tests {
             ts(2),
             Arc::new(UInt64Array::from(vec![pack])),
             Arc::new(UInt64Array::from(vec![offset])),
+            Arc::new(StringArray::from(vec![path])),
+            Arc::new(UInt32Array::from(vec![row_group])),
+            Arc::new(UInt32Array::from(vec![Some(24)])),
+            Arc::new(UInt64Array::from(vec![Some(4)])),
+            Arc::new(UInt64Array::from(vec![Some(90)])),
         ];
         let schema = Arc::new(full.project(&(0..keep).collect::<Vec<_>>()).unwrap());
         let batch = RecordBatch::try_new(Arc::clone(&schema), columns[..keep].to_vec()).unwrap();
@@ -314,35 +458,79 @@ mod tests {
         Bytes::from(buf)
     }
 
+    fn one_series(mut f: ValueFile) -> ValueFile {
+        f.series = f.series[..1].into();
+        f
+    }
+
     #[tokio::test]
-    async fn files_keep_their_place_in_a_pack() {
-        let packed = Some(Packed {
-            generation: 2,
-            offset: 4096,
+    async fn files_keep_where_their_rows_lie() {
+        let year = Stored::Year(InYear {
+            generation: 3,
+            first_row_group: 4,
+            row_groups: 24,
+            start: 4096,
+            footer: 9000,
         });
-        let files = vec![file("2024-01", packed), file("2024-02", None)];
+        let files = vec![
+            file("2024-01", year),
+            file("2024-02", Stored::File),
+            file(
+                "2023-03",
+                Stored::Pack {
+                    generation: 2,
+                    offset: 77,
+                },
+            ),
+            file("2023-04", Stored::MonthDir),
+        ];
         let bytes = written(files.clone()).await;
-        let read = decode_files(bytes, &mut Interner::default()).unwrap();
+        let read = decode_files(bytes.clone(), &mut Interner::default()).unwrap();
         assert_eq!(read, files);
-        assert_eq!(read[0].object(), "values/station=s/year=2024/months-2.pack");
-        assert_eq!(read[0].offset(), 4096);
+        let objects: Vec<String> = read.iter().map(|f| f.object()).collect();
         assert_eq!(
-            read[1].object(),
-            "values/station=s/month=2024-02/part-1.parquet"
+            objects,
+            [
+                "values/station=s/2024-g3.parquet",
+                "values/station=s/2024-02-g1.parquet",
+                "values/station=s/year=2023/months-2.pack",
+                "values/station=s/month=2023-04/part-1.parquet",
+            ]
         );
+        assert_eq!((read[0].row_group(1), read[1].row_group(1)), (5, 1));
+        // The `path` column names each row's object, for readers outside.
+        let (_, batches) = from_parquet(bytes, W).unwrap();
+        let batch = batches.into_iter().next().unwrap().unwrap();
+        let paths = column::<StringArray>(&batch, "path", W).unwrap();
+        let groups = column::<UInt32Array>(&batch, "row_group", W).unwrap();
+        assert_eq!(paths.value(1), objects[0]);
+        assert_eq!((groups.value(0), groups.value(1)), (4, 5));
+        assert!(groups.is_null(2));
     }
 
     #[test]
-    fn a_table_of_layout_version_2_lists_files_of_their_own() {
-        let read = decode_files(table_of(2, None, None), &mut Interner::default()).unwrap();
-        assert_eq!(read, vec![file("2024-01", None)]);
+    fn tables_of_layouts_2_and_3_name_files_in_month_directories() {
+        for drop in [5, 7] {
+            let read = decode_files(
+                table_of(drop, None, None, "", None),
+                &mut Interner::default(),
+            )
+            .unwrap();
+            assert_eq!(read, vec![one_series(file("2024-01", Stored::MonthDir))]);
+        }
     }
 
     #[test]
-    fn a_pack_without_an_offset_is_refused() {
-        for (pack, offset) in [(Some(2), None), (None, Some(0))] {
-            let e = decode_files(table_of(0, pack, offset), &mut Interner::default()).unwrap_err();
-            assert!(e.to_string().contains("without"), "{e}");
+    fn a_place_half_given_is_refused() {
+        let year = "values/station=s/2024-g2.parquet";
+        for (pack, offset, row_group, says) in [
+            (Some(2), None, None, "without"),
+            (None, Some(0), None, "without"),
+            (None, None, Some(3), "row group without"),
+        ] {
+            let table = table_of(0, pack, offset, year, row_group);
+            let e = decode_files(table, &mut Interner::default()).unwrap_err();
+            assert!(e.to_string().contains(says), "{e}");
         }
     }
 }

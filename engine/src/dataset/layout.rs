@@ -7,7 +7,8 @@
 //! <root>/catalog/characteristics-<g>.parquet   characteristic values
 //! <root>/catalog/files-<g>.parquet             value files: one row per file and parameter
 //! <root>/catalog/rollups-<g>.parquet          rollup files: one row per station
-//! <root>/values/station=<id>/month=<YYYY-MM>/part-<g>.parquet
+//! <root>/values/station=<id>/<YYYY-MM>-g<g>.parquet   a station-month of values
+//! <root>/values/station=<id>/<YYYY>-g<g>.parquet      a station-year of them (`hydro compact`)
 //! <root>/rollups/station=<id>/part-<g>.parquet  daily summaries of a station's series
 //! <root>/versions/<g>.json                     each published version's manifest
 //! ```
@@ -16,7 +17,14 @@
 //! manifest names, so files of an import that has not published (or crashed) are invisible,
 //! and nothing ever needs a LIST of the store. Value files hold one station-month, sorted by
 //! (parameter, timestamp), one row group per parameter, page statistics and page index on:
-//! a series window touches one row group per month and only the pages it needs.
+//! a series window touches one row group per month and only the pages it needs. Compaction
+//! joins a station-year's months into one file of the same schema, their row groups as they
+//! were, month after month. Every value file lies under one Hive key, `station=<id>`, with its
+//! period in its name, so a reader of `values/` sees one partition column of one type.
+//!
+//! Layouts 2 and 3 named month files `values/station=<id>/month=<YYYY-MM>/part-<g>.parquet`
+//! and layout 3 packed them into `values/station=<id>/year=<YYYY>/months-<g>.pack`; both are
+//! still read ([`month_dir_path`], [`pack_path`]).
 //!
 //! Encoding and codec are chosen for reading whole months fast (see [`writer_properties`]):
 //! timestamps delta-encoded, LZ4 (raw) pages, values in a dictionary only where they repeat
@@ -68,7 +76,18 @@ pub fn values_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
+/// A station-month's value file.
 pub fn values_path(station: &StationId, month: Month, generation: u64) -> String {
+    format!("values/station={station}/{month}-g{generation}.parquet")
+}
+
+/// A station-year's value file, written by `hydro compact` (see `write::compact`).
+pub fn year_path(station: &StationId, year: i32, generation: u64) -> String {
+    format!("values/station={station}/{year:04}-g{generation}.parquet")
+}
+
+/// A station-month's value file as layouts 2 and 3 named it.
+pub fn month_dir_path(station: &StationId, month: Month, generation: u64) -> String {
     format!("values/station={station}/month={month}/part-{generation}.parquet")
 }
 
@@ -77,20 +96,22 @@ pub fn rollup_path(station: &StationId, generation: u64) -> String {
     format!("rollups/station={station}/part-{generation}.parquet")
 }
 
-/// A station-year's pack: its month files back to back (see `write::compact`).
+/// A station-year's pack as layout 3 wrote it: its month files back to back.
 pub fn pack_path(station: &StationId, year: i32, generation: u64) -> String {
     format!("values/station={station}/year={year:04}/months-{generation}.pack")
 }
 
-/// Whether `name` is the name of a value file or pack written by `generation`.
+/// Whether `name` is the name of a value file (of any layout) or pack written by
+/// `generation`.
 pub fn written_by(name: &str, generation: u64) -> bool {
-    name.strip_suffix(".parquet")
-        .and_then(|n| n.rsplit_once("/part-"))
-        .or_else(|| {
-            name.strip_suffix(".pack")
-                .and_then(|n| n.rsplit_once("/months-"))
+    let file = name.rsplit_once('/').map_or(name, |(_, f)| f);
+    file.strip_suffix(".parquet")
+        .and_then(|n| {
+            n.strip_prefix("part-")
+                .or_else(|| Some(n.rsplit_once("-g")?.1))
         })
-        .is_some_and(|(_, g)| g.parse() == Ok(generation))
+        .or_else(|| file.strip_suffix(".pack")?.strip_prefix("months-"))
+        .is_some_and(|g| g.parse() == Ok(generation))
 }
 
 /// The record of a published version: a copy of its manifest, kept until vacuum removes the
@@ -149,4 +170,29 @@ pub fn writer_properties() -> WriterProperties {
         .set_write_batch_size(PAGE_ROWS)
         .set_max_row_group_row_count(Some(1 << 20))
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_of_every_layout_are_known_by_their_generation() {
+        let s: StationId = "a-g1".parse().unwrap();
+        let m: Month = "2024-03".parse().unwrap();
+        for name in [
+            values_path(&s, m, 12),
+            year_path(&s, 2024, 12),
+            month_dir_path(&s, m, 12),
+            pack_path(&s, 2024, 12),
+        ] {
+            assert!(written_by(&name, 12), "{name}");
+            assert!(!written_by(&name, 1), "{name}");
+        }
+        assert_eq!(
+            values_path(&s, m, 12),
+            "values/station=a-g1/2024-03-g12.parquet"
+        );
+        assert!(!written_by("values/station=a/notes.txt", 12));
+    }
 }

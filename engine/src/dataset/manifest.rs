@@ -15,9 +15,10 @@ use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use serde::{Deserialize, Serialize};
 
-/// Version 3: a value file may lie in a pack (the files table's `pack` and `offset`).
-/// Version 2 (value files listed in the files table, each an object of its own) is read too.
-pub const FORMAT: u32 = 3;
+/// Version 4: value files under one Hive key (`station=<id>`), compacted into station-year
+/// Parquet files, the files table naming each month's object (`path`). Read too: version 3
+/// (month files in `month=` directories, packs of them) and version 2 (no packs).
+pub const FORMAT: u32 = 4;
 
 /// The oldest layout version this build reads.
 pub const OLDEST_FORMAT: u32 = 2;
@@ -104,42 +105,104 @@ pub struct CatalogFiles {
 pub struct ValueFile {
     pub station: StationId,
     pub month: Month,
-    /// The generation of the publish that wrote it (part of its name).
+    /// The generation of the publish that wrote the month's values (what `changedSince`
+    /// compares; a compaction moves them without changing it).
     pub generation: u64,
-    /// Bytes; DataFusion needs it to read the footer without a HEAD request.
+    /// Bytes of the month file, or of the station-year file that holds the month
+    /// ([`Stored::Year`]); DataFusion needs it to read the footer without a HEAD request.
     pub size: u64,
     /// One per row group, in row group order.
     pub series: Box<[SeriesStats]>,
-    /// The pack that holds the file, if it is not an object of its own.
-    pub pack: Option<Packed>,
+    /// Where its rows lie.
+    pub stored: Stored,
 }
 
-/// Where a month file lies in a pack (see `write::compact`): the file's bytes as written,
-/// unchanged, from `offset` of the station-year's pack written by generation `generation`.
+/// Where a station-month's rows lie on the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packed {
+pub enum Stored {
+    /// A file of its own (`layout::values_path`).
+    File,
+    /// A file of its own, named as layouts 2 and 3 named them (`layout::month_dir_path`).
+    MonthDir,
+    /// Row groups of its station-year's file (`layout::year_path`, see `write::compact`).
+    Year(InYear),
+    /// The month file's bytes, as written, in a pack of layout 3 (`layout::pack_path`), from
+    /// `offset`.
+    Pack { generation: u64, offset: u64 },
+}
+
+/// Where a month lies in its station-year's file: `series.len()` row groups from
+/// `first_row_group`, its pages from byte `start`; the file's page index and footer from
+/// byte `footer` to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InYear {
+    /// The publish (a compaction) that wrote the file.
     pub generation: u64,
-    pub offset: u64,
+    pub first_row_group: u32,
+    /// Row groups of the whole file (a scan's row-group selection must cover them all).
+    pub row_groups: u32,
+    pub start: u64,
+    pub footer: u64,
 }
 
 impl ValueFile {
-    /// The file's own name, as it was written (and as it stays when packed: part of the
-    /// identity of its bytes).
-    pub fn path(&self) -> String {
-        layout::values_path(&self.station, self.month, self.generation)
-    }
-
-    /// The object that holds the file's bytes: its pack, or the file itself.
+    /// The object that holds the month's rows.
     pub fn object(&self) -> String {
-        match self.pack {
-            Some(p) => layout::pack_path(&self.station, self.month.year(), p.generation),
-            None => self.path(),
+        let year = self.month.year();
+        match self.stored {
+            Stored::File => layout::values_path(&self.station, self.month, self.generation),
+            Stored::MonthDir => layout::month_dir_path(&self.station, self.month, self.generation),
+            Stored::Year(y) => layout::year_path(&self.station, year, y.generation),
+            Stored::Pack { generation, .. } => layout::pack_path(&self.station, year, generation),
         }
     }
 
-    /// Where the file's bytes begin in [`ValueFile::object`].
+    /// The month as messages name it: its object, and which month of it where it holds more.
+    pub fn name(&self) -> String {
+        match self.stored {
+            Stored::File | Stored::MonthDir => self.object(),
+            _ => format!("{} ({})", self.object(), self.month),
+        }
+    }
+
+    /// Where the month file's bytes begin in [`ValueFile::object`]: offsets in a month file
+    /// are shifted by it. 0 but in a pack (a station-year file's offsets are its own).
     pub fn offset(&self) -> u64 {
-        self.pack.map_or(0, |p| p.offset)
+        match self.stored {
+            Stored::Pack { offset, .. } => offset,
+            _ => 0,
+        }
+    }
+
+    /// The object's row group of the month's `i`th series.
+    pub fn row_group(&self, i: usize) -> usize {
+        match self.stored {
+            Stored::Year(y) => y.first_row_group as usize + i,
+            _ => i,
+        }
+    }
+
+    /// What a first read of the month takes, in the month file's offsets, when its footer is
+    /// not known yet: the whole month file, or in a station-year file the month's pages and
+    /// what follows them (later months, the page index and the footer).
+    pub fn first_read(&self) -> std::ops::Range<u64> {
+        match self.stored {
+            Stored::Year(y) => y.start..self.size,
+            _ => 0..self.size,
+        }
+    }
+
+    /// Where the page index and footer begin, when the files table says.
+    pub fn footer_start(&self) -> Option<u64> {
+        match self.stored {
+            Stored::Year(y) => Some(y.footer),
+            _ => None,
+        }
+    }
+
+    /// Whether its object holds other months too (a station-year file or a pack).
+    pub fn shares_object(&self) -> bool {
+        matches!(self.stored, Stored::Year(_) | Stored::Pack { .. })
     }
 }
 

@@ -37,8 +37,8 @@ use datafusion::object_store::{ObjectStore, ObjectStoreExt, UpdateVersion};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use layout::MANIFEST;
 use manifest::{FORMAT, Manifest, OLDEST_FORMAT};
-use month_file::FooterCache;
 pub(crate) use month_file::MonthFile;
+use month_file::{FooterCache, ObjectSlots};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -236,11 +236,21 @@ impl Dataset {
             rollups,
         } = published;
         let mut files: HashMap<StationId, StationFiles> = HashMap::new();
+        // The months of one station-year file share its slots (one footer for all of them).
+        let mut years: HashMap<(StationId, i32, u64), Arc<ObjectSlots>> = HashMap::new();
         for f in listed {
+            let month = match f.stored {
+                manifest::Stored::Year(y) => {
+                    let key = (f.station.clone(), f.month.year(), y.generation);
+                    let slots = Arc::clone(years.entry(key).or_default());
+                    MonthFile::sharing(f, slots)
+                }
+                _ => MonthFile::new(f),
+            };
             files
-                .entry(f.station.clone())
+                .entry(month.file.station.clone())
                 .or_default()
-                .push(Arc::new(MonthFile::new(f)));
+                .push(Arc::new(month));
         }
         files.values_mut().for_each(|v| {
             v.sort_by_key(|m| m.file.month);
@@ -325,8 +335,9 @@ impl Dataset {
     }
 
     /// Month files before `before` that are objects of their own, in station-years with at
-    /// least two months before it: the files `write::compact` would put into packs (it would
-    /// also repack a year whose months lie in different packs, which this does not count).
+    /// least two months before it: the files `write::compact` would join into station-year
+    /// files (it would also join anew a year whose months lie in different files, which this
+    /// does not count).
     pub fn loose_files(&self, before: Month) -> usize {
         self.files
             .values()
@@ -335,7 +346,7 @@ impl Dataset {
                 let settled = year.iter().filter(|m| m.file.month < before).count();
                 let loose = year
                     .iter()
-                    .filter(|m| m.file.month < before && m.file.pack.is_none())
+                    .filter(|m| m.file.month < before && !m.file.shares_object())
                     .count();
                 if settled >= 2 { loose } else { 0 }
             })

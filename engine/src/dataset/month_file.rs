@@ -1,7 +1,8 @@
 //! A month file of the dataset: one station-month of values, as the files table names it (an
-//! object of its own, or a stretch of its station-year's pack: read alike, shifted by its
-//! offset), with what reading it again and again keeps at hand: its open handle (a local
-//! directory), its bytes (the value cache) and its footer (the footer cache).
+//! object of its own; row groups of its station-year's file, read with that file's offsets and
+//! footer; or a stretch of a pack of layout 3, read alike, shifted by its offset), with what
+//! reading it again and again keeps at hand: its open handle (a local directory), its bytes
+//! (the value cache) and its footer (the footer cache).
 
 use crate::dataset::layout::values_schema;
 use crate::dataset::manifest::ValueFile;
@@ -66,30 +67,51 @@ impl MonthFooter {
 /// the footers of tens of thousands of station-months.
 pub type FooterCache = SlotCache<MonthFooter>;
 
-/// A value file, with its location in the store (parsed once: `Path::from` percent-encodes
-/// each part of the path, and a 10-year download reads 120 files) and the slots the caches
-/// fill. An archive of 100 000 station-years has over a million of these, most never read
-/// while the server runs, so location and slots are made when first needed rather than at
-/// open (a path string and three shared slots: some 200 bytes a file, by their sizes).
+/// What reading an object of the store again and again keeps at hand: its location (parsed
+/// once: `Path::from` percent-encodes each part of the path, and a 10-year download reads 120
+/// months), and the slots the caches fill. An archive of 100 000 station-years has over a
+/// million month files, most never read while the server runs, so they are made when first
+/// needed rather than at open (a path string and three shared slots: some 200 bytes a file, by
+/// their sizes).
+#[derive(Default)]
+pub(crate) struct ObjectSlots {
+    location: OnceLock<Path>,
+    /// The object's footer while the footer cache holds it.
+    footer: OnceLock<Arc<Slot<MonthFooter>>>,
+    /// The object's handle while it is open, in a local directory (see [`OpenHandle`]).
+    handle: OnceLock<Arc<OpenHandle>>,
+    /// The object's bytes while the value cache holds them (see `storage::value_cache`).
+    cached: OnceLock<Arc<CachedRanges>>,
+}
+
+/// A month's slots: its file's own, or those of the station-year file it shares with the
+/// year's other months (one footer read and cached for all of them, one handle, one set of
+/// cached bytes in the file's offsets).
+enum Slots {
+    Own(ObjectSlots),
+    Shared(Arc<ObjectSlots>),
+}
+
+/// A value file as the readers keep it: where its rows lie, and the slots of the object that
+/// holds them.
 pub(crate) struct MonthFile {
     pub(crate) file: ValueFile,
-    location: OnceLock<Path>,
-    /// The file's footer while the footer cache holds it.
-    footer: OnceLock<Arc<Slot<MonthFooter>>>,
-    /// The file's handle while it is open, in a local directory (see [`OpenHandle`]).
-    handle: OnceLock<Arc<OpenHandle>>,
-    /// The file's bytes while the value cache holds them (see `storage::value_cache`).
-    cached: OnceLock<Arc<CachedRanges>>,
+    slots: Slots,
 }
 
 impl MonthFile {
     pub(crate) fn new(file: ValueFile) -> Self {
         Self {
-            location: OnceLock::new(),
-            footer: OnceLock::new(),
-            handle: OnceLock::new(),
-            cached: OnceLock::new(),
             file,
+            slots: Slots::Own(ObjectSlots::default()),
+        }
+    }
+
+    /// A month of a station-year file, with the slots of that file.
+    pub(crate) fn sharing(file: ValueFile, slots: Arc<ObjectSlots>) -> Self {
+        Self {
+            file,
+            slots: Slots::Shared(slots),
         }
     }
 
@@ -97,25 +119,34 @@ impl MonthFile {
     #[cfg(test)]
     pub(crate) fn at(location: Path, file: ValueFile) -> Self {
         let month = Self::new(file);
-        let _ = month.location.set(location);
+        let _ = month.slots().location.set(location);
         month
     }
 
-    /// The object that holds the file: the file itself, or its pack.
+    fn slots(&self) -> &ObjectSlots {
+        match &self.slots {
+            Slots::Own(s) => s,
+            Slots::Shared(s) => s,
+        }
+    }
+
+    /// The object that holds the month: its file, its station-year's file or its pack.
     pub(crate) fn location(&self) -> &Path {
-        self.location.get_or_init(|| Path::from(self.file.object()))
+        self.slots()
+            .location
+            .get_or_init(|| Path::from(self.file.object()))
     }
 
     fn footer_slot(&self) -> &Arc<Slot<MonthFooter>> {
-        self.footer.get_or_init(Arc::default)
+        self.slots().footer.get_or_init(Arc::default)
     }
 
     fn handle(&self) -> &Arc<OpenHandle> {
-        self.handle.get_or_init(Arc::default)
+        self.slots().handle.get_or_init(Arc::default)
     }
 
     pub(crate) fn cached(&self) -> &Arc<CachedRanges> {
-        self.cached.get_or_init(Arc::default)
+        self.slots().cached.get_or_init(Arc::default)
     }
 
     /// Bytes `span` of the file (offsets in the file, wherever it lies), as `store` reads
@@ -165,7 +196,13 @@ impl MonthFile {
             return Ok((footer, None));
         }
         let size = self.file.size;
-        let mut want = TAIL_BYTES.min(size);
+        // A station-year file's footer is where the files table says; a month file's end
+        // mostly holds all of the file.
+        let mut want = match self.file.footer_start() {
+            Some(footer) => size.saturating_sub(footer),
+            None => TAIL_BYTES,
+        }
+        .min(size);
         let (metadata, tail) = loop {
             let start = size - want;
             let bytes = match have.and_then(|h| h.slice(&(start..size))) {

@@ -278,6 +278,11 @@ impl FileFooter {
         Ok(self.group(group)?.rows)
     }
 
+    /// Row groups of the file.
+    pub fn row_groups(&self) -> usize {
+        self.groups.len()
+    }
+
     /// What the cache counts for it.
     pub fn memory_size(&self) -> usize {
         std::mem::size_of::<Self>()

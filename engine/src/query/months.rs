@@ -13,6 +13,7 @@
 //!   one value in the month (its statistics say so) is made rather than read.
 
 use crate::dataset::layout::{COL_TIMESTAMP, values_schema};
+use crate::dataset::manifest::Stored;
 use crate::dataset::month_file::{FooterCache, MonthFooter, Tail};
 use crate::dataset::{Dataset, MonthFile};
 use crate::error::{EngineError, Result};
@@ -488,11 +489,12 @@ impl MonthRead {
         self.pack = Some((pack, i));
     }
 
-    /// The bytes this month reads, to read them with others of its pack (see [`PackRead`]):
-    /// its row group's chunks when the footer cache knows where they are, else the whole file.
-    /// `stored`: for a copy (which needs the footer split for copying as well).
+    /// The bytes this month reads, to read them with others of its object (see
+    /// [`PackRead`]): its row group's chunks when the footer cache knows where they are, else
+    /// what a first read takes (`ValueFile::first_read`). `stored`: for a copy (which needs
+    /// the footer split for copying as well).
     pub(crate) fn wanted(&self, stored: bool) -> Range<u64> {
-        let whole = 0..self.file.file.size;
+        let whole = self.file.file.first_read();
         let Some(footer) = self.file.cached_footer(&self.footers) else {
             return whole;
         };
@@ -527,14 +529,27 @@ impl MonthRead {
             return Ok(());
         };
         let tail = pack.month(*i).await?;
-        if let Some(values) = &self.values {
-            // A copy of its own: the read's bytes are slices of one buffer for the whole pack
-            // read, which a slice in the cache would keep alive beyond the cache's budget.
-            let own = Bytes::copy_from_slice(&tail.bytes);
-            values.put(self.file.cached(), tail.start, own);
+        if self.caches_tail() {
+            self.cache_copy(tail.start, &tail.bytes);
         }
         let _ = self.tail.set(tail);
         Ok(())
+    }
+
+    /// Whether the tail a month reads is worth keeping whole in the value cache: a month
+    /// file's is mostly the whole file, a station-year file's is the footer (and, read with
+    /// other months, what follows the month), of which the month's reads keep what they take.
+    fn caches_tail(&self) -> bool {
+        !matches!(self.file.file.stored, Stored::Year(_))
+    }
+
+    /// A copy of `bytes` (from `start` of the month's object) in the value cache, if there is
+    /// one: a copy of its own, as the bytes read are slices of a larger buffer (a pack read,
+    /// a tail), which a slice in the cache would keep alive beyond the cache's budget.
+    fn cache_copy(&self, start: u64, bytes: &Bytes) {
+        if let Some(values) = &self.values {
+            values.put(self.file.cached(), start, Bytes::copy_from_slice(bytes));
+        }
     }
 }
 
@@ -547,6 +562,9 @@ impl MonthRead {
             return Ok(bytes);
         }
         if let Some(bytes) = self.tail.get().and_then(|t| t.slice(&span)) {
+            if !self.caches_tail() {
+                self.cache_copy(span.start, &bytes);
+            }
             return Ok(bytes);
         }
         let start = span.start;
@@ -558,10 +576,12 @@ impl MonthRead {
     }
 
     /// Keeps the tail read for the footer (if it was read now) for the reads that follow, and
-    /// in the value cache.
+    /// in the value cache where it is worth it ([`MonthRead::caches_tail`]).
     fn keep_tail(&self, tail: Option<Tail>) {
         let Some(tail) = tail else { return };
-        if let Some(values) = &self.values {
+        if let Some(values) = &self.values
+            && self.caches_tail()
+        {
             values.put(self.file.cached(), tail.start, tail.bytes.clone());
         }
         let _ = self.tail.set(tail);
@@ -824,7 +844,7 @@ mod tests {
                 generation: 1,
                 size: meta.size,
                 series: Box::new([]),
-                pack: None,
+                stored: crate::dataset::manifest::Stored::File,
             },
         )
     }

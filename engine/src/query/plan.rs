@@ -115,14 +115,16 @@ impl<'a> MonthPart<'a> {
         lo <= self.stats.min && self.stats.max <= hi
     }
 
-    /// The series' row group: files hold one row group per parameter, in `series` order.
+    /// The series' row group in its object: months hold one row group per parameter, in
+    /// `series` order.
     pub(crate) fn row_group(&self) -> usize {
-        self.month
-            .file
+        let file = &self.month.file;
+        let i = file
             .series
             .iter()
             .position(|s| std::ptr::eq(s, self.stats))
-            .unwrap_or(0)
+            .unwrap_or(0);
+        file.row_group(i)
     }
 }
 
@@ -889,9 +891,10 @@ impl Dataset {
         let mut reads: Vec<PackRead> = Vec::new();
         let mut places: Vec<(&mut MonthRead, usize, usize)> = Vec::new();
         for (read, stored) in months {
-            let Some(pack) = read.file().file.pack else {
+            if !read.file().file.shares_object() {
                 continue;
-            };
+            }
+            let offset = read.file().file.offset();
             let wanted = read.wanted(stored);
             if read.holds(&wanted) {
                 continue;
@@ -899,13 +902,13 @@ impl Dataset {
             let same = reads
                 .last_mut()
                 .filter(|r| r.location() == read.file().location());
-            let place = same.and_then(|r| r.add(pack.offset, wanted.clone()));
+            let place = same.and_then(|r| r.add(offset, wanted.clone()));
             let place = match place {
                 Some(i) => i,
                 None => {
                     let mut fresh =
                         PackRead::new(self.store.object_store(), read.file().location().clone());
-                    let i = fresh.add(pack.offset, wanted).unwrap_or(0);
+                    let i = fresh.add(offset, wanted).unwrap_or(0);
                     reads.push(fresh);
                     i
                 }

@@ -1,60 +1,72 @@
-//! `hydro compact`: a station's months packed into one object a year.
+//! `hydro compact`: a station's months joined into one Parquet file a year.
 //!
 //! A month per file keeps appends cheap, but on object storage every file a download reads is
 //! a request, and the store's time per request, not its bandwidth, sets the pace (a 10-year
 //! series: 120 GETs). Compaction, as Delta Lake's OPTIMIZE or Iceberg's `rewrite_data_files`
-//! do for their tables, rewrites what has settled into fewer, larger objects: each station-year
-//! whose months before `before` are not yet in one pack gets a pack
-//! (`values/station=<id>/year=<YYYY>/months-<g>.pack`) holding those month files back to back,
-//! byte for byte as they were written. The files table of the new version names, for each
-//! packed month, its pack and where in it the file begins; readers read the same bytes from
-//! there (`dataset::month_file`), and an answer's months of one pack are read in one request
-//! (`query::pack_read`).
+//! do for their tables, rewrites what has settled into fewer, larger files: each station-year
+//! whose months before `before` are not yet in one file gets a file
+//! (`values/station=<id>/<YYYY>-g<g>.parquet`) of the value files' schema holding their row
+//! groups, copied as they were (pages, statistics, page index: `parquet::assembly`), month
+//! after month, each month's in its file's order. It is a Parquet file like any other, so any
+//! reader opens it. The files table of the new version names, for each month, the file, its
+//! first row group, where its pages begin and where the file's page index and footer begin;
+//! readers read a month as they read a month file, with the year's footer (read once for all
+//! its months, or in the same request as the pages: `query::pack_read`), and an answer's
+//! months of one year are read in one request.
 //!
 //! Months at or after `before` stay files of their own, so the appends of a live archive keep
-//! rewriting one station-month; an append to a packed month writes that month anew as a file
-//! of its own (the pack's copy is then read by no one), and the next compaction packs the year
-//! again. Like any publish it deletes nothing: `vacuum` removes the month files (and packs) no
-//! kept version names. A compaction that fails publishes nothing and deletes the packs it
-//! wrote; one that finds nothing to pack publishes nothing either.
+//! rewriting one station-month. Every file a version lists holds only rows of that version: an
+//! append that rewrites a month of a station-year file joins the year's other months into a
+//! new file ([`rejoin`]), and the next compaction joins the year again. Compaction also moves
+//! the month files and packs of earlier layouts to this one (`dataset::layout`). Like any
+//! publish it deletes nothing: `vacuum` removes the files no kept version names. A compaction
+//! that fails publishes nothing and deletes the files it wrote; one that finds nothing to do
+//! publishes nothing either.
 
 use crate::dataset::layout;
-use crate::dataset::manifest::{Packed, PublishKind, ValueFile};
+use crate::dataset::manifest::{InYear, PublishKind, Stored, ValueFile};
 use crate::dataset::read_published;
 use crate::error::{EngineError, Result};
 use crate::model::month::Month;
+use crate::parquet::assembly::{Assembly, FileFooter};
+use crate::write::stored::month_bytes;
 use crate::write::writer::DatasetWriter;
-use datafusion::object_store::ObjectStore;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use futures::{StreamExt, TryStreamExt};
+use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 
-/// Packs written at once. Each holds a month file read and the upload's buffer in memory,
-/// and a pack larger than the buffer has up to [`PARTS_AT_ONCE`] parts of that size in
-/// flight: at most 4 x (3 x 5 MiB + a month file) whatever the archive's size.
-const PACKS_AT_ONCE: usize = 4;
+/// Station-years written at once. Each holds a month read and the upload's buffer in memory,
+/// and a file larger than the buffer has up to [`PARTS_AT_ONCE`] parts of that size in
+/// flight: at most 4 x (3 x 5 MiB + a month) whatever the archive's size.
+const YEARS_AT_ONCE: usize = 4;
 
-/// Bytes of a pack buffered before they go to the store; a larger pack goes up in parts of
-/// this size (S3's smallest part).
+/// Bytes of a station-year file buffered before they go to the store; a larger file goes up
+/// in parts of this size (S3's smallest part).
 const UPLOAD_BUFFER: usize = 5 << 20;
 
-/// Parts of one pack uploaded at once.
+/// Parts of one file uploaded at once.
 const PARTS_AT_ONCE: usize = 2;
 
 /// What a compaction did.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Compacted {
-    /// The version published, if there was anything to pack.
+    /// The version published, if there was anything to do.
     pub generation: Option<u64>,
-    pub packs: u64,
-    /// Month files copied into packs.
+    /// Station-year files written.
+    pub files: u64,
+    /// Months joined into them.
     pub months: u64,
+    /// Bytes of the files written.
     pub bytes: u64,
+    /// Month files of earlier layouts moved to this one's names.
+    pub moved: u64,
 }
 
-/// Packs, for every station-year, its months before `before` (see the module doc), telling
+/// Joins, for every station-year, its months before `before` (see the module doc), telling
 /// `progress` how many station-years of how many are done.
 pub async fn compact(
     store: Arc<dyn ObjectStore>,
@@ -62,8 +74,8 @@ pub async fn compact(
     progress: impl Fn(u64, u64),
 ) -> Result<Compacted> {
     let writer = DatasetWriter::begin(Arc::clone(&store), PublishKind::Compact).await?;
-    match pack_all(&store, &writer, before, &progress).await {
-        Ok((compacted, published)) if compacted.packs > 0 => {
+    match join_all(&store, &writer, before, &progress).await {
+        Ok((compacted, published)) if compacted.files + compacted.moved > 0 => {
             let manifest = writer
                 .publish(
                     &published.stations,
@@ -87,9 +99,16 @@ pub async fn compact(
     }
 }
 
-/// Writes the packs and lists every file of the new version; what was packed, and the
-/// published version's catalog (which the new version keeps).
-async fn pack_all(
+/// What one station-year came to.
+#[derive(Default)]
+struct YearDone {
+    joined: Option<(u64, u64)>,
+    moved: u64,
+}
+
+/// Writes the station-year files and lists every file of the new version; what was done, and
+/// the published version's catalog (which the new version keeps).
+async fn join_all(
     store: &Arc<dyn ObjectStore>,
     writer: &DatasetWriter,
     before: Month,
@@ -100,6 +119,53 @@ async fn pack_all(
         .ok_or_else(|| EngineError::InvalidQuery("no dataset is published there".into()))?;
     let mut files = std::mem::take(&mut published.files);
     files.sort_by(|a, b| (&a.station, a.month).cmp(&(&b.station, b.month)));
+    let years = station_years(files);
+    let generation = writer.generation();
+    let total = years.len() as u64;
+    let mut done = 0;
+    let sum = Compacted {
+        generation: None,
+        files: 0,
+        months: 0,
+        bytes: 0,
+        moved: 0,
+    };
+    let compacted = futures::stream::iter(years)
+        .map(|mut year| async move {
+            let settled = year.iter().take_while(|f| f.month < before).count();
+            let mut rest = year.split_off(settled);
+            let mut done = YearDone::default();
+            if needs_join(&year) {
+                done.joined = Some(write_year(store, &mut year, generation).await?);
+            } else {
+                rest.append(&mut year);
+            }
+            for file in &mut rest {
+                done.moved += u64::from(move_to_this_layout(store, file).await?);
+            }
+            for file in year.into_iter().chain(rest) {
+                writer.carry(file).await?;
+            }
+            Ok::<_, EngineError>(done)
+        })
+        .buffer_unordered(YEARS_AT_ONCE)
+        .try_fold(sum, |mut sum, year| {
+            done += 1;
+            progress(done, total);
+            if let Some((months, bytes)) = year.joined {
+                sum.files += 1;
+                sum.months += months;
+                sum.bytes += bytes;
+            }
+            sum.moved += year.moved;
+            futures::future::ok(sum)
+        })
+        .await?;
+    Ok((compacted, published))
+}
+
+/// `files` (sorted by station and month) cut into station-years.
+fn station_years(files: Vec<ValueFile>) -> Vec<Vec<ValueFile>> {
     let mut years: Vec<Vec<ValueFile>> = Vec::new();
     for file in files {
         match years.last_mut() {
@@ -111,60 +177,61 @@ async fn pack_all(
             _ => years.push(vec![file]),
         }
     }
-    let generation = writer.generation();
-    let total = years.len() as u64;
-    let mut done = 0;
-    let packed = futures::stream::iter(years)
-        .map(|mut year| async move {
-            let settled = year.iter().take_while(|f| f.month < before).count();
-            let rest = year.split_off(settled);
-            let packed = if needs_pack(&year) {
-                Some(write_pack(store, &mut year, generation).await?)
-            } else {
-                None
-            };
-            for file in year.into_iter().chain(rest) {
-                writer.carry(file).await?;
-            }
-            Ok::<_, EngineError>(packed)
-        })
-        .buffer_unordered(PACKS_AT_ONCE)
-        .try_fold(
-            Compacted {
-                generation: None,
-                packs: 0,
-                months: 0,
-                bytes: 0,
-            },
-            |mut sum, packed| {
-                done += 1;
-                progress(done, total);
-                if let Some((months, bytes)) = packed {
-                    sum.packs += 1;
-                    sum.months += months;
-                    sum.bytes += bytes;
-                }
-                futures::future::ok(sum)
-            },
-        )
+    years
+}
+
+/// Whether a station-year's settled months are worth a (new) file: two or more, not all in
+/// one station-year file already.
+fn needs_join(months: &[ValueFile]) -> bool {
+    let in_year = |f: &ValueFile| match f.stored {
+        Stored::Year(y) => Some(y.generation),
+        _ => None,
+    };
+    let one_file = months
+        .first()
+        .and_then(in_year)
+        .is_some_and(|g| months.iter().all(|f| in_year(f) == Some(g)));
+    months.len() >= 2 && !one_file
+}
+
+/// Gives a month file of an earlier layout (named in a `month=` directory, or in a pack) this
+/// layout's name, under the month's own generation (its values are unchanged); whether it did.
+async fn move_to_this_layout(store: &Arc<dyn ObjectStore>, file: &mut ValueFile) -> Result<bool> {
+    if !matches!(file.stored, Stored::MonthDir | Stored::Pack { .. }) {
+        return Ok(false);
+    }
+    let bytes = checked_month(store.as_ref(), file).await?;
+    let moved = ValueFile {
+        stored: Stored::File,
+        ..file.clone()
+    };
+    store
+        .put(&Path::from(moved.object()), PutPayload::from_bytes(bytes))
         .await?;
-    Ok((packed, published))
+    *file = moved;
+    Ok(true)
 }
 
-/// Whether a station-year's settled months are worth a (new) pack: two or more, not all in
-/// one pack already.
-fn needs_pack(months: &[ValueFile]) -> bool {
-    let one_pack = months.first().and_then(|f| f.pack).is_some_and(|p| {
-        months
-            .iter()
-            .all(|f| f.pack.map(|q| q.generation) == Some(p.generation))
-    });
-    months.len() >= 2 && !one_pack
+/// A month's bytes as a Parquet file of its own, checked against what the files table says.
+async fn checked_month(store: &dyn ObjectStore, file: &ValueFile) -> Result<bytes::Bytes> {
+    let bytes = month_bytes(store, file).await?;
+    let whole = match file.stored {
+        Stored::Year(_) => bytes.ends_with(b"PAR1"),
+        _ => bytes.len() as u64 == file.size && bytes.ends_with(b"PAR1"),
+    };
+    if !whole {
+        return Err(EngineError::corrupt(format!(
+            "{}: not the {} bytes of a Parquet file the files table says",
+            file.name(),
+            file.size
+        )));
+    }
+    Ok(bytes)
 }
 
-/// Copies the month files `months` (of one station-year, ascending) into a new pack, and
-/// points each at its place there; the months and bytes copied.
-async fn write_pack(
+/// Writes the months `months` (of one station-year, ascending) into a new station-year file
+/// and points each at its place there; the months and bytes written.
+async fn write_year(
     store: &Arc<dyn ObjectStore>,
     months: &mut [ValueFile],
     generation: u64,
@@ -172,41 +239,104 @@ async fn write_pack(
     let Some(first) = months.first() else {
         return Ok((0, 0));
     };
-    let path = layout::pack_path(&first.station, first.month.year(), generation);
-    let mut pack =
+    let path = layout::year_path(&first.station, first.month.year(), generation);
+    let mut sink =
         BufWriter::with_capacity(Arc::clone(store), Path::from(path.as_str()), UPLOAD_BUFFER)
             .with_max_concurrency(PARTS_AT_ONCE);
-    let mut offset = 0;
-    for file in months.iter_mut() {
-        let start = file.offset();
-        // `get_ranges`, which a local directory serves in place (`storage::local`): a blocking
-        // task per read had the process make 78 threads, and hold twice the memory, to pack
-        // 300 station-years.
-        let range = start..start + file.size;
-        let read = store
-            .get_ranges(&Path::from(file.object()), std::slice::from_ref(&range))
-            .await?;
-        let bytes = read.into_iter().next().unwrap_or_default();
-        if bytes.len() as u64 != file.size || !bytes.ends_with(b"PAR1") {
+    let mut file: Option<Assembly> = None;
+    let mut written = 0u64;
+    let mut groups = 0u32;
+    let mut places = Vec::with_capacity(months.len());
+    for month in months.iter() {
+        let bytes = checked_month(store.as_ref(), month).await?;
+        let footer = FileFooter::parse(&bytes, 0)?;
+        if footer.row_groups() != month.series.len() {
             return Err(EngineError::corrupt(format!(
-                "{}: not the {} bytes of a Parquet file the files table says",
-                file.path(),
-                file.size
+                "{}: {} row groups, the files table lists {} series",
+                month.name(),
+                footer.row_groups(),
+                month.series.len()
             )));
         }
-        pack.write_all(&bytes)
-            .await
-            .map_err(|e| io_error(&path, e))?;
-        file.pack = Some(Packed { generation, offset });
-        offset += file.size;
+        if file.is_none() {
+            // The file's schema and metadata are its months' (which are all alike).
+            let (assembly, head) = Assembly::new(&bytes)?;
+            written += put(&mut sink, &path, &head).await?;
+            file = Some(assembly);
+        }
+        let Some(assembly) = file.as_mut() else {
+            continue;
+        };
+        places.push((groups, written));
+        for g in 0..footer.row_groups() {
+            for part in assembly.copy(&footer, g, &[0, 1, 2, 3], &bytes, 0)? {
+                written += put(&mut sink, &path, &part).await?;
+            }
+        }
+        groups += footer.row_groups() as u32;
     }
-    pack.shutdown().await.map_err(|e| io_error(&path, e))?;
-    Ok((months.len() as u64, offset))
+    let footer = written;
+    if let Some(assembly) = file {
+        written += put(&mut sink, &path, &assembly.finish()?).await?;
+    }
+    sink.shutdown().await.map_err(|e| io_error(&path, e))?;
+    for (month, (first_row_group, start)) in months.iter_mut().zip(places) {
+        month.size = written;
+        month.stored = Stored::Year(InYear {
+            generation,
+            first_row_group,
+            row_groups: groups,
+            start,
+            footer,
+        });
+    }
+    Ok((months.len() as u64, written))
+}
+
+/// Writes `bytes` to `sink`; how many.
+async fn put(sink: &mut BufWriter, path: &str, bytes: &[u8]) -> Result<u64> {
+    sink.write_all(bytes).await.map_err(|e| io_error(path, e))?;
+    Ok(bytes.len() as u64)
+}
+
+/// The months of station-year files an append carries over while it rewrote other months of
+/// those files, each such year's joined into a new file (by the append's `generation`), so
+/// that every file the new version lists holds only its rows. `replaced`: the months of the
+/// previous version the append wrote anew. Returns how many files it wrote.
+pub(crate) async fn rejoin(
+    store: &Arc<dyn ObjectStore>,
+    carried: &mut [ValueFile],
+    replaced: &[&ValueFile],
+    generation: u64,
+) -> Result<u64> {
+    let broken: HashSet<String> = replaced
+        .iter()
+        .filter(|f| matches!(f.stored, Stored::Year(_)))
+        .map(|f| f.object())
+        .collect();
+    if broken.is_empty() {
+        return Ok(0);
+    }
+    let mut left: Vec<&mut ValueFile> = carried
+        .iter_mut()
+        .filter(|f| broken.contains(&f.object()))
+        .collect();
+    left.sort_by(|a, b| (&a.station, a.month).cmp(&(&b.station, b.month)));
+    let mut rejoined = 0;
+    for year in left.chunk_by_mut(|a, b| a.object() == b.object()) {
+        let mut months: Vec<ValueFile> = year.iter().map(|f| (*f).clone()).collect();
+        write_year(store, &mut months, generation).await?;
+        for (f, joined) in year.iter_mut().zip(months) {
+            **f = joined;
+        }
+        rejoined += 1;
+    }
+    Ok(rejoined)
 }
 
 fn io_error(path: &str, source: std::io::Error) -> EngineError {
     EngineError::Io {
-        what: format!("{path}: writing the pack"),
+        what: format!("{path}: writing the station-year file"),
         source,
     }
 }
@@ -214,67 +344,106 @@ fn io_error(path: &str, source: std::io::Error) -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::object_store::ObjectStoreExt;
+    use crate::dataset::manifest::SeriesStats;
+    use crate::write::chunk::SeriesChunk;
+    use crate::write::writer::encode_month;
+    use datafusion::arrow::array::{Array, Float64Array};
     use datafusion::object_store::memory::InMemory;
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-    /// A month file of `len` bytes of `fill` (and Parquet's closing magic).
-    fn month(month: &str, fill: u8, len: usize) -> (ValueFile, Vec<u8>) {
-        let mut bytes = vec![fill; len];
-        bytes.extend_from_slice(b"PAR1");
+    /// A month file of two series with `rows` values each, stored loose.
+    async fn month(store: &Arc<dyn ObjectStore>, month: &str, rows: usize) -> ValueFile {
+        let month: Month = month.parse().unwrap();
+        let start = chrono::NaiveDate::from_ymd_opt(month.year(), month.number(), 1)
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .unwrap()
+            .and_utc()
+            .timestamp_micros();
+        let chunk = |p: &str, scale: f64| SeriesChunk {
+            parameter: p.parse().unwrap(),
+            timestamps: (0..rows as i64).map(|i| start + i * 900_000_000).collect(),
+            values: (0..rows).map(|i| i as f64 * scale).collect(),
+            quality: vec!["good"; rows],
+        };
+        let mut chunks = vec![chunk("q", 1.0), chunk("w", 0.5)];
+        let encoded = encode_month(&mut chunks).unwrap();
         let file = ValueFile {
             station: "s".parse().unwrap(),
-            month: month.parse().unwrap(),
+            month,
             generation: 1,
-            size: bytes.len() as u64,
-            series: Box::new([]),
-            pack: None,
+            size: encoded.bytes.len() as u64,
+            series: encoded.series.into_boxed_slice(),
+            stored: Stored::File,
         };
-        (file, bytes)
-    }
-
-    #[tokio::test]
-    async fn a_pack_larger_than_the_upload_buffer_goes_up_in_parts() {
-        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let mut months = Vec::new();
-        let mut written = Vec::new();
-        for (i, m) in ["2024-01", "2024-02", "2024-03"].into_iter().enumerate() {
-            let (file, bytes) = month(m, i as u8, 3 << 20);
-            store
-                .put(&Path::from(file.path()), bytes.clone().into())
-                .await
-                .unwrap();
-            months.push(file);
-            written.push(bytes);
-        }
-        let (n, bytes) = write_pack(&store, &mut months, 2).await.unwrap();
-        assert_eq!((n, bytes), (3, 3 * ((3 << 20) + 4)));
-        assert!(bytes as usize > UPLOAD_BUFFER);
-        let object = months[0].object();
-        assert_eq!(object, "values/station=s/year=2024/months-2.pack");
-        let pack = store.get(&Path::from(object)).await.unwrap();
-        let pack = pack.bytes().await.unwrap();
-        assert_eq!(pack.len() as u64, bytes);
-        for (file, original) in months.iter().zip(&written) {
-            let at = file.offset() as usize;
-            assert!(
-                pack[at..at + original.len()] == original[..],
-                "{}",
-                file.month
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn a_month_file_not_as_listed_stops_the_pack() {
-        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let (mut file, bytes) = month("2024-01", 7, 100);
         store
-            .put(&Path::from(file.path()), bytes.into())
+            .put(&Path::from(file.object()), encoded.bytes.into())
             .await
             .unwrap();
+        file
+    }
+
+    fn values(bytes: bytes::Bytes, groups: Vec<usize>) -> Vec<f64> {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .with_row_groups(groups)
+            .build()
+            .unwrap();
+        let mut out = Vec::new();
+        for batch in reader {
+            let batch = batch.unwrap();
+            let v = batch.column_by_name("value").unwrap();
+            let v = v.as_any().downcast_ref::<Float64Array>().unwrap();
+            out.extend(v.values().iter().copied());
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_station_year_file_holds_its_months_row_groups_in_order() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let mut months = Vec::new();
+        for (m, rows) in [("2024-01", 3000), ("2024-02", 10), ("2024-03", 2000)] {
+            months.push(month(&store, m, rows).await);
+        }
+        let loose: Vec<ValueFile> = months.clone();
+        let (n, bytes) = write_year(&store, &mut months, 7).await.unwrap();
+        assert_eq!(n, 3);
+        let object = months[0].object();
+        assert_eq!(object, "values/station=s/2024-g7.parquet");
+        let year = store.get(&Path::from(object)).await.unwrap();
+        let year = year.bytes().await.unwrap();
+        assert_eq!(year.len() as u64, bytes);
+        // A Parquet file any reader opens: every month's rows, month after month.
+        let mut all = Vec::new();
+        for m in &loose {
+            let own = store.get(&Path::from(m.object())).await.unwrap();
+            all.extend(values(own.bytes().await.unwrap(), vec![0, 1]));
+        }
+        assert_eq!(values(year.clone(), (0..6).collect()), all);
+        for (m, original) in months.iter().zip(&loose) {
+            let Stored::Year(y) = m.stored else {
+                panic!("{m:?}")
+            };
+            assert_eq!((y.row_groups, m.size, m.series.len()), (6, bytes, 2));
+            assert!(y.start < y.footer && y.footer < bytes);
+            // The month read back on its own is the month as it was.
+            let alone = month_bytes(store.as_ref(), m).await.unwrap();
+            let own = store.get(&Path::from(original.object())).await.unwrap();
+            let own = own.bytes().await.unwrap();
+            assert_eq!(values(alone, vec![0, 1]), values(own, vec![0, 1]));
+            let g = m.row_group(1);
+            let stats: &SeriesStats = &m.series[1];
+            assert_eq!(values(year.clone(), vec![g]).len() as u64, stats.rows);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_month_file_not_as_listed_stops_the_join() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let mut file = month(&store, "2024-01", 10).await;
         // Listed larger than it is.
         file.size += 10;
-        let e = write_pack(&store, &mut [file], 2).await.unwrap_err();
-        assert!(e.to_string().contains("month=2024-01"), "{e}");
+        let e = write_year(&store, &mut [file], 2).await.unwrap_err();
+        assert!(e.to_string().contains("2024-01-g1.parquet"), "{e}");
     }
 }

@@ -6,7 +6,9 @@ use crate::dataset::manifest::ValueFile;
 use crate::error::{EngineError, Result};
 use crate::model::QUALITY_FLAGS;
 use crate::model::ids::ParameterId;
+use crate::parquet::assembly::{Assembly, FileFooter};
 use crate::write::chunk::SeriesChunk;
+use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, AsArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
@@ -25,7 +27,7 @@ pub(crate) async fn read_month(
     store: &dyn ObjectStore,
     file: &ValueFile,
 ) -> Result<Vec<SeriesChunk>> {
-    let path = file.path();
+    let path = file.name();
     let bytes = month_bytes(store, file).await?;
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
@@ -91,7 +93,7 @@ pub(crate) async fn read_month_values(
     store: &dyn ObjectStore,
     file: &ValueFile,
 ) -> Result<MonthValues> {
-    let path = file.path();
+    let path = file.name();
     let bytes = month_bytes(store, file).await?;
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
     let metadata =
@@ -130,7 +132,7 @@ pub(crate) async fn read_series(
     let Some(group) = file.series.iter().position(|s| &s.parameter == parameter) else {
         return Ok(None);
     };
-    let path = file.path();
+    let path = file.name();
     let bytes = month_bytes(store, file).await?;
     let corrupt = |e: &dyn std::fmt::Display| EngineError::corrupt(format!("{path}: {e}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
@@ -199,10 +201,38 @@ fn times_and_values(batch: &RecordBatch) -> Option<(&[i64], &[f64])> {
     Some((t.values(), v.values()))
 }
 
-/// A stored station-month's bytes (its own object, or its range of a pack).
-async fn month_bytes(store: &dyn ObjectStore, file: &ValueFile) -> Result<bytes::Bytes> {
-    let start = file.offset();
-    Ok(store
-        .get_range(&Path::from(file.object()), start..start + file.size)
-        .await?)
+/// A stored station-month's bytes as a Parquet file of its own: its object, or its range of
+/// a pack, or its row groups of its station-year file copied into one (two reads: the year's
+/// footer, then the month's pages).
+pub(crate) async fn month_bytes(store: &dyn ObjectStore, file: &ValueFile) -> Result<Bytes> {
+    let object = Path::from(file.object());
+    let Some(footer_start) = file.footer_start() else {
+        let start = file.offset();
+        return Ok(store.get_range(&object, start..start + file.size).await?);
+    };
+    let tail = store.get_range(&object, footer_start..file.size).await?;
+    let footer = FileFooter::parse(&tail, footer_start)?;
+    let groups: Vec<usize> = (0..file.series.len()).map(|i| file.row_group(i)).collect();
+    let mut span: Option<std::ops::Range<u64>> = None;
+    for &g in &groups {
+        for c in ALL_COLUMNS {
+            let r = footer.chunk_range(g, c)?;
+            span = Some(match span {
+                Some(s) => s.start.min(r.start)..s.end.max(r.end),
+                None => r,
+            });
+        }
+    }
+    let span = span.unwrap_or_default();
+    let data = store.get_range(&object, span.clone()).await?;
+    let (mut month, head) = Assembly::new(&tail)?;
+    let mut out = vec![head];
+    for g in groups {
+        out.extend(month.copy(&footer, g, &ALL_COLUMNS, &data, span.start)?);
+    }
+    out.push(month.finish()?);
+    Ok(out.concat().into())
 }
+
+/// Every column of a value file.
+const ALL_COLUMNS: [usize; 4] = [0, 1, 2, 3];

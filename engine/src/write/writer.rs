@@ -11,7 +11,8 @@ use crate::dataset::layout::{
     self, COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, MANIFEST, UTC,
 };
 use crate::dataset::manifest::{
-    CatalogFiles, Counts, FORMAT, Manifest, PublishKind, PublishSummary, SeriesStats, ValueFile,
+    CatalogFiles, Counts, FORMAT, Manifest, PublishKind, PublishSummary, SeriesStats, Stored,
+    ValueFile,
 };
 use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
@@ -254,9 +255,9 @@ impl DatasetWriter {
             generation: self.generation,
             size: bytes.len() as u64,
             series: series.into_boxed_slice(),
-            pack: None,
+            stored: Stored::File,
         };
-        self.put(&file.path(), bytes).await?;
+        self.put(&file.object(), bytes).await?;
         self.note(&file, Some(&periods))?;
         self.table.lock().await.add(file).await
     }
@@ -272,7 +273,7 @@ impl DatasetWriter {
         release_write_lock(self.store.as_ref()).await;
     }
 
-    /// Deletes the value files and packs of this generation: what an import (or compaction)
+    /// Deletes the value files of this generation: what an import (or compaction)
     /// that failed after it began writing leaves behind. Best effort, like the cleanup after a
     /// publish.
     async fn delete_own_files(&self) {

@@ -42,6 +42,7 @@ use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
 use crate::storage::{S3Settings, Store, StoreUrl};
+use crate::write::compact;
 use crate::write::derived::DerivedChange;
 use crate::write::stored::read_month;
 use crate::write::writer::{DatasetWriter, encode_month};
@@ -422,10 +423,14 @@ pub async fn import(
     let months_written = writer.files_written()?;
     let previous = Arc::into_inner(previous).unwrap_or_default();
     let carried = async {
-        for (key, file) in previous {
-            if !rewritten.contains(&key) {
-                writer.carry(file).await?;
-            }
+        let (mut carried, replaced): (Vec<_>, Vec<_>) = previous
+            .into_iter()
+            .partition(|(key, _)| !rewritten.contains(key));
+        let mut carried: Vec<ValueFile> = carried.drain(..).map(|(_, f)| f).collect();
+        let replaced: Vec<&ValueFile> = replaced.iter().map(|(_, f)| f).collect();
+        compact::rejoin(&store, &mut carried, &replaced, writer.generation()).await?;
+        for file in carried {
+            writer.carry(file).await?;
         }
         Ok::<_, EngineError>(())
     }
