@@ -19,14 +19,12 @@ async fn a_broken_file_affects_only_its_requests() {
         let station = station.unwrap().path();
         let id = station.file_name().unwrap().to_str().unwrap();
         let id = id.strip_prefix("station=").unwrap().to_owned();
-        for month in std::fs::read_dir(&station).unwrap() {
-            let month = month.unwrap().path();
-            let name = month.file_name().unwrap().to_str().unwrap();
-            let name = name.strip_prefix("month=").unwrap().to_owned();
-            for part in std::fs::read_dir(&month).unwrap() {
-                let path = part.unwrap().path();
-                files.push((id.clone(), name.clone(), path));
-            }
+        // `<YYYY-MM>-g<generation>.parquet`
+        for file in std::fs::read_dir(&station).unwrap() {
+            let path = file.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap();
+            let month = name.rsplit_once("-g").unwrap().0.to_owned();
+            files.push((id.clone(), month, path));
         }
     }
     files.sort();

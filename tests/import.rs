@@ -258,9 +258,9 @@ async fn appends_add_and_correct_values() {
     assert_eq!(
         new,
         [
-            "values/station=bonn/month=2024-03/part-2.parquet",
-            "values/station=koeln/month=2024-01/part-2.parquet",
-            "values/station=koeln/month=2024-03/part-2.parquet",
+            "values/station=bonn/2024-03-g2.parquet",
+            "values/station=koeln/2024-01-g2.parquet",
+            "values/station=koeln/2024-03-g2.parquet",
         ]
     );
 

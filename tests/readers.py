@@ -38,7 +38,7 @@ def fetch(path):
 
 def value_files(manifest):
     """The value files the files table lists: one row per file and parameter, a file's rows
-    together; the path follows from station, month and generation."""
+    together; `path` names the file (this dataset is not compacted: a file a month)."""
     table = pq.read_table(os.path.join(ROOT, manifest["catalog"]["files"])).to_pylist()
     files = []
     for row in table:
@@ -46,7 +46,8 @@ def value_files(manifest):
         if not files or files[-1]["key"] != key:
             files.append({"key": key, "station": row["station"], "month": row["month"],
                           "size": row["size"], "series": [],
-                          "path": f"values/station={row['station']}/month={row['month']}/part-{row['generation']}.parquet"})
+                          "path": row["path"]})
+            assert row["path"] == f"values/station={row['station']}/{row['month']}-g{row['generation']}.parquet", row
         files[-1]["series"].append({"parameter": row["parameter"], "rows": row["rows"]})
     return files
 

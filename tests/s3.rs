@@ -147,7 +147,7 @@ async fn a_dataset_in_a_bucket_answers_as_its_local_copy_in_few_requests() {
 /// A bucket compacted in place by `hydro compact` (its month files then vacuumed away) answers
 /// as the archive did before, and reads a station-year's months in one GET.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_compacted_bucket_answers_as_before_in_a_get_per_pack() {
+async fn a_compacted_bucket_answers_as_before_in_a_get_per_station_year() {
     let s3 = S3::start();
     let bucket = s3.bucket_store("packs");
     upload_dir(bucket.as_ref(), dataset(), "v");
@@ -167,9 +167,12 @@ async fn a_compacted_bucket_answers_as_before_in_a_get_per_pack() {
         "{log}"
     );
     let said = succeeds(hydro(&s3).args(["compact", "--out", "s3://packs/v"]));
-    assert!(said.contains("576 months into 48 packs"), "{said}");
+    assert!(
+        said.contains("576 months into 48 station-year files"),
+        "{said}"
+    );
     let log = log_of_serving();
-    assert!(!log.contains("not packed"), "{log}");
+    assert!(!log.contains("not compacted"), "{log}");
     succeeds(hydro(&s3).args(["vacuum", "--out", "s3://packs/v", "--older-than", "PT0S"]));
     let values = on_own_runtime(async {
         use futures::TryStreamExt;
@@ -181,7 +184,7 @@ async fn a_compacted_bucket_answers_as_before_in_a_get_per_pack() {
     assert!(
         values
             .iter()
-            .all(|o| o.location.as_ref().ends_with("/months-2.pack")),
+            .all(|o| o.location.as_ref().ends_with("-g2.parquet")),
         "{values:?}"
     );
 
@@ -204,8 +207,8 @@ async fn a_compacted_bucket_answers_as_before_in_a_get_per_pack() {
             );
         }
     }
-    // After warm-up: a month one GET, two years (24 month files in 2 packs) two, whatever
-    // the format, and newest first.
+    // After warm-up: a month one GET, two years (24 months in 2 station-year files) two,
+    // whatever the format, and newest first.
     for (query, cost) in gets_per_window(&proxy, l, r).await {
         let limit = if query.contains("2023-06") { 1 } else { 2 };
         assert!(cost <= limit, "{query}: {cost} GETs");
@@ -579,7 +582,7 @@ async fn store_faults_fail_their_requests_and_the_server_recovers() {
     let of = |m: &str| {
         files
             .iter()
-            .find(|p| p.as_ref().contains(&format!("month=2023-{m}")))
+            .find(|p| p.as_ref().contains(&format!("/2023-{m}-g")))
             .unwrap()
             .clone()
     };
