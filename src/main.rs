@@ -636,20 +636,24 @@ async fn run() -> anyhow::Result<()> {
             let c = hydro_engine::write::compact::compact(store, before, progress).await?;
             match c.generation {
                 Some(g) => {
-                    say!(
-                        "compacted {out}: {} months into {} station-year file{} ({:.1} MB); \
-                         published generation {g}",
-                        c.months,
-                        c.files,
-                        if c.files == 1 { "" } else { "s" },
-                        c.bytes as f64 / 1e6
-                    );
+                    if c.files > 0 {
+                        say!(
+                            "compacted {out}: {} months into {} station-year file{} ({:.1} MB)",
+                            c.months,
+                            c.files,
+                            if c.files == 1 { "" } else { "s" },
+                            c.bytes as f64 / 1e6
+                        );
+                    } else {
+                        say!("compacted {out}: nothing to join before {before}");
+                    }
                     if c.moved > 0 {
                         say!(
                             "moved {} month files of an earlier layout to this one's names",
                             c.moved
                         );
                     }
+                    say!("published generation {g}");
                 }
                 None => {
                     say!("compacted {out}: nothing to join before {before}; nothing published")

@@ -3,10 +3,12 @@
 //! Checked here: a compacted archive (its month files vacuumed away) answers every request of
 //! the sample byte for byte as the archive did; compacting again joins nothing; an append to a
 //! compacted month is read, the year's other months joined anew without it, and joined again
-//! by the next compaction; a compaction that meets a damaged month file, or a bad `--before`,
+//! by the next compaction; a download under way keeps its version through a compaction; an
+//! archive of layout 3 (month directories, packs) answers as before and is moved, then joined,
+//! into layout 4; a compaction that meets a damaged month file, or a bad `--before`,
 //! publishes nothing; a damaged station-year file fails only the requests that need it.
-//! Outside readers (DuckDB, Polars, pyarrow) of compacted archives: `tests/open_archive.py`. Against a bucket (requests
-//! counted on the wire): `tests/s3.rs`.
+//! Outside readers (DuckDB, Polars, pyarrow) of compacted archives: `tests/open_archive.rs`.
+//! Against a bucket (requests counted on the wire): `tests/s3.rs`.
 
 mod common;
 
@@ -283,4 +285,103 @@ async fn a_damaged_station_year_file_fails_only_its_requests() {
     }
     let health = get(&format!("{b}/health")).await.json();
     assert_eq!(health["status"], "degraded");
+}
+
+/// A download under way when the archive is compacted reads on in the version it began with:
+/// compaction deletes nothing, and the answer's bytes are those of a download before it.
+#[test]
+fn a_download_under_way_keeps_its_version_through_a_compaction() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(dataset(), dir.path());
+    let server = Server::start_with(dir.path(), &[("HYDRO_VALUE_CACHE_BYTES", "0")]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let id = runtime.block_on(common::first_station_id(&server.base));
+    let url = format!(
+        "{}/stations/{id}/parameters/water-level-15min/values?format=csv",
+        server.base
+    );
+    let before = runtime.block_on(get(&url));
+    assert_eq!(before.status, 200);
+    // The same request by hand, read a little, then the rest after the compaction.
+    let (host, path) = url
+        .strip_prefix("http://")
+        .and_then(|u| u.split_once('/'))
+        .unwrap();
+    let mut conn = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        conn,
+        "GET /{path} HTTP/1.0\r\nHost: {host}\r\nCache-Control: no-cache\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = vec![0; 4096];
+    conn.read_exact(&mut answer).unwrap();
+    let said = succeeds(&["compact"], dir.path());
+    assert!(said.contains("published generation 2"), "{said}");
+    conn.read_to_end(&mut answer).unwrap();
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&answer[..split]);
+    assert!(head.starts_with("HTTP/1.0 200"), "{head}");
+    assert!(
+        answer[split + 4..] == before.body[..],
+        "the answer changed under compaction"
+    );
+}
+
+/// An archive as layout 3 left it (month files in `month=` directories, packs, a files table
+/// without paths; made by `tests/old_layout.py`) answers as it did, and one compaction moves
+/// all of it to layout 4.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archive_of_layout_3_is_read_and_compacted_into_layout_4() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(dataset(), dir.path());
+    let said = common::oracle("old_layout.py", &[dir.path().to_str().unwrap()]);
+    assert!(said.contains("576 month files, 2 packs"), "{said}");
+    let objects = value_objects(dir.path());
+    assert!(objects.iter().any(|o| o.ends_with("/months-1.pack")));
+    assert!(objects.iter().any(|o| o.contains("/month=2023-05/")));
+
+    let env = [
+        ("HYDRO_VALUE_CACHE_BYTES", "0"),
+        ("HYDRO_ANSWER_STORE_BYTES", "0"),
+        ("HYDRO_BASE_URL", "http://hydro.test/v1"),
+    ];
+    let written = Server::start_with(dataset(), &env);
+    let mut urls = sample_urls(&written.base).await;
+    urls.retain(|u| u != "/");
+    {
+        let old = Server::start_with(dir.path(), &env);
+        same_answers(&written.base, &old.base, &urls).await;
+    }
+    // Nothing settled before 2023: every month file (those of packs too) only moved.
+    let said = succeeds(&["compact", "--before", "2023-01"], dir.path());
+    assert!(said.contains("nothing to join before 2023-01"), "{said}");
+    assert!(said.contains("moved 576 month files"), "{said}");
+    succeeds(&["vacuum", "--older-than", "PT0S"], dir.path());
+    let objects = value_objects(dir.path());
+    assert_eq!(objects.len(), 576);
+    assert!(
+        objects.iter().all(|o| o.ends_with("-g1.parquet")),
+        "{objects:?}"
+    );
+    {
+        let moved = Server::start_with(dir.path(), &env);
+        same_answers(&written.base, &moved.base, &urls).await;
+    }
+    let said = succeeds(&["compact", "--before", "2100-01"], dir.path());
+    assert!(
+        said.contains("576 months into 48 station-year files"),
+        "{said}"
+    );
+    succeeds(&["vacuum", "--older-than", "PT0S"], dir.path());
+    let objects = value_objects(dir.path());
+    assert_eq!(objects.len(), 48, "{objects:?}");
+    assert!(
+        objects
+            .iter()
+            .all(|o| o.ends_with("-g3.parquet") && !o.contains("month=") && !o.contains("year=")),
+        "{objects:?}"
+    );
+    let compacted = Server::start_with(dir.path(), &env);
+    same_answers(&written.base, &compacted.base, &urls).await;
 }

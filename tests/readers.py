@@ -91,7 +91,7 @@ def check_layout():
     con = duckdb.connect()
     n, stations = con.execute(
         "select count(*), count(distinct station) from read_parquet(?, hive_partitioning = true)",
-        [os.path.join(ROOT, "values/*/*/*.parquet")],
+        [os.path.join(ROOT, "values/*/*.parquet")],
     ).fetchone()
     assert n == total, (n, total)
     assert stations == len({f["station"] for f in files})
