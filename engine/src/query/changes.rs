@@ -4,7 +4,7 @@
 //! remove a row, so B's rows with these upserted are A's.
 //!
 //! A station-month is rewritten only by a publish that writes rows of it (compaction moves a
-//! month into a pack but keeps the generation that wrote it), so only A's months written by a
+//! month into a station-year file but keeps the generation that wrote it), so only A's months written by a
 //! generation after B's can differ: those months and B's same months are read, compared row by
 //! row, and nothing else. The work is what the publishes since B wrote, not the series.
 

@@ -26,7 +26,7 @@ pub mod changes;
 pub mod latest;
 pub mod many_series;
 pub mod months;
-mod pack_read;
+mod object_read;
 pub mod plan;
 mod qualities;
 pub mod sorted;

@@ -20,7 +20,7 @@ use crate::error::{EngineError, Result};
 use crate::parquet::assembly::{Assembly, Chunks, FileFooter};
 use crate::parquet::constant::ConstantColumns;
 use crate::parquet::pages;
-use crate::query::pack_read::PackRead;
+use crate::query::object_read::ObjectRead;
 use crate::storage::Store;
 use crate::storage::value_cache::ValueCache;
 use bytes::{Buf, Bytes};
@@ -453,11 +453,11 @@ pub(crate) struct MonthRead {
     columns: Arc<[usize]>,
     /// The file's end as read for its footer, when it was not cached: mostly the whole file,
     /// so the pages are taken from it rather than read again. Or what the month needs, read
-    /// with its pack's other months (`pack`).
+    /// with its object's other months (`shared`).
     tail: OnceLock<Tail>,
-    /// The read of the month's pack that holds what it needs, if its pack is read at once
-    /// (see [`PackRead`]), and its place in it.
-    pack: Option<(Arc<PackRead>, usize)>,
+    /// The read of the month's object that holds what it needs, if its months are read at once
+    /// (see [`ObjectRead`]), and its place in it.
+    shared: Option<(Arc<ObjectRead>, usize)>,
 }
 
 impl MonthRead {
@@ -476,7 +476,7 @@ impl MonthRead {
             row_group,
             columns,
             tail: OnceLock::new(),
-            pack: None,
+            shared: None,
         }
     }
 
@@ -484,13 +484,13 @@ impl MonthRead {
         &self.file
     }
 
-    /// Takes the month's bytes from read `i` of `pack`.
-    pub(crate) fn read_in_pack(&mut self, pack: Arc<PackRead>, i: usize) {
-        self.pack = Some((pack, i));
+    /// Takes the month's bytes from read `i` of `read`.
+    pub(crate) fn read_with_others(&mut self, read: Arc<ObjectRead>, i: usize) {
+        self.shared = Some((read, i));
     }
 
     /// The bytes this month reads, to read them with others of its object (see
-    /// [`PackRead`]): its row group's chunks when the footer cache knows where they are, else
+    /// [`ObjectRead`]): its row group's chunks when the footer cache knows where they are, else
     /// what a first read takes (`ValueFile::first_read`). `stored`: for a copy (which needs
     /// the footer split for copying as well).
     pub(crate) fn wanted(&self, stored: bool) -> Range<u64> {
@@ -523,12 +523,12 @@ impl MonthRead {
             .is_some_and(|v| v.get(cached, span).is_some())
     }
 
-    /// Takes what the month's pack read holds for it, if it is read with its pack.
-    async fn take_from_pack(&self) -> Result<()> {
-        let Some((pack, i)) = &self.pack else {
+    /// Takes what the read of the month's object holds for it, if it is read with others.
+    async fn take_from_object_read(&self) -> Result<()> {
+        let Some((read, i)) = &self.shared else {
             return Ok(());
         };
-        let tail = pack.month(*i).await?;
+        let tail = read.month(*i).await?;
         if self.caches_tail() {
             self.cache_copy(tail.start, &tail.bytes);
         }
@@ -544,7 +544,7 @@ impl MonthRead {
     }
 
     /// A copy of `bytes` (from `start` of the month's object) in the value cache, if there is
-    /// one: a copy of its own, as the bytes read are slices of a larger buffer (a pack read,
+    /// one: a copy of its own, as the bytes read are slices of a larger buffer (an object read,
     /// a tail), which a slice in the cache would keep alive beyond the cache's budget.
     fn cache_copy(&self, start: u64, bytes: &Bytes) {
         if let Some(values) = &self.values {
@@ -590,7 +590,7 @@ impl MonthRead {
     /// The stored row group, to be copied into a Parquet answer as it is: its chunks in one
     /// ranged read.
     pub(crate) async fn stored(self) -> Result<StoredRowGroup> {
-        self.take_from_pack().await?;
+        self.take_from_object_read().await?;
         let (footer, tail) = self
             .file
             .copy_footer(&self.store, &self.footers, self.tail.get())
@@ -634,7 +634,7 @@ impl MonthRead {
     /// The month's chunks read, but for the text columns that hold one value (`constants`),
     /// with the file's footer.
     async fn fetched(&self) -> Result<(Fetched, Vec<Constant>, Arc<MonthFooter>)> {
-        self.take_from_pack().await?;
+        self.take_from_object_read().await?;
         let (footer, tail) = self
             .file
             .footer_with_tail(&self.store, &self.footers, self.tail.get())
@@ -954,7 +954,7 @@ mod tests {
                 row_group: 0,
                 columns: Arc::from([1, 2, 3]),
                 tail: OnceLock::new(),
-                pack: None,
+                shared: None,
             };
             let fetched = fetch(&month, metadata, read).await.unwrap();
             let ours = fetched.decode_pages(&answer, &made, 0..usize::MAX).unwrap();

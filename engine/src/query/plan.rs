@@ -33,7 +33,7 @@ use crate::error::{EngineError, Result};
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
 use crate::query::months::{AnswerPart, MonthRead, rows_of};
-use crate::query::pack_read::PackRead;
+use crate::query::object_read::ObjectRead;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window, column_indices};
 use crate::storage::ReadCost;
 use chrono::{DateTime, Utc};
@@ -287,7 +287,7 @@ const PREFETCH_MONTHS: usize = 4;
 
 /// The same from object storage, where a read waits a round trip: enough reads in flight to
 /// hide it (a 10-year download is 120 of them) and still a bounded amount of memory (tens of
-/// KB a month; months of a pack wait on one read of it, at most `pack_read::PACK_READ_BYTES`
+/// KB a month; months of one object wait on one read of it, at most `object_read::OBJECT_READ_BYTES`
 /// each, so some five of those). 16 and 48 measured against SeaweedFS on loopback (`benches/s3.py`): the
 /// 10-year CSV download 113 -> 77 ms, Parquet the same within noise (the store's own time
 /// per request is then the bound).
@@ -828,7 +828,7 @@ impl Dataset {
             };
             planned.push((month, whole, part.stats.rows));
         }
-        self.read_packs_at_once(planned.iter_mut().map(|(m, _, _)| m.read_of()));
+        self.read_objects_at_once(planned.iter_mut().map(|(m, _, _)| m.read_of()));
         // Up to PREFETCH_MONTHS (or _REMOTE) months (or groups of months) read ahead in parallel and
         // emitted in time order: file opening and decoding overlap instead of queueing, and
         // decoding runs on another core than the encoder (see `PendingRead`).
@@ -879,16 +879,17 @@ impl Dataset {
             .boxed())
     }
 
-    /// Lets months that lie next to each other in one pack take their bytes from one read of
-    /// it (see `query::pack_read`), for a store where each request is a round trip.
+    /// Lets months that lie next to each other in one object (a station-year file) take their
+    /// bytes from one read of it (see `query::object_read`), for a store where each request is
+    /// a round trip.
     /// `months`: each month's read, and whether it is copied as stored (see
     /// `MonthRead::wanted`), in the order they will be read.
-    fn read_packs_at_once<'m>(&self, months: impl Iterator<Item = (&'m mut MonthRead, bool)>) {
+    fn read_objects_at_once<'m>(&self, months: impl Iterator<Item = (&'m mut MonthRead, bool)>) {
         if self.store.read_cost() == ReadCost::InPlace {
             // Nothing to gain.
             return;
         }
-        let mut reads: Vec<PackRead> = Vec::new();
+        let mut reads: Vec<ObjectRead> = Vec::new();
         let mut places: Vec<(&mut MonthRead, usize, usize)> = Vec::new();
         for (read, stored) in months {
             if !read.file().file.shares_object() {
@@ -907,7 +908,7 @@ impl Dataset {
                 Some(i) => i,
                 None => {
                     let mut fresh =
-                        PackRead::new(self.store.object_store(), read.file().location().clone());
+                        ObjectRead::new(self.store.object_store(), read.file().location().clone());
                     let i = fresh.add(offset, wanted).unwrap_or(0);
                     reads.push(fresh);
                     i
@@ -915,11 +916,11 @@ impl Dataset {
             };
             places.push((read, reads.len() - 1, place));
         }
-        let reads: Vec<Arc<PackRead>> = reads.into_iter().map(Arc::new).collect();
+        let reads: Vec<Arc<ObjectRead>> = reads.into_iter().map(Arc::new).collect();
         for (read, r, i) in places {
             // A month alone in its read reads on its own, as any month does.
             if reads[r].len() > 1 {
-                read.read_in_pack(Arc::clone(&reads[r]), i);
+                read.read_with_others(Arc::clone(&reads[r]), i);
             }
         }
     }
@@ -955,12 +956,12 @@ impl Dataset {
             start += n;
         }
         months.reverse();
-        // Newest first: a pack is read when its newest month is.
-        self.read_packs_at_once(months.iter_mut().map(|(m, _, _)| match m {
+        // Newest first: a station-year file is read when its newest month is.
+        self.read_objects_at_once(months.iter_mut().map(|(m, _, _)| match m {
             DescendingMonth::Whole(m) | DescendingMonth::Cut(m) => (m, false),
         }));
         let schema_for_stream = Arc::clone(&schema);
-        // From a bucket, the next months' reads (the next pack's) wait while these are sent;
+        // From a bucket, the next months' reads (the next year's) wait while these are sent;
         // a local directory reads in place, one month after another.
         let ahead = match self.store.read_cost() {
             ReadCost::InPlace => 1,

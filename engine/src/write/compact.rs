@@ -11,7 +11,7 @@
 //! reader opens it. The files table of the new version names, for each month, the file, its
 //! first row group, where its pages begin and where the file's page index and footer begin;
 //! readers read a month as they read a month file, with the year's footer (read once for all
-//! its months, or in the same request as the pages: `query::pack_read`), and an answer's
+//! its months, or in the same request as the pages: `query::object_read`), and an answer's
 //! months of one year are read in one request.
 //!
 //! Months at or after `before` stay files of their own, so the appends of a live archive keep

@@ -1,7 +1,7 @@
 //! Datasets written: the writer every publish goes through ([`writer`], with the rollups and
 //! derived characteristic values each publish makes: `rollup`, `derived`), import of CSV and
 //! Parquet, whole or appended ([`import`]), the synthetic generator ([`generate`], with real
-//! gauge names from `gauges`), [`compact`], which packs settled months into fewer objects, and
+//! gauge names from `gauges`), [`compact`], which joins settled months into station-year files, and
 //! [`vacuum`], which removes what no recent version needs. A publish writes value, rollup and
 //! catalog files under new names first and the manifest last, so readers never see half of it.
 
