@@ -7,9 +7,12 @@ bucket, both with the value cache off (every answer reads its month files from t
 every request `Cache-Control: no-cache` (no answer store). After one warm-up request per
 answer (footers cached), requests alternate between the two servers; reported: medians (ms),
 the bucket/local ratio of each pair's median, and the GETs each answer cost in the bucket
-(the server's `hydro_store_requests_total`). Twice: the archive as written (a file per
-station-month), and after `hydro compact` (a station-year's months in one pack). Target: a full 10-year download within 2x of
-local disk; a one-month window at most 2 GETs; a full download one GET per month file.
+(the server's `hydro_store_requests_total`). Three times: the archive as written (a file per
+station-month); packed as layout 3 did it (a station-year's month files back to back in a
+`.pack`, made by `tests/old_layout.py --pack-all`, read by this build as layout 3 archives
+are); and after `hydro compact` (layout 4: a station-year's months in one standard Parquet
+file). Target: a full 10-year download within 2x of local disk; a one-month window at most 2
+GETs; a full download one GET per month file, per station-year once compacted.
 Then the bucket alone (curl), and `hydro import` of a values file from local disk and from
 the bucket.
 Usage:
@@ -95,9 +98,10 @@ def store_floor(weed, station, runs):
     fetching the series' 120 month objects whole (48 at once, as the server reads them), and
     the same bytes as 10 objects of 12 months each (what a station-year layout would read).
     Wall time of one curl process less that of a curl fetching one object (process start)."""
-    listed = weed.client.list_objects_v2(Bucket="bench", Prefix=f"archive/values/station={station}/")
+    listed = weed.client.list_objects_v2(Bucket="bench", Prefix=f"archive0/values/station={station}/")
+    # `<YYYY-MM>-g<g>.parquet`
     keys = sorted(o["Key"] for o in listed.get("Contents", [])
-                  if "month=2014-01" <= o["Key"].split("/")[-2] <= "month=2023-12")
+                  if "2014-01" <= o["Key"].split("/")[-1][:7] <= "2023-12")
     years = []
     for y in range(10):
         body = b"".join(weed.client.get_object(Bucket="bench", Key=k)["Body"].read() for k in keys[12 * y:12 * y + 12])
@@ -168,14 +172,24 @@ def import_from_bucket(weed, runs):
 
 
 def packed_copy(data):
-    """The archive after `hydro compact` (every station-year one pack) and `vacuum`."""
-    packed = data + "-packed"
+    """The archive as layout 3 packed it (every station-year one `.pack`)."""
+    packed = data + "-packed3"
     if not os.path.exists(os.path.join(packed, "manifest.json")):
         shutil.rmtree(packed, ignore_errors=True)
         shutil.copytree(data, packed)
-        harness.sh(harness.HYDRO, "compact", "--out", packed)
-        harness.sh(harness.HYDRO, "vacuum", "--out", packed, "--older-than", "PT0S")
+        harness.sh(sys.executable, os.path.join(harness.ROOT, "tests", "old_layout.py"), packed, "--pack-all")
     return packed
+
+
+def compacted_copy(data):
+    """The archive after `hydro compact` (every station-year one Parquet file) and `vacuum`."""
+    compacted = data + "-compacted"
+    if not os.path.exists(os.path.join(compacted, "manifest.json")):
+        shutil.rmtree(compacted, ignore_errors=True)
+        shutil.copytree(data, compacted)
+        harness.sh(harness.HYDRO, "compact", "--out", compacted)
+        harness.sh(harness.HYDRO, "vacuum", "--out", compacted, "--older-than", "PT0S")
+    return compacted
 
 
 def main():
@@ -185,17 +199,18 @@ def main():
     args = ap.parse_args()
     harness.build_release(args.no_build)
     data = harness.generate("s3-10x10", 10, 10)
-    packed = packed_copy(data)
+    layouts = {"months": data, "packed (layout 3)": packed_copy(data),
+               "compacted (layout 4)": compacted_copy(data)}
     weed = Weed()
     try:
-        weed.upload(data, "archive")
-        weed.upload(packed, "packed")
+        for i, path in enumerate(layouts.values()):
+            weed.upload(path, f"archive{i}")
         quiet = {"HYDRO_VALUE_CACHE_BYTES": "0", "HYDRO_FOLLOW_SECONDS": "0"}
         os.environ.update(quiet)
-        servers = {"months": (harness.Hydro(data),), "packed": (harness.Hydro(packed),)}
+        servers = {name: (harness.Hydro(path),) for name, path in layouts.items()}
         os.environ.update(weed.env())
-        servers["months"] += (harness.Hydro("s3://bench/archive"),)
-        servers["packed"] += (harness.Hydro("s3://bench/packed"),)
+        for i, name in enumerate(layouts):
+            servers[name] += (harness.Hydro(f"s3://bench/archive{i}"),)
         local = servers["months"][0]
         series = harness.series_path(local.base)
         cases = [

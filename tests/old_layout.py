@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Turns a freshly written dataset directory (layout 4, month files only) into the same
 dataset as layout 3 wrote it: month files in `month=` directories, the first station's years
-packed into `.pack` objects (month files back to back), a files table without `path` and the
-columns after it, `format` 3. What `tests/compact.rs` reads and compacts anew.
+(with `--pack-all` every station's) packed into `.pack` objects (month files back to back), a
+files table without `path` and the columns after it, `format` 3. What `tests/compact.rs`
+reads and compacts anew, and what `benches/s3.py` measures layout 4 against.
 
-    old_layout.py DIR
+    old_layout.py DIR [--pack-all]
 """
 
 import json
@@ -24,6 +25,7 @@ def main():
     table = pq.read_table(table_path)
     rows = table.to_pylist()
     first = min(r["station"] for r in rows)
+    pack_all = "--pack-all" in sys.argv[2:]
     # Each month file once, in the table's order.
     files = []
     for r in rows:
@@ -35,7 +37,7 @@ def main():
     packs = {}
     for f in files:
         old = os.path.join(root, f["path"])
-        if f["station"] == first:
+        if pack_all or f["station"] == first:
             year = f["month"][:4]
             pack = f"values/station={f['station']}/year={year}/months-{f['generation']}.pack"
             os.makedirs(os.path.dirname(os.path.join(root, pack)), exist_ok=True)
