@@ -8,21 +8,11 @@
 mod common;
 
 use common::s3::S3;
-use common::{Server, generate};
+use common::{Server, generate, hydro_succeeds};
 use std::process::Command;
 
-/// Runs `hydro` with `args` and `env`, expecting it to succeed.
 fn hydro(args: &[&str], env: &[(&str, &str)]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hydro {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    hydro_succeeds(args, env);
 }
 
 /// The recipes read `root` as the server serving it answers; with `vacuumed`, plain globs too.

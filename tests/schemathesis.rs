@@ -33,8 +33,8 @@ fn schemathesis_finds_no_server_error_or_schema_violation() {
 }
 
 /// The same run against a server that reads the test dataset from a bucket (SeaweedFS,
-/// started here), compacted (months read from packs, a pack's months at once): object storage
-/// and packs change how months are read, never what is answered.
+/// started here), compacted (months read from station-year files, a year's months at once):
+/// object storage and compaction change how months are read, never what is answered.
 #[test]
 fn schemathesis_finds_none_against_a_compacted_bucket_either() {
     let s3 = S3::start();

@@ -34,15 +34,7 @@ async fn switched_from(base: &str, old: &str) -> String {
 }
 
 fn hydro(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hydro {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::hydro_succeeds(args, &[]);
 }
 
 /// Appends `rows` (`timestamp,value`) to the station's hourly water level.

@@ -27,6 +27,21 @@ pub fn generate(dir: &Path, args: &[&str]) {
     assert!(status.success(), "hydro generate {args:?}");
 }
 
+/// Runs `hydro` with `args` and extra environment `env`, expects it to succeed; its stdout.
+pub fn hydro_succeeds(args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run hydro");
+    assert!(
+        out.status.success(),
+        "hydro {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Every file under `dir`, in name order.
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
