@@ -57,7 +57,7 @@ def daily(runs, out):
         duck_csv = os.path.join(out, "daily-duck.csv")
         sql = f"""SELECT time_bucket(INTERVAL '1 day', timestamp, 'Europe/Berlin') AS day,
                          avg(value) AS mean, min(value) AS min, max(value) AS max
-                  FROM read_parquet('{data}/values/station={station}/*/*.parquet', hive_partitioning = true)
+                  FROM read_parquet('{data}/values/station={station}/*.parquet', hive_partitioning = true)
                   WHERE parameter = 'discharge-15min' GROUP BY day ORDER BY day"""
         t = harness.alternate(runs,
                       ours=lambda: harness.curl(url, fresh=True, out=ours_csv),
@@ -87,7 +87,7 @@ def annual(runs, out):
         sql = f"""SELECT station,
                          date_trunc('year', timezone('Europe/Berlin', timestamp) + INTERVAL 2 MONTH) AS year,
                          max(value) AS max, arg_max(timestamp, value) AS maxTime
-                  FROM read_parquet('{data}/values/*/*/*.parquet', hive_partitioning = true)
+                  FROM read_parquet('{data}/values/*/*.parquet', hive_partitioning = true)
                   WHERE parameter = 'water-level-15min' GROUP BY station, year ORDER BY station, year"""
         t = harness.alternate(runs,
                       ours=lambda: harness.curl(url, fresh=True, out=ours_csv),

@@ -57,7 +57,7 @@ def annual(h, data, runs, out):
                     "&timeZone=%2B01:00&format=parquet")
     sql = f"""SELECT station, date_trunc('year', timestamp) AS year, max(value) AS max,
                      arg_max(timestamp, value) AS maxTime
-              FROM read_parquet('{data}/values/*/*/*.parquet', hive_partitioning = true)
+              FROM read_parquet('{data}/values/*/*.parquet', hive_partitioning = true)
               WHERE parameter = '{PARAMETER}' GROUP BY station, year ORDER BY station, year"""
     t = harness.alternate(runs,
                   ours=lambda: harness.curl(url, fresh=True, out=ours_pq),
@@ -75,7 +75,7 @@ def normals(h, data, runs):
     path = harness.series_path(h.base)
     station = path.split("/")[2]
     url = f"{h.base}/stations/{station}/parameters/{PARAMETER}/statistics?type=dayOfYear&aggregate=mean,p10,p90&timeZone=UTC&format=csv"
-    files = sorted(glob.glob(f"{data}/values/station={station}/*/*.parquet"))
+    files = sorted(glob.glob(f"{data}/values/station={station}/*.parquet"))
 
     def pandas_normals():
         table = pd.concat(pq.read_table(f).to_pandas() for f in files)

@@ -47,7 +47,7 @@ def main():
     sid = stations[0]["id"]
     series = f"{b}/stations/{sid}/parameters/discharge-15min/values"
     rows = json.loads(sh("curl", "-s", f"{series}?limit=0"))["meta"]["pagination"]["total"]
-    files = sorted(glob.glob(os.path.join(archive, f"values/station={sid}/month=*/part-*.parquet")))
+    files = sorted(glob.glob(os.path.join(archive, f"values/station={sid}/*.parquet")))
     runs = args.runs
     results = []  # (id, what, answer, gzip, seconds, ttfb, bytes, rows)
 
@@ -127,7 +127,7 @@ def main():
     con = duckdb.connect()
     ref[("duckdb", "D1")] = timed(lambda: con.execute(f"copy ({duck_sql}) to '{tmp}/d.csv' (header)"), runs)
     ref[("duckdb", "D2")] = timed(lambda: con.execute(f"copy ({duck_sql}) to '{tmp}/d.json' (format json, array true)"), runs)
-    glob_path = os.path.join(archive, f"values/station={sid}/month=*/part-*.parquet")
+    glob_path = os.path.join(archive, f"values/station={sid}/*.parquet")
     ch_sql = (f"select formatDateTime(timestamp, '%Y-%m-%dT%H:%i:%S+00:00', 'UTC') as timestamp, value, toString(quality) as quality "
               f"from file('{glob_path}', Parquet) where parameter = 'discharge-15min' order by timestamp")
     ref[("chdb", "D1")] = timed(lambda: chdb.query(ch_sql, "CSVWithNames").bytes(), runs)

@@ -124,7 +124,7 @@ def check_duckdb():
     station, parameter = first_series("water-level-15min")
     con = duckdb.connect()
     con.execute("SET TimeZone = 'Europe/Berlin'")
-    files = os.path.join(ROOT, "values", f"station={station}", "*", "*.parquet")
+    files = os.path.join(ROOT, "values", f"station={station}", "*.parquet")
     got = aggregates((station, parameter), aggregate="mean,min,max,p25", interval="P1D",
                      timeZone="Europe/Berlin")
     rows = con.execute(f"""
