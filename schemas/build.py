@@ -166,6 +166,9 @@ SCHEMAS = {
                          {"type": "array", "items": dataset_version}),
     "version": envelope("One version of the dataset", dataset_version),
     "characteristic": envelope("One characteristic value", characteristic),
+    "sql": envelope("The rows of a SQL query",
+                    {"type": "array", "items": {"type": "object", "description": "a row: the statement's columns "
+                                                "by name, times as RFC 3339 text, nulls as null"}}),
     "health": {"title": "Health", "type": "object", "additionalProperties": False,
                "required": ["status", "version", "uptimeSeconds", "checks"],
                "properties": {"status": {"enum": ["ok", "degraded", "down"]}, "version": {"type": "string"},
@@ -487,6 +490,42 @@ def posted(path, params):
     return path
 
 
+SQL_FORMATS = ["json", "csv", "ndjson", "arrow", "parquet"]
+SQL_STATEMENT = {"type": "string", "minLength": 1,
+                 "example": "SELECT station, max(value) AS highest FROM values WHERE parameter = 'water-level-15min' "
+                            "GROUP BY station ORDER BY highest DESC LIMIT 10"}
+SQL_LIMITS = {"413": problem("the answer has more rows than the server's sql_max_rows (10 000 000)"),
+              "422": problem("the query needs more memory than the server's sql_memory_bytes (512 MiB), with "
+                             "sql_spill_bytes (2 GiB) of disk to spill to"),
+              "429": problem("as many SQL queries are running as the server runs at once; retry after Retry-After"),
+              "504": problem("the query ran longer than the server's sql_timeout_secs (60)")}
+
+
+def sql_path():
+    """`/v1/sql`: the statement as q, in the query string or in a POST body (the statement itself
+    as application/sql or text/plain, or q in a JSON object or form)."""
+    path = op("querySql", "The rows of one read-only SQL statement (SELECT, WITH or EXPLAIN) over the tables "
+                          "values, stations, parameters and characteristics; see docs/sql.md",
+              "sql", [q("q", "one SQL statement: SELECT, WITH or EXPLAIN", SQL_STATEMENT), FMT(SQL_FORMATS)],
+              SQL_FORMATS)
+    get = path["get"]
+    # Never 304: SQL answers are not cached (a statement may ask for now() or random()).
+    get["responses"] = {k: v for k, v in get["responses"].items() if k != "304"} | SQL_LIMITS
+    members = {"type": "object", "additionalProperties": False, "required": ["q"],
+               "properties": {"q": SQL_STATEMENT, "format": {"type": "string", "enum": SQL_FORMATS}}}
+    text = {"schema": {"type": "string", "minLength": 1}}
+    responses = get["responses"] | {"413": problem("request body larger than 1 MiB, or " + SQL_LIMITS["413"]["description"]),
+                                    "415": problem("request body neither SQL, text, a form nor JSON")}
+    path["post"] = {"operationId": "querySqlPosted", "summary": get["summary"] + " (the statement in the body)",
+                    "parameters": [FMT(SQL_FORMATS)],
+                    "requestBody": {"required": True, "content": {
+                        "application/sql": text, "text/plain": text,
+                        "application/json": {"schema": members},
+                        "application/x-www-form-urlencoded": {"schema": members}}},
+                    "responses": responses}
+    return path
+
+
 STATISTICS_FORMATS = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png"]
 PROBABILITY = r"(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)"
 # type and what goes with it: one object parameter, form style, exploded, whose variants say
@@ -595,6 +634,7 @@ openapi = {
         "/versions/{versionId}": op("getVersion", "One version of the dataset", "version",
                                     [path_id("versionId", "a version id, a generation number or a time (the "
                                                           "version current then)"), FMT(CATALOG)], CATALOG),
+        "/sql": sql_path(),
         "/schemas/{name}": {"get": {"operationId": "getSchema", "summary": "JSON Schema of a resource",
                                     "parameters": [{"name": "name", "in": "path", "required": True,
                                                     "schema": {"type": "string", "enum": [f"{n}.json" for n in SCHEMAS]}}],
@@ -621,7 +661,11 @@ for path, item in openapi["paths"].items():
             operation["parameters"].append(AS_OF)
         else:
             for content in operation["requestBody"]["content"].values():
-                content["schema"]["properties"]["asOf"] = AS_OF["schema"]
+                if "properties" in content["schema"]:
+                    content["schema"]["properties"]["asOf"] = AS_OF["schema"]
+                elif AS_OF not in operation["parameters"]:
+                    # The statement as the body: asOf in the query string.
+                    operation["parameters"].append(AS_OF)
         operation["responses"]["410"] = problem("the version asOf names was removed (vacuum)")
 
 for name, schema in SCHEMAS.items():

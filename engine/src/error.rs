@@ -12,6 +12,8 @@ use datafusion::error::DataFusionError;
 use datafusion::object_store;
 use datafusion::parquet::errors::ParquetError;
 use std::error::Error as StdError;
+use std::fmt;
+use std::time::Duration;
 
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
@@ -62,6 +64,51 @@ pub enum EngineError {
     /// An invariant of the engine's own code did not hold.
     #[error("{0}")]
     Internal(String),
+    /// A SQL statement refused, or failed by its own doing (a typo, a type error, a division
+    /// by zero): see `crate::sql`.
+    #[error("{0}")]
+    Sql(String),
+    /// A SQL query ran into one of its limits.
+    #[error("{0}")]
+    Guardrail(Guardrail),
+}
+
+/// A guardrail a query ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guardrail {
+    /// It needed more memory than `memory` bytes, with `spill` bytes of disk to spill to.
+    Memory { memory: usize, spill: u64 },
+    /// Its answer has more rows than this.
+    Rows(u64),
+    /// It ran longer than this.
+    Time(Duration),
+}
+
+impl fmt::Display for Guardrail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mib = |b: u64| b / (1 << 20);
+        match self {
+            Self::Memory { memory, spill } => write!(
+                f,
+                "the query needs more than its {} MiB of memory (and {} MiB of disk to spill \
+                 to): filter the values first (a station, a parameter, a time range), or \
+                 aggregate before joining or sorting",
+                mib(*memory as u64),
+                mib(*spill)
+            ),
+            Self::Rows(n) => write!(
+                f,
+                "the answer has more than {n} rows: aggregate, filter, or page with LIMIT \
+                 and OFFSET"
+            ),
+            Self::Time(t) => write!(
+                f,
+                "the query ran longer than {} s: filter the values first, or aggregate \
+                 less at once",
+                t.as_secs()
+            ),
+        }
+    }
 }
 
 impl EngineError {
@@ -146,7 +193,10 @@ fn verdict(e: &(dyn StdError + 'static)) -> Verdict {
     if let Some(e) = e.downcast_ref::<EngineError>() {
         return match e {
             EngineError::NotFound(_) => Decided(ErrorKind::NotFound),
-            EngineError::InvalidQuery(_) | EngineError::Import(_) => Decided(ErrorKind::BadRequest),
+            EngineError::InvalidQuery(_)
+            | EngineError::Import(_)
+            | EngineError::Sql(_)
+            | EngineError::Guardrail(_) => Decided(ErrorKind::BadRequest),
             EngineError::Corrupt { .. } => Decided(ErrorKind::Corrupt),
             EngineError::Unsupported(_) | EngineError::Internal(_) | EngineError::Task { .. } => {
                 Decided(ErrorKind::Internal)

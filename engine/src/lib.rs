@@ -13,6 +13,7 @@
 //! - [`dataset`]: what is on the store (manifest, file layout, catalog tables, month files)
 //!   and the opened [`Dataset`].
 //! - [`query`]: values queries, planned into direct month reads or DataFusion plans.
+//! - [`sql`]: one read-only SQL statement over a dataset version, within guardrails.
 //! - [`write`]: datasets written (import, generate).
 
 pub mod catalog;
@@ -21,6 +22,7 @@ pub mod error;
 pub mod model;
 pub mod parquet;
 pub mod query;
+pub mod sql;
 pub mod storage;
 pub mod write;
 

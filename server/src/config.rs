@@ -79,6 +79,13 @@ impl SettingType for Option<bool> {
     }
 }
 
+impl SettingType for bool {
+    const KIND: Kind = Kind::Boolean;
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
 impl SettingType for u64 {
     const KIND: Kind = Kind::WholeNumber;
     fn shown(&self) -> String {
@@ -197,6 +204,19 @@ settings! {
     max_heavy_queries: usize = 64;
     /// Series one `/v1/values` request may select; more is a 400.
     max_series_per_request: usize = 10_000;
+    /// Whether `/v1/sql` answers SQL (the extended variant only).
+    sql: bool = true;
+    /// SQL queries at once; more get 429 + Retry-After.
+    sql_queries_at_once: usize = 2;
+    /// Bytes of memory one SQL query may hold; sorts, joins and aggregates spill to disk beyond
+    /// it, and a query that needs more is a 422.
+    sql_memory_bytes: u64 = 512 << 20;
+    /// Bytes one SQL query may spill to disk (in the system's temporary directory).
+    sql_spill_bytes: u64 = 2 << 30;
+    /// Seconds one SQL query may run: 504 before its answer begins, the answer cut after.
+    sql_timeout_secs: u64 = 60;
+    /// Rows one SQL answer may have: 413 before it begins, the answer cut after.
+    sql_max_rows: u64 = 10_000_000;
     /// Seconds a client may take to send its request headers.
     header_timeout_secs: u64 = 10;
     /// Seconds in-flight responses get to finish on shutdown.

@@ -48,7 +48,7 @@ fn api_segments(path: &str) -> Option<Vec<String>> {
 
 /// The methods a path takes: GET, HEAD and OPTIONS everywhere, and POST where a request may
 /// carry its parameters in the body (`/v1/values` and `/v1/statistics`: selections too long
-/// for a URL).
+/// for a URL; `/v1/sql`: a statement).
 fn methods(path: &str) -> &'static str {
     if takes_post(path) {
         "GET, HEAD, POST, OPTIONS"
@@ -58,7 +58,7 @@ fn methods(path: &str) -> &'static str {
 }
 
 fn takes_post(path: &str) -> bool {
-    api_segments(path).is_some_and(|s| s == ["values"] || s == ["statistics"])
+    api_segments(path).is_some_and(|s| s == ["values"] || s == ["statistics"] || s == ["sql"])
 }
 
 pub async fn handle<B>(state: Arc<AppState>, peer: IpAddr, req: Request<B>) -> Response<Body>
@@ -185,7 +185,12 @@ where
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        query = query.with_body(RawQuery::from_body(content_type, &bytes)?)?;
+        let posted = if segments == ["sql"] {
+            RawQuery::from_sql_body(content_type, &bytes)?
+        } else {
+            RawQuery::from_body(content_type, &bytes)?
+        };
+        query = query.with_body(posted)?;
     }
     // The version this request answers from, to its end (see `versions::Version`).
     let current = answered_version(state, &segments, &query).await?;
@@ -432,7 +437,8 @@ fn etag(
     query: &RawQuery,
     headers: &HeaderMap,
 ) -> Option<String> {
-    if path.ends_with("/health") {
+    // Health changes by the second; a SQL statement may ask for `now()` or `random()`.
+    if path.ends_with("/health") || path == "/v1/sql" {
         return None;
     }
     let mut pairs = query.pairs.clone();
@@ -477,11 +483,7 @@ fn caching_headers(state: &AppState, version: &Version, h: &mut HeaderMap, etag:
         }
     };
     // Every answer names the version it was read from.
-    let id = &version.dataset.manifest.version;
-    if let Ok(v) = HeaderValue::from_str(&format!(
-        "<{}/versions/{id}>; rel=\"version\"",
-        state.base_url
-    )) {
+    if let Some(v) = version.link(&state.base_url) {
         h.append(header::LINK, v);
     }
     if let Ok(v) = HeaderValue::from_str(cache_control) {

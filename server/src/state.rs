@@ -40,6 +40,8 @@ pub struct AppState {
     pub offset: FixedOffset,
     /// Permits for queries that read value files.
     pub heavy: Arc<Semaphore>,
+    /// Permits for SQL queries (`sql_queries_at_once`).
+    pub sql_slots: Arc<Semaphore>,
     pub started: Instant,
     pub metrics: Metrics,
     pub gate: Gate,
@@ -87,6 +89,7 @@ impl AppState {
             current: RwLock::new(Arc::new(Version::of(dataset, None))),
             switch_fault: Mutex::new(None),
             heavy: Arc::new(Semaphore::new(config.max_heavy_queries.max(1))),
+            sql_slots: Arc::new(Semaphore::new(config.sql_queries_at_once.max(1))),
             config,
             base_url,
             offset,

@@ -20,10 +20,12 @@ use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use hydro_engine::dataset::manifest::Manifest;
 use hydro_engine::dataset::versions::{read_version, read_versions, recorded_generations};
 use hydro_engine::dataset::{Dataset, published_generation};
+use hydro_engine::error::EngineError;
 use hydro_engine::model::Micros;
+use hydro_engine::sql::SqlTables;
 use hydro_engine::storage::Store;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long a listing of the store's records is used before it is listed again.
@@ -41,6 +43,8 @@ pub struct Version {
     /// Whether the request named this version (`asOf`), so that its answers never change and
     /// caches may keep them for good.
     pub pinned: bool,
+    /// Its SQL tables once a query asked for them (shared with its pinned copies).
+    sql: Arc<OnceLock<Arc<SqlTables>>>,
 }
 
 impl Version {
@@ -64,7 +68,24 @@ impl Version {
             modified,
             dataset,
             pinned: false,
+            sql: Arc::default(),
         }
+    }
+
+    /// `Link: <…/versions/ID>; rel="version"`: how every answer names the version it was
+    /// read from.
+    pub fn link(&self, base_url: &str) -> Option<http::HeaderValue> {
+        let id = &self.dataset.manifest.version;
+        http::HeaderValue::from_str(&format!("<{base_url}/versions/{id}>; rel=\"version\"")).ok()
+    }
+
+    /// The version's SQL tables, made when first asked for.
+    pub fn sql_tables(&self) -> Result<Arc<SqlTables>, EngineError> {
+        if let Some(tables) = self.sql.get() {
+            return Ok(Arc::clone(tables));
+        }
+        let made = Arc::new(SqlTables::of(&self.dataset)?);
+        Ok(Arc::clone(self.sql.get_or_init(|| made)))
     }
 
     /// The same version, as a request that named it (`asOf`) answers from it.
@@ -74,6 +95,7 @@ impl Version {
             last_modified: self.last_modified.clone(),
             modified: self.modified,
             pinned: true,
+            sql: Arc::clone(&self.sql),
         })
     }
 }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// The files a scan of `files` (in that order) reads: each by its own name, a month file in
 /// a pack by its name in the pack view (see `storage::pack_view`), the months of a
 /// station-year file that follow each other as that file with their row groups selected.
-fn scanned(files: &[&ValueFile]) -> Vec<PartitionedFile> {
+pub(crate) fn scanned(files: &[&ValueFile]) -> Vec<PartitionedFile> {
     // (name, size, for a station-year file the row groups scanned)
     let mut out: Vec<(String, u64, Option<ParquetAccessPlan>)> = Vec::with_capacity(files.len());
     for f in files {

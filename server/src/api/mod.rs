@@ -26,6 +26,7 @@ pub mod params;
 pub mod request;
 pub mod router;
 pub mod rows;
+pub mod sql;
 pub mod stations;
 pub mod statistics;
 pub mod values;

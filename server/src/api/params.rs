@@ -83,6 +83,32 @@ impl RawQuery {
         }
     }
 
+    /// The parameters of a `/v1/sql` body: the statement itself (`application/sql`,
+    /// `text/plain`) as `q`, or a form or JSON object as [`RawQuery::from_body`] reads them.
+    pub fn from_sql_body(content_type: Option<&str>, body: &[u8]) -> Result<Self, ApiError> {
+        let media = content_type
+            .and_then(|t| t.split(';').next())
+            .map(|t| t.trim().to_ascii_lowercase());
+        match media.as_deref() {
+            Some("application/sql" | "text/plain") => {
+                let text = std::str::from_utf8(body).map_err(|_| {
+                    ApiError::BadRequest("the request body is not valid UTF-8".into())
+                })?;
+                let mut out = Self::default();
+                out.push("q".into(), text.to_owned())?;
+                Ok(out)
+            }
+            Some("application/x-www-form-urlencoded" | "application/json") => {
+                Self::from_body(content_type, body)
+            }
+            _ => Err(ApiError::UnsupportedMediaType(format!(
+                "send the statement as application/sql or text/plain, or as q in \
+                 application/json or application/x-www-form-urlencoded, not {}",
+                content_type.map_or("a body without Content-Type".into(), shorten)
+            ))),
+        }
+    }
+
     fn from_json(body: &[u8]) -> Result<Self, ApiError> {
         let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body)
             .map_err(|e| {

@@ -1096,3 +1096,30 @@ impl Request for ManyStatisticsRequest {
         })
     }
 }
+
+/// `GET /v1/sql?q=…`, or `POST /v1/sql` with the statement as the body: one read-only SQL
+/// statement over the version answered from.
+pub struct SqlRequest {
+    pub statement: String,
+    pub format: Format,
+}
+
+impl Request for SqlRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &["q", "format"];
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        let statement = q.raw.get("q")?.ok_or_else(|| {
+            ApiError::param(
+                "q",
+                "give one SQL statement, e.g. q=SELECT count(*) FROM stations",
+            )
+        })?;
+        if statement.trim().is_empty() {
+            return Err(ApiError::param("q", "must not be blank"));
+        }
+        Ok(Self {
+            statement: statement.to_owned(),
+            format: q.format(Answer::Sql)?,
+        })
+    }
+}

@@ -3,7 +3,7 @@
 use crate::api::params::shorten;
 use crate::api::request::NoParameters;
 use crate::api::{
-    Ctx, assets, characteristics, health, landing, latest, many_series, parameters, stations,
+    Ctx, assets, characteristics, health, landing, latest, many_series, parameters, sql, stations,
     statistics, values, versions,
 };
 use crate::http::error::ApiError;
@@ -40,6 +40,7 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
         ["latest"] => extended_only(latest::latest(ctx).await),
         ["statistics"] => extended_only(statistics::many_statistics(ctx).await),
         ["versions"] => extended_only(versions::versions(ctx).await),
+        ["sql"] => extended_only(sql::sql(ctx).await),
         ["versions", id] => extended_only(versions::version(ctx, id).await),
         ["stations", id] => extended_only(stations::station(ctx, id)),
         ["stations", id, "parameters"] => parameters::parameters(ctx, id),

@@ -46,6 +46,13 @@ pub enum ApiError {
     RangeNotSatisfiable {
         len: u64,
     },
+    /// A limit a SQL query ran into (413 rows, 422 memory, 504 time), or no SQL slot free
+    /// (429, with `retry_after`).
+    Limit {
+        status: StatusCode,
+        detail: String,
+        retry_after: Option<u64>,
+    },
     /// A failure of the engine, told by what caused it (see [`ErrorKind`]).
     Engine(EngineError),
     /// Logged, never shown.
@@ -77,6 +84,7 @@ impl ApiError {
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
+            Self::Limit { status, .. } => *status,
             Self::Engine(e) => match e.kind() {
                 ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
                 ErrorKind::NotFound => StatusCode::NOT_FOUND,
@@ -110,7 +118,9 @@ impl ApiError {
             | Self::NotAcceptable(d)
             | Self::UnsupportedMediaType(d)
             | Self::Forbidden(d) => d.clone(),
-            Self::Unauthorized { detail, .. } | Self::Unavailable { detail, .. } => detail.clone(),
+            Self::Unauthorized { detail, .. }
+            | Self::Unavailable { detail, .. }
+            | Self::Limit { detail, .. } => detail.clone(),
             Self::MethodNotAllowed { allow } => format!("this resource takes {allow}"),
             Self::PreconditionFailed => "If-None-Match matches the current representation".into(),
             Self::PayloadTooLarge { limit } => {
@@ -171,7 +181,12 @@ impl ApiError {
                     h.insert(header::WWW_AUTHENTICATE, v);
                 }
             }
-            Self::TooManyRequests { retry_after } | Self::Unavailable { retry_after, .. } => {
+            Self::TooManyRequests { retry_after }
+            | Self::Unavailable { retry_after, .. }
+            | Self::Limit {
+                retry_after: Some(retry_after),
+                ..
+            } => {
                 h.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
             }
             Self::Engine(e) if e.kind() == ErrorKind::Unavailable => {

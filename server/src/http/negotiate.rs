@@ -4,8 +4,8 @@
 
 use crate::http::error::ApiError;
 use Answer::{
-    Catalog, Landing, Latest, ManyValues, PostedStatistics, PostedValues, Stations, Statistics,
-    Values,
+    Catalog, Landing, Latest, ManyValues, PostedStatistics, PostedValues, Sql, Stations,
+    Statistics, Values,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,6 +47,8 @@ pub enum Answer {
     Statistics,
     /// Many series' statistics, the selection sent in a POST body: the data formats.
     PostedStatistics,
+    /// The rows of a SQL query (`/v1/sql`): tables of any columns.
+    Sql,
 }
 
 /// A row of the formats table: everything the server knows of a format but its encoder.
@@ -89,6 +91,7 @@ const FORMATS: [Spec; 10] = [
             Statistics,
             PostedStatistics,
             Latest,
+            Sql,
         ],
     },
     Spec {
@@ -108,6 +111,7 @@ const FORMATS: [Spec; 10] = [
             Statistics,
             PostedStatistics,
             Latest,
+            Sql,
         ],
     },
     Spec {
@@ -147,6 +151,7 @@ const FORMATS: [Spec; 10] = [
             Statistics,
             PostedStatistics,
             Latest,
+            Sql,
         ],
     },
     Spec {
@@ -166,6 +171,7 @@ const FORMATS: [Spec; 10] = [
             Statistics,
             PostedStatistics,
             Latest,
+            Sql,
         ],
     },
     Spec {
@@ -185,6 +191,7 @@ const FORMATS: [Spec; 10] = [
             Statistics,
             PostedStatistics,
             Latest,
+            Sql,
         ],
     },
     Spec {

@@ -21,6 +21,7 @@ pub fn schema(name: &str) -> Option<&'static str> {
         "characteristic.json" => include_str!("../../../schemas/characteristic.json"),
         "versions.json" => include_str!("../../../schemas/versions.json"),
         "version.json" => include_str!("../../../schemas/version.json"),
+        "sql.json" => include_str!("../../../schemas/sql.json"),
         "health.json" => include_str!("../../../schemas/health.json"),
         "problem.json" => include_str!("../../../schemas/problem.json"),
         _ => return None,

@@ -6,6 +6,7 @@ pub mod binary;
 pub mod catalog;
 mod number;
 mod recycled;
+pub mod sql;
 pub mod table;
 pub mod text;
 

@@ -1,0 +1,413 @@
+//! `values(parameter, timestamp, value, quality, station)`: every value of the dataset version
+//! as one SQL table, read as DuckDB reads the files with Hive partitioning (`station` from
+//! the path, after the file's columns).
+//!
+//! A scan reads only the station-months its filters can match, chosen from the files table
+//! (which the dataset holds in memory) before any file is opened: `station` equal to or in a
+//! list of texts picks the stations, `parameter` likewise the series, and bounds on
+//! `timestamp` the months whose series' time ranges reach into them. A one-station query
+//! never scans the archive. The filters on the files' own columns go to the Parquet scan as
+//! its predicate, which prunes row groups and pages by their statistics and filters rows;
+//! DataFusion applies every filter again above the scan (they are `Inexact`), so a filter this
+//! does not understand is only not used for pruning.
+
+use crate::dataset::Dataset;
+use crate::dataset::layout::{COL_PARAMETER, COL_TIMESTAMP, values_schema};
+use crate::dataset::manifest::ValueFile;
+use crate::model::Micros;
+use crate::query::sorted::scanned;
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::datasource::TableType;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::Result;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::empty::EmptyExec;
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock};
+
+pub(crate) const COL_STATION: &str = "station";
+
+/// The table over one dataset version.
+pub(crate) struct ValuesTable {
+    dataset: Arc<Dataset>,
+}
+
+impl ValuesTable {
+    pub(crate) fn new(dataset: Arc<Dataset>) -> Self {
+        Self { dataset }
+    }
+}
+
+impl std::fmt::Debug for ValuesTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ValuesTable({})", self.dataset.manifest.version)
+    }
+}
+
+fn station_field() -> Field {
+    Field::new(COL_STATION, DataType::Utf8, false)
+}
+
+/// The files' columns, then `station`.
+fn table_schema() -> SchemaRef {
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+        let mut fields: Vec<Field> = values_schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(station_field());
+        Arc::new(Schema::new(fields))
+    });
+    Arc::clone(&SCHEMA)
+}
+
+#[async_trait]
+impl datafusion::catalog::TableProvider for ValuesTable {
+    fn schema(&self) -> SchemaRef {
+        table_schema()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let pick = Pick::of(filters);
+        let files = self.files(&pick);
+        let schema = table_schema();
+        if files.is_empty() {
+            let projected = match projection {
+                Some(p) => Arc::new(schema.project(p)?),
+                None => schema,
+            };
+            return Ok(Arc::new(EmptyExec::new(projected)));
+        }
+        let file_schema = values_schema();
+        let table = TableSchema::builder(Arc::clone(&file_schema))
+            .with_table_partition_cols(vec![Arc::new(station_field())])
+            .build();
+        let mut source = ParquetSource::new(table)
+            .with_pushdown_filters(true)
+            .with_reorder_filters(true)
+            .with_enable_page_index(true)
+            .with_parquet_file_reader_factory(self.dataset.scan_source.reader_factory.clone());
+        // The filters on the files' own columns prune row groups and pages.
+        let own: Vec<Expr> = filters
+            .iter()
+            .filter(|f| {
+                f.column_refs()
+                    .iter()
+                    .all(|c| file_schema.field_with_name(&c.name).is_ok())
+            })
+            .cloned()
+            .collect();
+        if let Some(predicate) = conjunction(own) {
+            let df_schema = DFSchema::try_from(Arc::clone(&file_schema))?;
+            source = source.with_predicate(state.create_physical_expr(predicate, &df_schema)?);
+        }
+        let groups = file_groups(files, state.config().target_partitions().max(1));
+        let config = FileScanConfigBuilder::new(
+            self.dataset.scan_source.store_url.clone(),
+            Arc::new(source),
+        )
+        .with_file_groups(groups)
+        .with_projection_indices(projection.cloned())?
+        .with_limit(limit)
+        .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+}
+
+impl ValuesTable {
+    /// The station-months `pick` can match, as the scan reads them: each station's files in
+    /// month order (a station-year file's months as that file), `station` set on each.
+    fn files(&self, pick: &Pick) -> Vec<Vec<PartitionedFile>> {
+        let dataset = &self.dataset;
+        let mut stations: Vec<_> = match &pick.stations {
+            Some(ids) => dataset
+                .files
+                .iter()
+                .filter(|(id, _)| ids.contains(id.as_str()))
+                .collect(),
+            None => dataset.files.iter().collect(),
+        };
+        stations.sort_by(|a, b| a.0.cmp(b.0));
+        stations
+            .into_iter()
+            .filter_map(|(id, months)| {
+                let matching: Vec<&ValueFile> = months
+                    .iter()
+                    .map(|m| &m.file)
+                    .filter(|f| pick.matches(f))
+                    .collect();
+                if matching.is_empty() {
+                    return None;
+                }
+                let station = ScalarValue::Utf8(Some(id.as_str().to_owned()));
+                let files = scanned(&matching)
+                    .into_iter()
+                    .map(|mut f| {
+                        f.partition_values = vec![station.clone()];
+                        f
+                    })
+                    .collect();
+                Some(files)
+            })
+            .collect()
+    }
+}
+
+/// Stations' files dealt into `n` groups of about as many files, each station's files in one
+/// group (in month order), so that the scan runs on `n` cores.
+fn file_groups(stations: Vec<Vec<PartitionedFile>>, n: usize) -> Vec<FileGroup> {
+    let total: usize = stations.iter().map(Vec::len).sum();
+    let per_group = total.div_ceil(n).max(1);
+    let mut groups: Vec<Vec<PartitionedFile>> = vec![Vec::new()];
+    for files in stations {
+        if groups.last().is_some_and(|g| g.len() >= per_group) {
+            groups.push(Vec::new());
+        }
+        if let Some(g) = groups.last_mut() {
+            g.extend(files);
+        }
+    }
+    groups.into_iter().map(FileGroup::new).collect()
+}
+
+/// What a scan's filters say of the station-months it can match: None where they say nothing.
+#[derive(Debug, Default, PartialEq)]
+struct Pick {
+    stations: Option<HashSet<String>>,
+    parameters: Option<HashSet<String>>,
+    /// Inclusive bounds on `timestamp`, UTC microseconds.
+    from: Option<Micros>,
+    to: Option<Micros>,
+}
+
+impl Pick {
+    fn of(filters: &[Expr]) -> Self {
+        let mut pick = Self::default();
+        for f in filters {
+            if let Some(ids) = texts_of(f, COL_STATION) {
+                pick.stations = Some(intersect(pick.stations.take(), ids));
+            }
+            if let Some(ids) = texts_of(f, COL_PARAMETER) {
+                pick.parameters = Some(intersect(pick.parameters.take(), ids));
+            }
+            let (from, to) = time_bounds(f);
+            pick.from = max_of(pick.from, from);
+            pick.to = min_of(pick.to, to);
+        }
+        pick
+    }
+
+    /// Whether the month holds a series `self` can match.
+    fn matches(&self, file: &ValueFile) -> bool {
+        file.series.iter().any(|s| {
+            self.parameters
+                .as_ref()
+                .is_none_or(|p| p.contains(s.parameter.as_str()))
+                && self.from.is_none_or(|from| s.max >= from)
+                && self.to.is_none_or(|to| s.min <= to)
+        })
+    }
+}
+
+fn intersect(a: Option<HashSet<String>>, b: HashSet<String>) -> HashSet<String> {
+    match a {
+        Some(a) => a.intersection(&b).cloned().collect(),
+        None => b,
+    }
+}
+
+fn max_of(a: Option<Micros>, b: Option<Micros>) -> Option<Micros> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn min_of(a: Option<Micros>, b: Option<Micros>) -> Option<Micros> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The column `e` names, seen through casts.
+fn column_of(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Column(c) => Some(&c.name),
+        Expr::Cast(c) => column_of(&c.expr),
+        Expr::TryCast(c) => column_of(&c.expr),
+        _ => None,
+    }
+}
+
+/// The literal `e` is, seen through casts.
+fn literal_of(e: &Expr) -> Option<&ScalarValue> {
+    match e {
+        Expr::Literal(v, _) => Some(v),
+        Expr::Cast(c) => literal_of(&c.expr),
+        Expr::TryCast(c) => literal_of(&c.expr),
+        _ => None,
+    }
+}
+
+fn text_of(v: &ScalarValue) -> Option<String> {
+    match v {
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Some(s.clone()),
+        ScalarValue::Dictionary(_, inner) => text_of(inner),
+        _ => None,
+    }
+}
+
+/// The texts `filter` allows column `column` to be, if it allows only some: `column = 'x'`,
+/// `column IN ('x', 'y')`, or such filters joined by OR.
+fn texts_of(filter: &Expr, column: &str) -> Option<HashSet<String>> {
+    match filter {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
+            Operator::Eq => {
+                let (c, v) = match (column_of(left), column_of(right)) {
+                    (Some(c), None) => (c, literal_of(right)?),
+                    (None, Some(c)) => (c, literal_of(left)?),
+                    _ => return None,
+                };
+                (c == column).then(|| text_of(v).into_iter().collect())
+            }
+            Operator::Or => {
+                let mut a = texts_of(left, column)?;
+                a.extend(texts_of(right, column)?);
+                Some(a)
+            }
+            _ => None,
+        },
+        Expr::InList(l) if !l.negated && column_of(&l.expr) == Some(column) => l
+            .list
+            .iter()
+            .map(|e| literal_of(e).and_then(text_of))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// A literal time as UTC microseconds.
+fn micros_of(v: &ScalarValue) -> Option<Micros> {
+    match v {
+        ScalarValue::TimestampSecond(Some(t), _) => t.checked_mul(1_000_000),
+        ScalarValue::TimestampMillisecond(Some(t), _) => t.checked_mul(1_000),
+        ScalarValue::TimestampMicrosecond(Some(t), _) => Some(*t),
+        // Rounded outwards by the callers' use: a bound one microsecond wider prunes less,
+        // never more.
+        ScalarValue::TimestampNanosecond(Some(t), _) => Some(t.div_euclid(1_000)),
+        _ => None,
+    }
+}
+
+/// The bounds `filter` puts on `timestamp` (inclusive, widened to whole microseconds).
+fn time_bounds(filter: &Expr) -> (Option<Micros>, Option<Micros>) {
+    match filter {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            let (op, v) = match (column_of(left), column_of(right)) {
+                (Some(COL_TIMESTAMP), None) => (*op, literal_of(right)),
+                (None, Some(COL_TIMESTAMP)) => match op.swap() {
+                    Some(op) => (op, literal_of(left)),
+                    None => return (None, None),
+                },
+                _ => return (None, None),
+            };
+            let Some(t) = v.and_then(micros_of) else {
+                return (None, None);
+            };
+            match op {
+                Operator::Eq => (Some(t), Some(t + 1)),
+                Operator::Gt | Operator::GtEq => (Some(t), None),
+                Operator::Lt | Operator::LtEq => (None, Some(t + 1)),
+                _ => (None, None),
+            }
+        }
+        Expr::Between(Between {
+            expr,
+            negated: false,
+            low,
+            high,
+        }) if column_of(expr) == Some(COL_TIMESTAMP) => (
+            literal_of(low).and_then(micros_of),
+            literal_of(high).and_then(micros_of).map(|t| t + 1),
+        ),
+        _ => (None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::logical_expr::{col, lit};
+
+    fn ts(s: &str) -> Expr {
+        let t = chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .timestamp_micros();
+        lit(ScalarValue::TimestampMicrosecond(
+            Some(t),
+            Some("UTC".into()),
+        ))
+    }
+
+    fn set(v: &[&str]) -> Option<HashSet<String>> {
+        Some(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn filters_pick_stations_series_and_months() {
+        let filters = [
+            col("station").eq(lit("a")).or(col("station").eq(lit("b"))),
+            col("parameter").in_list(vec![lit("q"), lit("w")], false),
+            col("timestamp").gt_eq(ts("2020-01-01T00:00:00Z")),
+            ts("2021-01-01T00:00:00Z").gt(col("timestamp")),
+            col("value").gt(lit(3.0)),
+        ];
+        let pick = Pick::of(&filters);
+        assert_eq!(pick.stations, set(&["a", "b"]));
+        assert_eq!(pick.parameters, set(&["q", "w"]));
+        assert_eq!(pick.from, Some(1_577_836_800_000_000));
+        assert_eq!(pick.to, Some(1_609_459_200_000_001));
+        // Two filters on one column: what both allow.
+        let both = Pick::of(&[
+            col("station").in_list(vec![lit("a"), lit("b")], false),
+            col("station").eq(lit("b")),
+        ]);
+        assert_eq!(both.stations, set(&["b"]));
+        // What it cannot read picks nothing out.
+        let none = Pick::of(&[
+            col("station").not_eq(lit("a")),
+            col("station").eq(lit("a")).or(col("value").gt(lit(1.0))),
+            col("station").in_list(vec![lit("a")], true),
+        ]);
+        assert_eq!(none, Pick::default());
+    }
+}

@@ -1,0 +1,134 @@
+//! `/v1/sql`: one read-only SQL statement over the version answered from
+//! (`hydro_engine::sql`: the tables, what is refused, the memory and row limits), its rows in
+//! CSV, NDJSON, JSON, Arrow IPC or Parquet as they are made.
+//!
+//! A query takes one of `sql_queries_at_once` slots (none free: 429 with `Retry-After`) and
+//! holds it until its answer's last byte. Its first rows are made before the status line, so
+//! that a statement that fails, or trips a guardrail before any row is ready (a sort or an
+//! aggregate over more than its memory, a run past its time), is a problem response: 400 for
+//! the statement's own errors, 422 memory, 413 rows, 504 time. After the first byte, a
+//! guardrail tripped or a failure cuts the answer, as for any streamed answer. SQL answers are
+//! neither cached nor kept in the answer store: a statement may ask for `now()` or `random()`.
+
+use crate::api::Ctx;
+use crate::api::context::fault;
+use crate::api::request::SqlRequest;
+use crate::http::error::ApiError;
+use crate::http::negotiate::Format;
+use crate::render::encode::BatchEncoder;
+use crate::render::encode::binary::{ArrowIpc, Parquet};
+use crate::render::encode::sql::SqlText;
+use crate::render::reply::{Reply, attachment};
+use crate::render::stream::{self, DownloadGuard, Parts};
+use futures::{StreamExt, TryStreamExt};
+use http::{HeaderMap, StatusCode};
+use hydro_engine::error::EngineError;
+use hydro_engine::query::AnswerPart;
+use hydro_engine::sql::{Guardrail, SqlLimits, run};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+pub(crate) async fn sql(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let config = &ctx.state.config;
+    if !config.sql {
+        return Err(ApiError::NotFound(
+            "SQL (/v1/sql) is turned off on this server".into(),
+        ));
+    }
+    let SqlRequest { statement, format } = ctx.request()?;
+    let permit = Arc::clone(&ctx.state.sql_slots)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Limit {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            detail: format!(
+                "{} SQL queries are running, as many as this server runs at once; retry shortly",
+                config.sql_queries_at_once
+            ),
+            retry_after: Some(1),
+        })?;
+    let tables = ctx.version.sql_tables().map_err(|e| fault(ctx.state, e))?;
+    let limits = SqlLimits {
+        memory_bytes: usize::try_from(config.sql_memory_bytes).unwrap_or(usize::MAX),
+        spill_bytes: config.sql_spill_bytes,
+        rows: config.sql_max_rows,
+    };
+    let time = Duration::from_secs(config.sql_timeout_secs);
+    let deadline = Instant::now() + time;
+    let started = tokio::time::timeout_at(deadline, async {
+        let answer = run(&tables, &statement, limits).await?;
+        let parts: Parts = answer.rows.map_ok(AnswerPart::Rows).boxed();
+        Ok::<_, EngineError>((answer.schema, stream::first_checked(parts).await?))
+    })
+    .await;
+    let (schema, parts) = match started {
+        Err(_) => return Err(limit_error(Guardrail::Time(time))),
+        Ok(Err(e)) => return Err(refused(ctx, e)),
+        Ok(Ok(started)) => started,
+    };
+    let encoder: Box<dyn BatchEncoder> = match format {
+        Format::Arrow => Box::new(ArrowIpc::new(schema)),
+        Format::Parquet => Box::new(Parquet::new(schema)),
+        _ => Box::new(SqlText::new(
+            format,
+            &schema,
+            &ctx.meta("sql", None),
+            ctx.time(),
+        )),
+    };
+    let held = DownloadGuard {
+        watch: Arc::clone(ctx.state) as _,
+        permit,
+    };
+    let body = stream::sequential(until(parts, deadline, time), encoder, held);
+    let mut headers = HeaderMap::new();
+    attachment(&mut headers, format, "query");
+    // Not cached, so not named by the caching headers: the version it was read from.
+    if let Some(link) = ctx.version.link(&ctx.state.base_url) {
+        headers.append(http::header::LINK, link);
+    }
+    Ok(Reply {
+        status: StatusCode::OK,
+        body,
+        len: None,
+        content_type: format.content_type(),
+        headers,
+        cacheable: false,
+        compressible: format.compressible(),
+        storable: false,
+    })
+}
+
+/// The problem for a query that could not begin.
+fn refused(ctx: &Ctx<'_>, e: EngineError) -> ApiError {
+    match e {
+        EngineError::Guardrail(g) => limit_error(g),
+        e => fault(ctx.state, e),
+    }
+}
+
+fn limit_error(g: Guardrail) -> ApiError {
+    let status = match g {
+        Guardrail::Memory { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        Guardrail::Rows(_) => StatusCode::PAYLOAD_TOO_LARGE,
+        Guardrail::Time(_) => StatusCode::GATEWAY_TIMEOUT,
+    };
+    ApiError::Limit {
+        status,
+        detail: g.to_string(),
+        retry_after: None,
+    }
+}
+
+/// `parts` until `deadline`, then the time guardrail (which cuts the answer) and nothing more.
+fn until(parts: Parts, deadline: Instant, time: Duration) -> Parts {
+    futures::stream::unfold(Some(parts), move |parts| async move {
+        let mut parts = parts?;
+        match tokio::time::timeout_at(deadline, parts.next()).await {
+            Ok(Some(item)) => Some((item, Some(parts))),
+            Ok(None) => None,
+            Err(_) => Some((Err(EngineError::Guardrail(Guardrail::Time(time))), None)),
+        }
+    })
+    .boxed()
+}
