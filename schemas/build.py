@@ -511,8 +511,9 @@ def sql_path():
     get = path["get"]
     # Never 304: SQL answers are not cached (a statement may ask for now() or random()).
     get["responses"] = {k: v for k, v in get["responses"].items() if k != "304"} | SQL_LIMITS
+    # The body is the statement; format and asOf go in the query string.
     members = {"type": "object", "additionalProperties": False, "required": ["q"],
-               "properties": {"q": SQL_STATEMENT, "format": {"type": "string", "enum": SQL_FORMATS}}}
+               "properties": {"q": SQL_STATEMENT}}
     text = {"schema": {"type": "string", "minLength": 1}}
     responses = get["responses"] | {"413": problem("request body larger than 1 MiB, or " + SQL_LIMITS["413"]["description"]),
                                     "415": problem("request body neither SQL, text, a form nor JSON")}
@@ -659,13 +660,13 @@ for path, item in openapi["paths"].items():
     for method, operation in item.items():
         if method == "get":
             operation["parameters"].append(AS_OF)
+        elif operation["parameters"]:
+            # A POST that takes query parameters (/sql: the body is the statement) takes asOf
+            # among them.
+            operation["parameters"].append(AS_OF)
         else:
             for content in operation["requestBody"]["content"].values():
-                if "properties" in content["schema"]:
-                    content["schema"]["properties"]["asOf"] = AS_OF["schema"]
-                elif AS_OF not in operation["parameters"]:
-                    # The statement as the body: asOf in the query string.
-                    operation["parameters"].append(AS_OF)
+                content["schema"]["properties"]["asOf"] = AS_OF["schema"]
         operation["responses"]["410"] = problem("the version asOf names was removed (vacuum)")
 
 for name, schema in SCHEMAS.items():

@@ -55,6 +55,9 @@ async fn every_format_and_every_way_of_sending_the_statement() {
         assert_eq!(r.status, 200, "{format}");
         assert!(r.body.len() > 100, "{format}");
     }
+    // In the query string `+` is a space, `%2B` a plus (as query encoders write them).
+    let plus = get(&format!("{b}/sql?q=SELECT+1+%2B+1+AS+two&format=csv")).await;
+    assert_eq!(plus.text(), "two\r\n2\r\n");
     // Times as every answer writes them; no rows still names the columns.
     let times = get(&q(
         b,

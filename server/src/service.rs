@@ -177,7 +177,11 @@ where
             crate::api::params::shorten(path)
         ))
     })?;
-    let mut query = RawQuery::parse(uri.query())?;
+    let mut query = if segments == ["sql"] {
+        RawQuery::parse_form(uri.query())?
+    } else {
+        RawQuery::parse(uri.query())?
+    };
     let headers = &req.headers;
     if post {
         // Read only now: after access was checked, and for the paths that take a body.

@@ -26,6 +26,14 @@ impl RawQuery {
         Self::decoded(raw.unwrap_or(""), "the query string", false)
     }
 
+    /// A query string read as a form: `+` is a space. For `/v1/sql`, whose statement every
+    /// HTTP library's query encoding (Python's `urlencode`, `requests`, `URLSearchParams`)
+    /// writes with `+` for spaces and `%2B` for a plus; the `+` kept elsewhere is that of an
+    /// unencoded time offset, which a statement does not have.
+    pub fn parse_form(raw: Option<&str>) -> Result<Self, ApiError> {
+        Self::decoded(raw.unwrap_or(""), "the query string", true)
+    }
+
     /// The pairs of `text` (`k=v&k=v`), percent-escapes decoded, and `+` read as a space when
     /// `plus_is_space` (a form body; a query string keeps it).
     fn decoded(text: &str, what: &str, plus_is_space: bool) -> Result<Self, ApiError> {
