@@ -39,7 +39,7 @@ def ours(base, statement):
 
 def theirs(con, statement):
     t = time.perf_counter()
-    rows = con.execute(statement).fetch_arrow_table().num_rows
+    rows = con.sql(statement).to_arrow_table().num_rows
     return time.perf_counter() - t, rows
 
 

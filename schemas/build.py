@@ -506,7 +506,8 @@ def sql_path():
     as application/sql or text/plain, or q in a JSON object or form)."""
     path = op("querySql", "The rows of one read-only SQL statement (SELECT, WITH or EXPLAIN) over the tables "
                           "values, stations, parameters and characteristics; see docs/sql.md",
-              "sql", [q("q", "one SQL statement: SELECT, WITH or EXPLAIN", SQL_STATEMENT), FMT(SQL_FORMATS)],
+              "sql", [q("q", "one SQL statement: SELECT, WITH or EXPLAIN", SQL_STATEMENT) | {"required": True},
+                      FMT(SQL_FORMATS)],
               SQL_FORMATS)
     get = path["get"]
     # Never 304: SQL answers are not cached (a statement may ask for now() or random()).
