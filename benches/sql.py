@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""SQL over the archive: `/v1/sql` against DuckDB over the same files, side by side in one run.
+"""SQL over the archive: `/v1/sql` and Arrow Flight SQL against DuckDB over the same files,
+side by side in one run.
 
 On the 300-station x 20-year archive (15-minute values, `append.py`'s), each query below is
-asked of `/v1/sql` (an Arrow IPC answer, read whole by the client) and run by DuckDB in
-process (threads = 2, the machine's cores) over the current version's value files as
-`docs/on-disk-layout.md` reads them (Hive partitioning, `station` as text), with the stations
-table loaded from the API's Parquet list. Runs alternate; medians. Rows are compared (count).
+asked of `/v1/sql` (an Arrow IPC answer, read whole by the client), of Flight SQL through the
+ADBC driver (`fetch_arrow_table`), and run by DuckDB in process (threads = 2, the machine's
+cores) over the current version's value files as `docs/on-disk-layout.md` reads them (Hive
+partitioning, `station` as text), with the stations table loaded from the API's Parquet list.
+Then a 10-year series (one station's 15-minute water levels, ~350 000 rows) as the values
+endpoint's Arrow answer and as a Flight SQL statement. Runs alternate; medians. Rows are
+compared (count).
 Targets (issue 55): the queries that prune (one station, a time range, a state) and the
 per-station aggregates no slower than DuckDB; whole-archive joins and window functions within
-2x.
+2x; the 10-year series through Flight SQL no slower than the HTTP Arrow answer.
 Usage:
 
     python3 benches/sql.py [--no-build] [--runs N]
@@ -24,6 +28,7 @@ import time
 import urllib.parse
 import urllib.request
 
+import adbc_driver_flightsql.dbapi as flightsql
 import duckdb
 import pyarrow.ipc as ipc
 import harness
@@ -35,6 +40,21 @@ def ours(base, statement):
     with urllib.request.urlopen(url) as r:
         table = ipc.open_stream(io.BytesIO(r.read())).read_all()
     return time.perf_counter() - t, table.num_rows
+
+
+def arrow_get(url):
+    t = time.perf_counter()
+    with urllib.request.urlopen(url) as r:
+        table = ipc.open_stream(io.BytesIO(r.read())).read_all()
+    return time.perf_counter() - t, table.num_rows
+
+
+def flight(conn, statement):
+    t = time.perf_counter()
+    with conn.cursor() as cur:
+        cur.execute(statement)
+        rows = cur.fetch_arrow_table().num_rows
+    return time.perf_counter() - t, rows
 
 
 def theirs(con, statement):
@@ -51,6 +71,8 @@ def main():
     harness.build_release(args.no_build)
     data = harness.generate("append-300x20", 300, 20, start="2004-01-01")
     os.environ["HYDRO_SQL_TIMEOUT_SECS"] = "600"
+    flight_port = harness.free_port()
+    os.environ["HYDRO_FLIGHT_BIND"] = f"127.0.0.1:{flight_port}"
     h = harness.Hydro(data)
     try:
         stations = json.loads(harness.sh("curl", "-s", f"{h.base}/stations?limit=1000&fields=id,state"))["data"]
@@ -103,20 +125,42 @@ def main():
              "(PARTITION BY station ORDER BY timestamp) AS d FROM v WHERE parameter = 'water-level-15min' "
              "AND timestamp >= '2023-01-01 00:00:00+00') GROUP BY station"),
         ]
+        fl = flightsql.connect(f"grpc://127.0.0.1:{flight_port}")
         print(f"{len(files)} files; medians of {args.runs} alternating runs (s)")
         print()
-        print("| kind | query | /v1/sql | DuckDB | ours/DuckDB | rows |")
-        print("|---|---|---:|---:|---:|---:|")
+        print("| kind | query | /v1/sql | Flight SQL | DuckDB | /v1/sql / DuckDB | Flight / DuckDB | rows |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
         for kind, name, mine, duck in cases:
-            a, b = [], []
+            a, f, b = [], [], []
             for _ in range(args.runs):
                 ta, ra = ours(h.base, mine)
+                tf, rf = flight(fl, mine)
                 tb, rb = theirs(con, duck)
-                assert ra == rb, f"{name}: {ra} rows, DuckDB {rb}"
+                assert ra == rb == rf, f"{name}: {ra} rows, Flight {rf}, DuckDB {rb}"
                 a.append(ta)
+                f.append(tf)
                 b.append(tb)
-            ma, mb = statistics.median(a), statistics.median(b)
-            print(f"| {kind} | {name} | {ma:.3f} | {mb:.3f} | {ma / mb:.2f} | {ra} |", flush=True)
+            ma, mf, mb = statistics.median(a), statistics.median(f), statistics.median(b)
+            print(f"| {kind} | {name} | {ma:.3f} | {mf:.3f} | {mb:.3f} | {ma / mb:.2f} | {mf / mb:.2f} | {ra} |",
+                  flush=True)
+        print()
+        window = "from=2010-01-01T00:00:00Z&to=2019-12-31T23:59:59Z"
+        http = f"{h.base}/stations/{station}/parameters/water-level-15min/values?{window}&format=arrow"
+        statement = (f"SELECT timestamp, value, quality FROM values WHERE {one} "
+                     "AND timestamp >= '2010-01-01T00:00:00Z' AND timestamp < '2020-01-01T00:00:00Z' "
+                     "ORDER BY timestamp")
+        a, f = [], []
+        for _ in range(max(args.runs, 5)):
+            ta, ra = arrow_get(http)
+            tf, rf = flight(fl, statement)
+            assert ra == rf, f"10-year series: HTTP {ra} rows, Flight {rf}"
+            a.append(ta)
+            f.append(tf)
+        ma, mf = statistics.median(a), statistics.median(f)
+        print("| 10-year series | HTTP Arrow (values endpoint) | Flight SQL | Flight / HTTP | rows |")
+        print("|---|---:|---:|---:|---:|")
+        print(f"| {station} water-level-15min | {ma:.3f} | {mf:.3f} | {mf / ma:.2f} | {ra} |", flush=True)
+        fl.close()
     finally:
         h.stop()
 

@@ -488,6 +488,24 @@ async fn run() -> anyhow::Result<()> {
                 "Hydro API listening on http://{local}/v1/ (dataset {})",
                 state.version().dataset.manifest.version
             );
+            if let Some(flight_bind) = state.config.flight_bind.clone() {
+                let service = hydro_server::flight::FlightSql::new(Arc::clone(&state))
+                    .map_err(anyhow::Error::msg)?;
+                let listener = tokio::net::TcpListener::bind(&flight_bind)
+                    .await
+                    .with_context(|| format!("binding {flight_bind} (flight_bind)"))?;
+                say!(
+                    "Arrow Flight SQL listening on grpc://{}",
+                    listener.local_addr()?
+                );
+                tokio::spawn(async move {
+                    let served =
+                        hydro_server::flight::serve(listener, service, shutdown_signal()).await;
+                    if let Err(e) = served {
+                        tracing::error!("Flight SQL stopped: {e}");
+                    }
+                });
+            }
             if state.config.follow_seconds > 0 {
                 let value_cache = state.config.value_cache_bytes;
                 let open = move || {

@@ -187,6 +187,17 @@ async fn restricted_mode_checks_every_kind_of_credential() {
             vec![("Authorization", basic("ada", "correct horse"))],
             200,
         ),
+        // As Go's gRPC clients write it: base64 without its padding.
+        (
+            "valid basic, unpadded",
+            vec![(
+                "Authorization",
+                basic("ada", "correct horse")
+                    .trim_end_matches('=')
+                    .to_owned(),
+            )],
+            200,
+        ),
         // Pages for browsers are the same resources, behind the same door.
         (
             "browser, no credentials",

@@ -2,9 +2,10 @@
 """`/v1/sql` against DuckDB over the same files: each query of a set (filters, a year of one
 series, group by station and year, joins with stations, window functions) is asked of the
 API as Arrow IPC, and its DuckDB twin run over the current version's files (the recipe of
-`docs/on-disk-layout.md`); the rows must agree (floats to 1e-9).
+`docs/on-disk-layout.md`); the rows must agree (floats to 1e-9). Given Flight SQL's address,
+each query is asked there too, through the ADBC driver, and must agree as well.
 
-    sql.py BASE ROOT
+    sql.py BASE ROOT [grpc://HOST:PORT]
 """
 
 import io
@@ -29,6 +30,19 @@ def ask(base, statement):
     return ipc.open_stream(io.BytesIO(body)).read_all()
 
 
+def flight_asker(url):
+    """Asks statements of Flight SQL at `url` through the ADBC driver."""
+    import adbc_driver_flightsql.dbapi as flightsql
+
+    conn = flightsql.connect(url)
+
+    def ask_flight(statement):
+        with conn.cursor() as cur:
+            cur.execute(statement)
+            return cur.fetch_arrow_table()
+    return ask_flight
+
+
 def rows_of(table):
     out = []
     for row in table.to_pylist():
@@ -44,6 +58,9 @@ def same(a, b):
 
 def main():
     base, root = sys.argv[1], sys.argv[2].rstrip("/")
+    askers = [("/v1/sql", lambda statement: ask(base, statement))]
+    if len(sys.argv) > 3:
+        askers.append(("Flight SQL", flight_asker(sys.argv[3])))
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     manifest = json.load(open(f"{root}/manifest.json"))
@@ -88,15 +105,17 @@ def main():
          f"WHERE {one} GROUP BY 1, 2) SELECT count(*), max(mean) FROM daily"),
     ]
     for ours, theirs in queries:
-        got = rows_of(ask(base, ours))
         want = [tuple(v.isoformat() if hasattr(v, "isoformat") else v for v in r)
                 for r in con.execute(theirs).fetchall()]
-        assert len(got) == len(want), f"{ours}: {len(got)} rows, DuckDB {len(want)}"
-        assert len(got) > 0, f"{ours}: no rows, a query that tests nothing"
-        for i, (g, w) in enumerate(zip(got, want)):
-            assert len(g) == len(w) and all(same(a, b) for a, b in zip(g, w)), \
-                f"{ours}: row {i}: {g} != DuckDB {w}"
-    print(f"sql: {len(queries)} queries agree with DuckDB")
+        for door, asker in askers:
+            got = rows_of(asker(ours))
+            assert len(got) == len(want), f"{door}: {ours}: {len(got)} rows, DuckDB {len(want)}"
+            assert len(got) > 0, f"{ours}: no rows, a query that tests nothing"
+            for i, (g, w) in enumerate(zip(got, want)):
+                assert len(g) == len(w) and all(same(a, b) for a, b in zip(g, w)), \
+                    f"{door}: {ours}: row {i}: {g} != DuckDB {w}"
+    doors = " and ".join(door for door, _ in askers)
+    print(f"sql: {len(queries)} queries through {doors} agree with DuckDB")
 
 
 if __name__ == "__main__":

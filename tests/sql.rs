@@ -27,7 +27,10 @@ fn q(base: &str, statement: &str, more: &str) -> String {
 async fn answers_equal_duckdb_over_the_files() {
     let server = Server::start();
     let said = oracle("sql.py", &[&server.base, dataset().to_str().unwrap()]);
-    assert!(said.contains("queries agree with DuckDB"), "{said}");
+    assert!(
+        said.contains("queries through /v1/sql agree with DuckDB"),
+        "{said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

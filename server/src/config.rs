@@ -217,6 +217,9 @@ settings! {
     sql_timeout_secs: u64 = 60;
     /// Rows one SQL answer may have: 413 before it begins, the answer cut after.
     sql_max_rows: u64 = 10_000_000;
+    /// Address (`host:port`) of Arrow Flight SQL: the tables, limits and access of `/v1/sql`
+    /// over gRPC, without TLS. Unset: no Flight SQL.
+    flight_bind: Option<String> = None;
     /// Seconds a client may take to send its request headers.
     header_timeout_secs: u64 = 10;
     /// Seconds in-flight responses get to finish on shutdown.

@@ -16,10 +16,12 @@
 //! - [`service`]: a request's way through the server: limits, access, conditional requests,
 //!   the answer store, the endpoint, and the common headers on the way out.
 //! - [`listener`]: accepting connections, timeouts, graceful shutdown.
+//! - [`flight`]: Arrow Flight SQL on a port of its own: `/v1/sql`'s queries for gRPC clients.
 
 pub mod answer_store;
 pub mod api;
 pub mod config;
+pub mod flight;
 pub mod follow;
 pub mod http;
 pub mod listener;

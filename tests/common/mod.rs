@@ -129,6 +129,8 @@ pub fn dataset() -> &'static Path {
 pub struct Server {
     child: Child,
     pub base: String,
+    /// `grpc://host:port` of Arrow Flight SQL, when `HYDRO_FLIGHT_BIND` asked for it.
+    pub flight: Option<String>,
     /// Where the server keeps its answer store: killed servers cannot remove their own.
     answers: tempfile::TempDir,
 }
@@ -156,20 +158,17 @@ impl Server {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn().expect("start hydro serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read banner");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in banner: {line}"))
-            .trim_end_matches('/')
-            .to_owned();
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let base = banner_url(&mut stdout, "http://");
+        // Flight SQL says where it listens on the next line.
+        let flight = env
+            .iter()
+            .any(|(k, _)| *k == "HYDRO_FLIGHT_BIND")
+            .then(|| banner_url(&mut stdout, "grpc://"));
         Server {
             child,
-            base: url,
+            base,
+            flight,
             answers,
         }
     }
@@ -193,6 +192,17 @@ impl Server {
     pub fn child(&mut self) -> &mut Child {
         &mut self.child
     }
+}
+
+/// The address starting with `scheme` on the next line the server says.
+fn banner_url(stdout: &mut impl BufRead, scheme: &str) -> String {
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("read banner");
+    line.split_whitespace()
+        .find(|w| w.starts_with(scheme))
+        .unwrap_or_else(|| panic!("no {scheme} address in banner: {line}"))
+        .trim_end_matches('/')
+        .to_owned()
 }
 
 /// Runs `hydro serve` on the test dataset with `env`, expects it to refuse to start, and

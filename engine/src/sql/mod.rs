@@ -26,12 +26,18 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::execution::disk_manager::DiskManagerBuilder;
 use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement};
 use datafusion::sql::sqlparser::ast;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::sync::Arc;
+
+/// The catalog and schema the tables are in (`hydro.public.values`), as Flight SQL clients
+/// list them; a statement names the tables without them.
+pub const CATALOG: &str = "hydro";
+pub const SCHEMA: &str = "public";
 
 /// What one query may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +79,13 @@ impl SqlTables {
         })
     }
 
+    /// Each table's name and columns, in the order above.
+    pub fn tables(&self) -> impl Iterator<Item = (&'static str, SchemaRef)> + '_ {
+        self.tables
+            .iter()
+            .map(|(name, table)| (*name, table.schema()))
+    }
+
     /// A session of its own for one query: its memory pool and disk budget, these tables.
     fn session(&self, limits: SqlLimits) -> Result<SessionContext> {
         let runtime = RuntimeEnvBuilder::new()
@@ -84,7 +97,9 @@ impl SqlTables {
         let url = &self.dataset.scan_source.store_url;
         let store = self.dataset.ctx.runtime_env().object_store(url)?;
         runtime.register_object_store(url.as_ref(), store);
-        let config = SessionConfig::new().with_information_schema(true);
+        let config = SessionConfig::new()
+            .with_information_schema(true)
+            .with_default_catalog_and_schema(CATALOG, SCHEMA);
         let ctx = SessionContext::new_with_config_rt(config, runtime);
         for (name, table) in &self.tables {
             ctx.register_table(*name, Arc::clone(table))?;
@@ -103,21 +118,26 @@ pub struct SqlAnswer {
     pub rows: BoxStream<'static, Result<datafusion::arrow::array::RecordBatch>>,
 }
 
-/// Plans `statement` (one `SELECT`, `WITH` or `EXPLAIN`) over `tables` and starts it.
-pub async fn run(tables: &SqlTables, statement: &str, limits: SqlLimits) -> Result<SqlAnswer> {
-    let statement = one_query(statement)?;
-    let ctx = tables.session(limits)?;
-    let state = ctx.state();
-    let plan = state
-        .statement_to_plan(statement)
+/// The columns `statement` would answer, from its physical plan (nothing is read): what a
+/// Flight SQL client is told before it asks for the rows, which must come in exactly these
+/// types (the logical plan's may differ: a dictionary column the scan reads as text).
+pub async fn schema_of(
+    tables: &SqlTables,
+    statement: &str,
+    limits: SqlLimits,
+) -> Result<SchemaRef> {
+    let (ctx, plan) = planned(tables, statement, limits).await?;
+    let physical = ctx
+        .state()
+        .create_physical_plan(&plan)
         .await
         .map_err(|e| classified(e, limits))?;
-    datafusion::execution::context::SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false)
-        .verify_plan(&plan)
-        .map_err(|e| EngineError::Sql(e.to_string()))?;
+    Ok(physical.schema())
+}
+
+/// Plans `statement` (one `SELECT`, `WITH` or `EXPLAIN`) over `tables` and starts it.
+pub async fn run(tables: &SqlTables, statement: &str, limits: SqlLimits) -> Result<SqlAnswer> {
+    let (ctx, plan) = planned(tables, statement, limits).await?;
     let frame = ctx
         .execute_logical_plan(plan)
         .await
@@ -139,6 +159,28 @@ pub async fn run(tables: &SqlTables, statement: &str, limits: SqlLimits) -> Resu
         })
         .boxed();
     Ok(SqlAnswer { schema, rows })
+}
+
+/// The session for `statement` and its plan, checked to only read.
+async fn planned(
+    tables: &SqlTables,
+    statement: &str,
+    limits: SqlLimits,
+) -> Result<(SessionContext, LogicalPlan)> {
+    let statement = one_query(statement)?;
+    let ctx = tables.session(limits)?;
+    let plan = ctx
+        .state()
+        .statement_to_plan(statement)
+        .await
+        .map_err(|e| classified(e, limits))?;
+    datafusion::execution::context::SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false)
+        .verify_plan(&plan)
+        .map_err(|e| EngineError::Sql(e.to_string()))?;
+    Ok((ctx, plan))
 }
 
 /// The one statement of `text`, if it is one DataFusion reads and one that only reads.

@@ -13,6 +13,7 @@
 use crate::api::Ctx;
 use crate::api::context::fault;
 use crate::api::request::SqlRequest;
+use crate::config::Config;
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::encode::BatchEncoder;
@@ -20,52 +21,33 @@ use crate::render::encode::binary::{ArrowIpc, Parquet};
 use crate::render::encode::sql::SqlText;
 use crate::render::reply::{Reply, attachment};
 use crate::render::stream::{self, DownloadGuard, Parts};
+use crate::state::AppState;
+use crate::versions::Version;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use http::{HeaderMap, StatusCode};
 use hydro_engine::error::EngineError;
 use hydro_engine::query::AnswerPart;
-use hydro_engine::sql::{Guardrail, SqlLimits, run};
+use hydro_engine::sql::{Guardrail, SqlLimits, run, schema_of};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 pub(crate) async fn sql(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let config = &ctx.state.config;
-    if !config.sql {
+    if !ctx.state.config.sql {
         return Err(ApiError::NotFound(
             "SQL (/v1/sql) is turned off on this server".into(),
         ));
     }
     let SqlRequest { statement, format } = ctx.request()?;
-    let permit = Arc::clone(&ctx.state.sql_slots)
-        .try_acquire_owned()
-        .map_err(|_| ApiError::Limit {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            detail: format!(
-                "{} SQL queries are running, as many as this server runs at once; retry shortly",
-                config.sql_queries_at_once
-            ),
-            retry_after: Some(1),
-        })?;
-    let tables = ctx.version.sql_tables().map_err(|e| fault(ctx.state, e))?;
-    let limits = SqlLimits {
-        memory_bytes: usize::try_from(config.sql_memory_bytes).unwrap_or(usize::MAX),
-        spill_bytes: config.sql_spill_bytes,
-        rows: config.sql_max_rows,
-    };
-    let time = Duration::from_secs(config.sql_timeout_secs);
-    let deadline = Instant::now() + time;
-    let started = tokio::time::timeout_at(deadline, async {
-        let answer = run(&tables, &statement, limits).await?;
-        let parts: Parts = answer.rows.map_ok(AnswerPart::Rows).boxed();
-        Ok::<_, EngineError>((answer.schema, stream::first_checked(parts).await?))
-    })
-    .await;
-    let (schema, parts) = match started {
-        Err(_) => return Err(limit_error(Guardrail::Time(time))),
-        Ok(Err(e)) => return Err(refused(ctx, e)),
-        Ok(Ok(started)) => started,
-    };
+    let Begun {
+        schema,
+        rows,
+        permit,
+    } = begin(ctx.state, ctx.version, &statement).await?;
     let encoder: Box<dyn BatchEncoder> = match format {
         Format::Arrow => Box::new(ArrowIpc::new(schema)),
         Format::Parquet => Box::new(Parquet::new(schema)),
@@ -80,7 +62,8 @@ pub(crate) async fn sql(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         watch: Arc::clone(ctx.state) as _,
         permit,
     };
-    let body = stream::sequential(until(parts, deadline, time), encoder, held);
+    let parts: Parts = rows.map_ok(AnswerPart::Rows).boxed();
+    let body = stream::sequential(parts, encoder, held);
     let mut headers = HeaderMap::new();
     attachment(&mut headers, format, "query");
     // Not cached, so not named by the caching headers: the version it was read from.
@@ -99,11 +82,81 @@ pub(crate) async fn sql(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     })
 }
 
-/// The problem for a query that could not begin.
-fn refused(ctx: &Ctx<'_>, e: EngineError) -> ApiError {
+/// A query begun within its guardrails, as both doors (`/v1/sql`, Flight SQL) answer it.
+pub struct Begun {
+    pub schema: SchemaRef,
+    /// Its rows, the first already made; a guardrail tripped or a failed read ends them with
+    /// an error, and its time runs out at the deadline.
+    pub rows: BoxStream<'static, Result<RecordBatch, EngineError>>,
+    /// Its SQL slot, to be held until the last row is sent.
+    pub permit: OwnedSemaphorePermit,
+}
+
+/// Takes a SQL slot (none free: 429) and runs `statement` on `version` until its first rows
+/// are made, so that a statement that fails or trips a guardrail before them is a problem.
+pub async fn begin(
+    state: &Arc<AppState>,
+    version: &Version,
+    statement: &str,
+) -> Result<Begun, ApiError> {
+    let config = &state.config;
+    let permit = Arc::clone(&state.sql_slots)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Limit {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            detail: format!(
+                "{} SQL queries are running, as many as this server runs at once; retry shortly",
+                config.sql_queries_at_once
+            ),
+            retry_after: Some(1),
+        })?;
+    let tables = version.sql_tables().map_err(|e| fault(state, e))?;
+    let time = Duration::from_secs(config.sql_timeout_secs);
+    let deadline = Instant::now() + time;
+    let started = tokio::time::timeout_at(deadline, async {
+        let answer = run(&tables, statement, limits(config)).await?;
+        Ok::<_, EngineError>((answer.schema, stream::first_checked(answer.rows).await?))
+    })
+    .await;
+    match started {
+        Err(_) => Err(limit_error(Guardrail::Time(time))),
+        Ok(Err(e)) => Err(failure(state, e)),
+        Ok(Ok((schema, rows))) => Ok(Begun {
+            schema,
+            rows: until(rows, deadline, time),
+            permit,
+        }),
+    }
+}
+
+/// The columns `statement` would answer on `version`, from its plan: a 400 for a statement
+/// that would not run.
+pub async fn columns(
+    state: &Arc<AppState>,
+    version: &Version,
+    statement: &str,
+) -> Result<SchemaRef, ApiError> {
+    let tables = version.sql_tables().map_err(|e| fault(state, e))?;
+    let time = Duration::from_secs(state.config.sql_timeout_secs);
+    match tokio::time::timeout(time, schema_of(&tables, statement, limits(&state.config))).await {
+        Err(_) => Err(limit_error(Guardrail::Time(time))),
+        Ok(planned) => planned.map_err(|e| failure(state, e)),
+    }
+}
+
+fn limits(config: &Config) -> SqlLimits {
+    SqlLimits {
+        memory_bytes: usize::try_from(config.sql_memory_bytes).unwrap_or(usize::MAX),
+        spill_bytes: config.sql_spill_bytes,
+        rows: config.sql_max_rows,
+    }
+}
+
+/// The problem for a query that failed: a guardrail by its limit, else as any failure.
+pub fn failure(state: &AppState, e: EngineError) -> ApiError {
     match e {
         EngineError::Guardrail(g) => limit_error(g),
-        e => fault(ctx.state, e),
+        e => fault(state, e),
     }
 }
 
@@ -121,7 +174,11 @@ fn limit_error(g: Guardrail) -> ApiError {
 }
 
 /// `parts` until `deadline`, then the time guardrail (which cuts the answer) and nothing more.
-fn until(parts: Parts, deadline: Instant, time: Duration) -> Parts {
+fn until<T: Send + 'static>(
+    parts: BoxStream<'static, Result<T, EngineError>>,
+    deadline: Instant,
+    time: Duration,
+) -> BoxStream<'static, Result<T, EngineError>> {
     futures::stream::unfold(Some(parts), move |parts| async move {
         let mut parts = parts?;
         match tokio::time::timeout_at(deadline, parts.next()).await {

@@ -168,9 +168,14 @@ impl Gate {
 
     fn basic(&self, encoded: &str) -> Result<(), ApiError> {
         let bad = || unauthorized("user name or password is not valid");
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(encoded)
-            .map_err(|_| bad())?;
+        // Padding optional: Go's gRPC clients (the ADBC Flight SQL driver) send Basic
+        // credentials unpadded.
+        const LENIENT: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+            &base64::alphabet::STANDARD,
+            base64::engine::GeneralPurposeConfig::new()
+                .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+        );
+        let decoded = LENIENT.decode(encoded).map_err(|_| bad())?;
         let text = String::from_utf8(decoded).map_err(|_| bad())?;
         let (user, password) = text.split_once(':').ok_or_else(bad)?;
         let stored = self

@@ -145,12 +145,23 @@ impl ApiError {
         }
     }
 
+    /// What a client is told (the status and detail of the problem), the cause logged when
+    /// it is the server's fault: for a door that speaks another protocol (Flight SQL).
+    pub fn told(&self, instance: &str) -> (StatusCode, String) {
+        self.log_fault(instance);
+        (self.status(), self.detail())
+    }
+
+    fn log_fault(&self, instance: &str) {
+        if self.is_fault() {
+            tracing::error!(%instance, "{}", Causes(self));
+        }
+    }
+
     /// The problem response; `instance` is the request path.
     pub fn into_response(self, instance: &str) -> Response<Body> {
         let status = self.status();
-        if self.is_fault() {
-            tracing::error!(%instance, "{}", Causes(&self));
-        }
+        self.log_fault(instance);
         let mut body = json!({
             "type": format!("https://hydro-api.dev/problems/{}", slug(status)),
             "title": status.canonical_reason().unwrap_or("Error"),

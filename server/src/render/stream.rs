@@ -30,7 +30,9 @@ const INLINE_ROWS: usize = 512;
 
 /// Reads the first piece before the status line is sent, so that a broken first file is still
 /// a problem response rather than a cut connection.
-pub async fn first_checked(mut parts: Parts) -> Result<Parts, EngineError> {
+pub async fn first_checked<T: Send + 'static>(
+    mut parts: BoxStream<'static, Result<T, EngineError>>,
+) -> Result<BoxStream<'static, Result<T, EngineError>>, EngineError> {
     match parts.next().await {
         Some(Err(e)) => Err(e),
         Some(Ok(first)) => Ok(futures::stream::once(async { Ok(first) })
