@@ -505,7 +505,7 @@ def sql_path():
     """`/v1/sql`: the statement as q, in the query string or in a POST body (the statement itself
     as application/sql or text/plain, or q in a JSON object or form)."""
     path = op("querySql", "The rows of one read-only SQL statement (SELECT, WITH or EXPLAIN) over the tables "
-                          "values, stations, parameters and characteristics; see docs/sql.md",
+                          "values, daily (the rollups), stations, parameters and characteristics; see docs/sql.md",
               "sql", [q("q", "one SQL statement: SELECT, WITH or EXPLAIN", SQL_STATEMENT) | {"required": True},
                       FMT(SQL_FORMATS)],
               SQL_FORMATS)

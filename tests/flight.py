@@ -102,7 +102,7 @@ def check_open(url, base):
     schemas = objects[0]["catalog_db_schemas"]
     assert [s["db_schema_name"] for s in schemas] == ["public"], schemas
     tables = {t["table_name"]: [c["column_name"] for c in t["table_columns"]] for t in schemas[0]["db_schema_tables"]}
-    assert set(tables) == {"values", "stations", "parameters", "characteristics"}, tables
+    assert set(tables) == {"values", "daily", "stations", "parameters", "characteristics"}, tables
     assert tables["values"] == ["parameter", "timestamp", "value", "quality", "station"], tables["values"]
     values_schema = conn.adbc_get_table_schema("values")
     assert values_schema.field("value").type == "double", values_schema

@@ -155,6 +155,16 @@ async fn what_is_not_one_reading_statement_is_refused_by_name() {
         plan.matches(&format!("values/station={station}/")).count(),
         "{plan}"
     );
+    // So does a one-station query of the daily rollups: that station's one rollup file.
+    let explained = format!(
+        "EXPLAIN SELECT max(max_time) FROM daily WHERE station = '{station}' AND day >= '2024-01-01T00:00:00Z'"
+    );
+    let plan = get(&q(b, &explained, "&format=csv")).await.text();
+    assert_eq!(plan.matches("rollups/station=").count(), 1, "{plan}");
+    assert!(
+        plan.contains(&format!("rollups/station={station}/")),
+        "{plan}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

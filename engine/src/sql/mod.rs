@@ -14,6 +14,7 @@
 //! is what it is for any answer.
 
 mod catalog_tables;
+mod daily_table;
 mod values_table;
 
 use crate::dataset::Dataset;
@@ -51,8 +52,8 @@ pub struct SqlLimits {
 }
 
 /// The tables of one dataset version, made once and shared by its queries: `values` (the
-/// files, pruned by the files table), `stations`, `parameters` and `characteristics` (from
-/// the catalog in memory).
+/// files, pruned by the files table), `daily` (the rollups), `stations`, `parameters` and
+/// `characteristics` (from the catalog in memory).
 pub struct SqlTables {
     dataset: Arc<Dataset>,
     tables: Vec<(&'static str, Arc<dyn TableProvider>)>,
@@ -66,6 +67,7 @@ impl SqlTables {
                 "values",
                 Arc::new(values_table::ValuesTable::new(Arc::clone(dataset))),
             ),
+            ("daily", daily_table::daily(Arc::clone(dataset))?),
             ("stations", memory(catalog_tables::stations(catalog)?)),
             ("parameters", memory(catalog_tables::parameters(catalog)?)),
             (

@@ -58,16 +58,19 @@ fn station_field() -> Field {
 
 /// The files' columns, then `station`.
 fn table_schema() -> SchemaRef {
-    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
-        let mut fields: Vec<Field> = values_schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        fields.push(station_field());
-        Arc::new(Schema::new(fields))
-    });
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| with_station(&values_schema()));
     Arc::clone(&SCHEMA)
+}
+
+/// `file_schema`'s columns, then `station` (as a Hive-partitioned read has them).
+pub(super) fn with_station(file_schema: &Schema) -> SchemaRef {
+    let mut fields: Vec<Field> = file_schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields.push(station_field());
+    Arc::new(Schema::new(fields))
 }
 
 #[async_trait]
@@ -94,50 +97,67 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let pick = Pick::of(filters);
-        let files = self.files(&pick);
-        let schema = table_schema();
-        if files.is_empty() {
-            let projected = match projection {
-                Some(p) => Arc::new(schema.project(p)?),
-                None => schema,
-            };
-            return Ok(Arc::new(EmptyExec::new(projected)));
-        }
-        let file_schema = values_schema();
-        let table = TableSchema::builder(Arc::clone(&file_schema))
-            .with_table_partition_cols(vec![Arc::new(station_field())])
-            .build();
-        let mut source = ParquetSource::new(table)
-            .with_pushdown_filters(true)
-            .with_reorder_filters(true)
-            .with_enable_page_index(true)
-            .with_parquet_file_reader_factory(self.dataset.scan_source.reader_factory.clone());
-        // The filters on the files' own columns prune row groups and pages.
-        let own: Vec<Expr> = filters
-            .iter()
-            .filter(|f| {
-                f.column_refs()
-                    .iter()
-                    .all(|c| file_schema.field_with_name(&c.name).is_ok())
-            })
-            .cloned()
-            .collect();
-        if let Some(predicate) = conjunction(own) {
-            let df_schema = DFSchema::try_from(Arc::clone(&file_schema))?;
-            source = source.with_predicate(state.create_physical_expr(predicate, &df_schema)?);
-        }
-        let groups = file_groups(files, state.config().target_partitions().max(1));
-        let config = FileScanConfigBuilder::new(
-            self.dataset.scan_source.store_url.clone(),
-            Arc::new(source),
+        let files = self.files(&Pick::of(filters));
+        parquet_scan(
+            &self.dataset,
+            state,
+            values_schema(),
+            files,
+            (projection, filters, limit),
         )
-        .with_file_groups(groups)
-        .with_projection_indices(projection.cloned())?
-        .with_limit(limit)
-        .build();
-        Ok(DataSourceExec::from_data_source(config))
     }
+}
+
+/// A scan's projection, filters and limit, as DataFusion hands them to a table.
+pub(super) type Asked<'a> = (Option<&'a Vec<usize>>, &'a [Expr], Option<usize>);
+
+/// The Parquet scan of `files` (each station's, `station` set on each) whose columns are
+/// `file_schema` then `station`: the filters on the files' own columns as its predicate
+/// (row groups and pages pruned by their statistics), the stations dealt over the cores.
+pub(super) fn parquet_scan(
+    dataset: &Dataset,
+    state: &dyn Session,
+    file_schema: SchemaRef,
+    files: Vec<Vec<PartitionedFile>>,
+    (projection, filters, limit): Asked<'_>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    if files.is_empty() {
+        let schema = with_station(&file_schema);
+        let projected = match projection {
+            Some(p) => Arc::new(schema.project(p)?),
+            None => schema,
+        };
+        return Ok(Arc::new(EmptyExec::new(projected)));
+    }
+    let table = TableSchema::builder(Arc::clone(&file_schema))
+        .with_table_partition_cols(vec![Arc::new(station_field())])
+        .build();
+    let mut source = ParquetSource::new(table)
+        .with_pushdown_filters(true)
+        .with_reorder_filters(true)
+        .with_enable_page_index(true)
+        .with_parquet_file_reader_factory(dataset.scan_source.reader_factory.clone());
+    let own: Vec<Expr> = filters
+        .iter()
+        .filter(|f| {
+            f.column_refs()
+                .iter()
+                .all(|c| file_schema.field_with_name(&c.name).is_ok())
+        })
+        .cloned()
+        .collect();
+    if let Some(predicate) = conjunction(own) {
+        let df_schema = DFSchema::try_from(Arc::clone(&file_schema))?;
+        source = source.with_predicate(state.create_physical_expr(predicate, &df_schema)?);
+    }
+    let groups = file_groups(files, state.config().target_partitions().max(1));
+    let config =
+        FileScanConfigBuilder::new(dataset.scan_source.store_url.clone(), Arc::new(source))
+            .with_file_groups(groups)
+            .with_projection_indices(projection.cloned())?
+            .with_limit(limit)
+            .build();
+    Ok(DataSourceExec::from_data_source(config))
 }
 
 impl ValuesTable {
@@ -235,7 +255,7 @@ impl Pick {
     }
 }
 
-fn intersect(a: Option<HashSet<String>>, b: HashSet<String>) -> HashSet<String> {
+pub(super) fn intersect(a: Option<HashSet<String>>, b: HashSet<String>) -> HashSet<String> {
     match a {
         Some(a) => a.intersection(&b).cloned().collect(),
         None => b,
@@ -288,7 +308,7 @@ fn text_of(v: &ScalarValue) -> Option<String> {
 
 /// The texts `filter` allows column `column` to be, if it allows only some: `column = 'x'`,
 /// `column IN ('x', 'y')`, or such filters joined by OR.
-fn texts_of(filter: &Expr, column: &str) -> Option<HashSet<String>> {
+pub(super) fn texts_of(filter: &Expr, column: &str) -> Option<HashSet<String>> {
     match filter {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
             Operator::Eq => {

@@ -1,0 +1,130 @@
+//! `daily(station, parameter, day, count, sum, mean, min, min_time, max, max_time, first,
+//! first_time, last, last_time)`: the rollups (`dataset::rollups`), a row per series and UTC
+//! day with values, as one SQL table. An archive-wide question by day, month or year (annual
+//! maxima, monthly means, values per day) reads a few percent of the bytes the raw values are,
+//! one file a station.
+//!
+//! The files' columns are renamed to snake case (`minTime` is `min_time`) by a view over a
+//! scan of the rollup files; DataFusion inlines the view, so the filters reach the scan:
+//! `station` equal to or in a list of texts picks the stations' files before any is opened,
+//! and filters on `parameter` and `day` prune the files' row groups (one a parameter) and
+//! pages. A version written before rollups has an empty `daily`.
+
+use super::values_table::{COL_STATION, intersect, parquet_scan, texts_of, with_station};
+use crate::dataset::Dataset;
+use crate::dataset::rollups::rollup_schema;
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{Column, ScalarValue};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::{TableType, ViewTable, provider_as_source};
+use datafusion::error::Result;
+use datafusion::logical_expr::{Expr, LogicalPlanBuilder, TableProviderFilterPushDown, cast};
+use datafusion::physical_plan::ExecutionPlan;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The `daily` view over `dataset`'s rollup files.
+pub(crate) fn daily(dataset: Arc<Dataset>) -> Result<Arc<dyn TableProvider>> {
+    let files = provider_as_source(Arc::new(RollupFiles { dataset }));
+    let column = |name: &str| Expr::Column(Column::new_unqualified(name));
+    let renamed = |file: &str, name: &str| column(file).alias(name);
+    let plan = LogicalPlanBuilder::scan("rollups", files, None)?
+        .project(vec![
+            column(COL_STATION),
+            column("parameter"),
+            column("day"),
+            column("count"),
+            column("sum"),
+            (column("sum") / cast(column("count"), DataType::Float64)).alias("mean"),
+            column("min"),
+            renamed("minTime", "min_time"),
+            column("max"),
+            renamed("maxTime", "max_time"),
+            column("first"),
+            renamed("firstTime", "first_time"),
+            column("last"),
+            renamed("lastTime", "last_time"),
+        ])?
+        .build()?;
+    Ok(Arc::new(ViewTable::new(plan, None)))
+}
+
+/// The rollup files as they are: their columns, then `station`.
+struct RollupFiles {
+    dataset: Arc<Dataset>,
+}
+
+impl std::fmt::Debug for RollupFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RollupFiles({})", self.dataset.manifest.version)
+    }
+}
+
+#[async_trait]
+impl TableProvider for RollupFiles {
+    fn schema(&self) -> SchemaRef {
+        with_station(&rollup_schema())
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let files = self.files(filters);
+        parquet_scan(
+            &self.dataset,
+            state,
+            rollup_schema(),
+            files,
+            (projection, filters, limit),
+        )
+    }
+}
+
+impl RollupFiles {
+    /// The rollup file of each station the filters can match, in station order.
+    fn files(&self, filters: &[Expr]) -> Vec<Vec<PartitionedFile>> {
+        let mut stations: Option<HashSet<String>> = None;
+        for f in filters {
+            if let Some(ids) = texts_of(f, COL_STATION) {
+                stations = Some(intersect(stations.take(), ids));
+            }
+        }
+        let mut files: Vec<_> = self
+            .dataset
+            .rollups
+            .values()
+            .filter(|r| {
+                stations
+                    .as_ref()
+                    .is_none_or(|s| s.contains(r.station.as_str()))
+            })
+            .collect();
+        files.sort_by(|a, b| a.station.cmp(&b.station));
+        files
+            .into_iter()
+            .map(|r| {
+                let mut file = PartitionedFile::new(r.path(), r.size);
+                file.partition_values =
+                    vec![ScalarValue::Utf8(Some(r.station.as_str().to_owned()))];
+                vec![file]
+            })
+            .collect()
+    }
+}
