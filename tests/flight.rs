@@ -59,15 +59,7 @@ fn guardrails_trip_as_on_v1_sql() {
 
 #[test]
 fn flight_sql_is_behind_the_same_door() {
-    let made = common::hydro_succeeds(&["hash-key"], &[]);
-    let line = |name: &str| {
-        made.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
-    let (key, key_hash) = (line("key:"), line("hash:"));
+    let (key, key_hash) = common::new_api_key();
     let password = "correct horse";
     let users = format!("ada:{}", password_hash(password));
     let secret = "a secret of thirty-two bytes or more";

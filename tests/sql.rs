@@ -257,15 +257,7 @@ async fn sql_is_off_in_the_basic_variant_and_by_setting() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sql_is_behind_the_same_door() {
-    let made = common::hydro_succeeds(&["hash-key"], &[]);
-    let line = |name: &str| {
-        made.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
-    let (key, hash) = (line("key:"), line("hash:"));
+    let (key, hash) = common::new_api_key();
     let server = Server::start_with(
         dataset(),
         &[

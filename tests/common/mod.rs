@@ -205,6 +205,19 @@ fn banner_url(stdout: &mut impl BufRead, scheme: &str) -> String {
         .to_owned()
 }
 
+/// A new API key and its hash as `api_key_hashes` takes it (`hydro hash-key`).
+pub fn new_api_key() -> (String, String) {
+    let made = hydro_succeeds(&["hash-key"], &[]);
+    let line = |name: &str| {
+        made.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in: {made}"))
+            .trim()
+            .to_owned()
+    };
+    (line("key:"), line("hash:"))
+}
+
 /// Runs `hydro serve` on the test dataset with `env`, expects it to refuse to start, and
 /// returns what it said on stderr.
 pub fn serve_refused(env: &[(&str, &str)]) -> String {
