@@ -108,6 +108,14 @@ def main():
          f"WHERE {one} GROUP BY 1, 2) SELECT count(*) AS days, max(mean) AS top FROM daily",
          "WITH daily AS (SELECT station, date_trunc('day', timestamp) AS day, avg(value) AS mean FROM v "
          f"WHERE {one} GROUP BY 1, 2) SELECT count(*), max(mean) FROM daily"),
+        # One series read as the values endpoint reads it: filters on values and quality above
+        # it, exclusive and inclusive time bounds, time order without a sort.
+        (f"SELECT count(*) AS n, sum(value) AS total FROM values WHERE {one} AND value > 300 AND quality = 'good'",
+         f"SELECT count(*), sum(value) FROM v WHERE {one} AND value > 300 AND quality = 'good'"),
+        (f"SELECT * FROM values WHERE {one} AND timestamp > '2023-06-01T00:00:00Z' "
+         "AND timestamp <= '2023-06-02T00:00:00Z' ORDER BY timestamp DESC",
+         f"SELECT * FROM v WHERE {one} AND timestamp > '2023-06-01 00:00:00+00' "
+         "AND timestamp <= '2023-06-02 00:00:00+00' ORDER BY timestamp DESC"),
         # The rollups: as their files say, and as the values they sum.
         (f"SELECT parameter, day, count, sum, mean, min, min_time, max, max_time, first, first_time, last, last_time "
          f"FROM daily WHERE station = '{first}' AND day >= '2023-03-01T00:00:00Z' ORDER BY parameter, day",

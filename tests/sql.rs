@@ -155,6 +155,14 @@ async fn what_is_not_one_reading_statement_is_refused_by_name() {
         plan.matches(&format!("values/station={station}/")).count(),
         "{plan}"
     );
+    // A one-series query reads the series as the values endpoint does, in time order: no sort.
+    let explained = format!(
+        "EXPLAIN SELECT timestamp, value FROM values WHERE station = '{station}' \
+         AND parameter = 'water-level-15min' ORDER BY timestamp"
+    );
+    let plan = get(&q(b, &explained, "&format=csv")).await.text();
+    assert!(plan.contains("SeriesScan"), "{plan}");
+    assert!(!plan.contains("SortExec"), "{plan}");
     // So does a one-station query of the daily rollups: that station's one rollup file.
     let explained = format!(
         "EXPLAIN SELECT max(max_time) FROM daily WHERE station = '{station}' AND day >= '2024-01-01T00:00:00Z'"

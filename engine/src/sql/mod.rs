@@ -15,6 +15,7 @@
 
 mod catalog_tables;
 mod daily_table;
+mod series_scan;
 mod values_table;
 
 use crate::dataset::Dataset;

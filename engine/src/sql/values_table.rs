@@ -8,13 +8,17 @@
 //! `timestamp` the months whose series' time ranges reach into them. A one-station query
 //! never scans the archive. The filters on the files' own columns go to the Parquet scan as
 //! its predicate, which prunes row groups and pages by their statistics and filters rows;
-//! DataFusion applies every filter again above the scan (they are `Inexact`), so a filter this
-//! does not understand is only not used for pruning.
+//! DataFusion applies every filter but those on `station` again above the scan (they are
+//! `Inexact`), so a filter this does not understand is only not used for pruning. A query of
+//! one series (one station, one parameter) reads it as the values endpoint does
+//! ([`super::series_scan`]).
 
+use super::series_scan::SeriesScan;
 use crate::dataset::Dataset;
 use crate::dataset::layout::{COL_PARAMETER, COL_TIMESTAMP, values_schema};
 use crate::dataset::manifest::ValueFile;
 use crate::model::Micros;
+use crate::model::ids::{ParameterId, StationId};
 use crate::query::sorted::scanned;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -83,11 +87,20 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         TableType::Base
     }
 
+    /// The filters that pick stations are exact: a scan answers only those stations' rows
+    /// (the files it reads are theirs), so no filter above it compares a station column
+    /// (which a one-series scan would otherwise make for every row). The rest are inexact.
     fn supports_filters_pushdown(
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+        Ok(filters
+            .iter()
+            .map(|f| match texts_of(f, COL_STATION) {
+                Some(_) => TableProviderFilterPushDown::Exact,
+                None => TableProviderFilterPushDown::Inexact,
+            })
+            .collect())
     }
 
     async fn scan(
@@ -97,7 +110,21 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let files = self.files(&Pick::of(filters));
+        let pick = Pick::of(filters);
+        if let Some(series) = pick.one_series(&self.dataset) {
+            let schema = table_schema();
+            let projected = match projection {
+                Some(p) => Arc::new(schema.project(p)?),
+                None => schema,
+            };
+            return Ok(Arc::new(SeriesScan::new(
+                Arc::clone(&self.dataset),
+                series,
+                (pick.from, pick.to),
+                projected,
+            )));
+        }
+        let files = self.files(&pick);
         parquet_scan(
             &self.dataset,
             state,
@@ -241,6 +268,26 @@ impl Pick {
             pick.to = min_of(pick.to, to);
         }
         pick
+    }
+
+    /// The one series the filters name (one station, one parameter), if the dataset has it.
+    fn one_series(&self, dataset: &Dataset) -> Option<(StationId, ParameterId)> {
+        let only = |set: &Option<HashSet<String>>| match set {
+            Some(s) if s.len() == 1 => s.iter().next().cloned(),
+            _ => None,
+        };
+        let (station, parameter) = (only(&self.stations)?, only(&self.parameters)?);
+        let (id, months) = dataset
+            .files
+            .iter()
+            .find(|(id, _)| id.as_str() == station)?;
+        let parameter = months
+            .iter()
+            .flat_map(|m| m.file.series.iter())
+            .find(|s| s.parameter.as_str() == parameter)?
+            .parameter
+            .clone();
+        Some((id.clone(), parameter))
     }
 
     /// Whether the month holds a series `self` can match.

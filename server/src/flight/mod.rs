@@ -70,12 +70,12 @@ pub async fn serve(
     service: FlightSql,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error> {
+    // No Nagle: a small reply (a `FlightInfo`) otherwise waited for the client's delayed
+    // ACK, 40 ms a call (measured with pyarrow.flight: `GetFlightInfo` 45 ms, 5 ms without).
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     tonic::transport::Server::builder()
         .add_service(FlightServiceServer::new(service))
-        .serve_with_incoming_shutdown(
-            tonic::transport::server::TcpIncoming::from(listener),
-            shutdown,
-        )
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await
 }
 
