@@ -45,6 +45,9 @@ pub const MANIFEST: &str = "manifest.json";
 pub const UTC: &str = "UTC";
 
 pub const COL_PARAMETER: &str = "parameter";
+/// The Hive key of the value and rollup files' paths (`values/station=<id>/…`): a column as
+/// readers of the archive (and its SQL tables) see it.
+pub const COL_STATION: &str = "station";
 pub const COL_TIMESTAMP: &str = "timestamp";
 pub const COL_VALUE: &str = "value";
 pub const COL_QUALITY: &str = "quality";

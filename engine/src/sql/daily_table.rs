@@ -10,8 +10,9 @@
 //! and filters on `parameter` and `day` prune the files' row groups (one a parameter) and
 //! pages. A version written before rollups has an empty `daily`.
 
-use super::values_table::{COL_STATION, intersect, parquet_scan, texts_of, with_station};
+use super::values_table::{intersect, parquet_scan, texts_of, with_station};
 use crate::dataset::Dataset;
+use crate::dataset::layout::COL_STATION;
 use crate::dataset::rollups::rollup_schema;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};

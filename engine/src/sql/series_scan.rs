@@ -9,9 +9,8 @@
 //! stays the path of every other `values` query (and is this one's fallback: a query that
 //! names no single series).
 
-use super::values_table::COL_STATION;
 use crate::dataset::Dataset;
-use crate::dataset::layout::{COL_PARAMETER, COL_TIMESTAMP};
+use crate::dataset::layout::{COL_PARAMETER, COL_STATION, COL_TIMESTAMP};
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};

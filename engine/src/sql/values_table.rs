@@ -15,7 +15,7 @@
 
 use super::series_scan::SeriesScan;
 use crate::dataset::Dataset;
-use crate::dataset::layout::{COL_PARAMETER, COL_TIMESTAMP, values_schema};
+use crate::dataset::layout::{COL_PARAMETER, COL_STATION, COL_TIMESTAMP, values_schema};
 use crate::dataset::manifest::ValueFile;
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
@@ -36,8 +36,6 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
-
-pub(crate) const COL_STATION: &str = "station";
 
 /// The table over one dataset version.
 pub(crate) struct ValuesTable {
