@@ -17,7 +17,7 @@ use crate::error::{EngineError, Result};
 use crate::model::ids::Series;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
-use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
+use crate::query::spec::{ReadAhead, ValuesQuery, Window};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use futures::{StreamExt, TryStreamExt};
@@ -103,17 +103,7 @@ impl Dataset {
 
     /// The newest row of `series`: `recent=1`.
     async fn newest(&self, (station, parameter): &Series) -> Result<Option<Latest>> {
-        let query = ValuesQuery {
-            station: station.clone(),
-            parameter: parameter.clone(),
-            window: Window::Recent(1),
-            sort: Vec::new(),
-            offset: 0,
-            limit: None,
-            columns: ValueColumn::ALL.to_vec(),
-            need_total: false,
-            qualities: None,
-        };
+        let query = ValuesQuery::of_series(station.clone(), parameter.clone(), Window::Recent(1));
         let batches: Vec<RecordBatch> = self
             .plan_values(&query, ReadAhead::Monthly)
             .await?

@@ -67,6 +67,23 @@ pub struct ValuesQuery {
     pub qualities: Option<Arc<[String]>>,
 }
 
+impl ValuesQuery {
+    /// Every row of one series in `window`, all columns, in time order: no page, no total.
+    pub fn of_series(station: StationId, parameter: ParameterId, window: Window) -> Self {
+        Self {
+            station,
+            parameter,
+            window,
+            sort: Vec::new(),
+            offset: 0,
+            limit: None,
+            columns: ValueColumn::ALL.to_vec(),
+            need_total: false,
+            qualities: None,
+        }
+    }
+}
+
 /// How an answer's months are read ahead of the one being sent, chosen by what its batches go
 /// to. Stored months (Parquet answers) are always read in groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

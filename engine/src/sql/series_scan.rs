@@ -13,7 +13,7 @@ use crate::dataset::Dataset;
 use crate::dataset::layout::{COL_PARAMETER, COL_STATION, COL_TIMESTAMP};
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
-use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
+use crate::query::spec::{ReadAhead, ValuesQuery, Window};
 use datafusion::arrow::array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{Int32Type, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -72,20 +72,14 @@ impl SeriesScan {
     }
 
     fn query(&self) -> ValuesQuery {
-        ValuesQuery {
-            station: self.station.clone(),
-            parameter: self.parameter.clone(),
-            window: Window::Between {
+        ValuesQuery::of_series(
+            self.station.clone(),
+            self.parameter.clone(),
+            Window::Between {
                 from: self.from,
                 to: self.to,
             },
-            sort: Vec::new(),
-            offset: 0,
-            limit: None,
-            columns: ValueColumn::ALL.to_vec(),
-            need_total: false,
-            qualities: None,
-        }
+        )
     }
 }
 
