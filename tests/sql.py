@@ -116,6 +116,17 @@ def main():
          "AND timestamp <= '2023-06-02T00:00:00Z' ORDER BY timestamp DESC",
          f"SELECT * FROM v WHERE {one} AND timestamp > '2023-06-01 00:00:00+00' "
          "AND timestamp <= '2023-06-02 00:00:00+00' ORDER BY timestamp DESC"),
+        (f"SELECT timestamp, value FROM values WHERE {one} AND timestamp BETWEEN '2023-06-01T00:00:00Z' "
+         "AND '2023-06-01T06:00:00Z' OR timestamp = '2023-06-03T12:00:00Z' AND station = '" + first + "' "
+         f"AND parameter = '{param}' ORDER BY timestamp",
+         f"SELECT timestamp, value FROM v WHERE {one} AND timestamp BETWEEN '2023-06-01 00:00:00+00' "
+         "AND '2023-06-01 06:00:00+00' OR timestamp = '2023-06-03 12:00:00+00' AND station = '" + first + "' "
+         f"AND parameter = '{param}' ORDER BY timestamp"),
+        (f"SELECT timestamp, value FROM values WHERE {one} AND timestamp = '2023-06-03T12:00:00Z'",
+         f"SELECT timestamp, value FROM v WHERE {one} AND timestamp = '2023-06-03 12:00:00+00'"),
+        # A bound on the time cast to whole days: no bound the scan can read exactly.
+        (f"SELECT count(*) AS n FROM values WHERE {one} AND CAST(timestamp AS DATE) = DATE '2023-06-03'",
+         f"SELECT count(*) FROM v WHERE {one} AND CAST(timestamp AS DATE) = DATE '2023-06-03'"),
         # The rollups: as their files say, and as the values they sum.
         (f"SELECT parameter, day, count, sum, mean, min, min_time, max, max_time, first, first_time, last, last_time "
          f"FROM daily WHERE station = '{first}' AND day >= '2023-03-01T00:00:00Z' ORDER BY parameter, day",

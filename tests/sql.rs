@@ -163,6 +163,29 @@ async fn what_is_not_one_reading_statement_is_refused_by_name() {
     let plan = get(&q(b, &explained, "&format=csv")).await.text();
     assert!(plan.contains("SeriesScan"), "{plan}");
     assert!(!plan.contains("SortExec"), "{plan}");
+    // Its station, parameter and plain time bounds are the scan's own: nothing above it
+    // filters, deals the rows over the cores or merges them again.
+    let bounded = format!(
+        "EXPLAIN SELECT timestamp, value FROM values WHERE station = '{station}' \
+         AND parameter = 'water-level-15min' AND timestamp >= '2024-01-01T00:00:00Z' \
+         AND timestamp < '2024-02-01T00:00:00Z'"
+    );
+    let ordered = format!("{bounded} ORDER BY timestamp");
+    let plan = get(&q(b, &ordered, "&format=csv")).await.text();
+    let physical = &plan[plan.find("physical_plan").expect("a physical plan")..];
+    assert!(physical.contains("SeriesScan"), "{plan}");
+    for above in [
+        "FilterExec",
+        "RepartitionExec",
+        "SortPreservingMergeExec",
+        "SortExec",
+    ] {
+        assert!(!physical.contains(above), "{above}: {plan}");
+    }
+    // A filter on values stays above it.
+    let filtered = format!("{bounded} AND value > 1 ORDER BY timestamp");
+    let plan = get(&q(b, &filtered, "&format=csv")).await.text();
+    assert!(plan.contains("FilterExec"), "{plan}");
     // So does a one-station query of the daily rollups: that station's one rollup file.
     let explained = format!(
         "EXPLAIN SELECT max(max_time) FROM daily WHERE station = '{station}' AND day >= '2024-01-01T00:00:00Z'"

@@ -11,7 +11,11 @@
 //! DataFusion applies every filter but those on `station` again above the scan (they are
 //! `Inexact`), so a filter this does not understand is only not used for pruning. A query of
 //! one series (one station, one parameter) reads it as the values endpoint does
-//! ([`super::series_scan`]).
+//! ([`super::series_scan`]), in exactly the time bounds its filters give, which are then
+//! `Exact` too: the measured 10-year series had gone through a filter, a round-robin
+//! repartition and a merge of sorted partitions above the scan, 51 against 25 ms for the
+//! values endpoint's Arrow answer of the same rows (with other work on the machine); the scan
+//! alone, 21.5 against 19.9 ms.
 
 use super::series_scan::SeriesScan;
 use crate::dataset::Dataset;
@@ -21,7 +25,7 @@ use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
 use crate::query::sorted::scanned;
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::Session;
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::datasource::TableType;
@@ -87,16 +91,28 @@ impl datafusion::catalog::TableProvider for ValuesTable {
 
     /// The filters that pick stations are exact: a scan answers only those stations' rows
     /// (the files it reads are theirs), so no filter above it compares a station column
-    /// (which a one-series scan would otherwise make for every row). The rest are inexact.
+    /// (which a one-series scan would otherwise make for every row). When the filters name one
+    /// series, those on `parameter` and the plain bounds on `timestamp` are exact too: the
+    /// series scan reads that series in exactly those bounds, and the plan is the scan alone
+    /// (no filter, no repartition, no merge of sorted partitions above it). The rest are
+    /// inexact.
     fn supports_filters_pushdown(
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
+        let one_series = Pick::of(filters.iter().copied())
+            .one_series(&self.dataset)
+            .is_some();
         Ok(filters
             .iter()
-            .map(|f| match texts_of(f, COL_STATION) {
-                Some(_) => TableProviderFilterPushDown::Exact,
-                None => TableProviderFilterPushDown::Inexact,
+            .map(|f| {
+                let exact = texts_of(f, COL_STATION).is_some()
+                    || one_series
+                        && (texts_of(f, COL_PARAMETER).is_some() || time_bounds(f).is_some());
+                match exact {
+                    true => TableProviderFilterPushDown::Exact,
+                    false => TableProviderFilterPushDown::Inexact,
+                }
             })
             .collect())
     }
@@ -252,7 +268,7 @@ struct Pick {
 }
 
 impl Pick {
-    fn of(filters: &[Expr]) -> Self {
+    fn of<'a>(filters: impl IntoIterator<Item = &'a Expr>) -> Self {
         let mut pick = Self::default();
         for f in filters {
             if let Some(ids) = texts_of(f, COL_STATION) {
@@ -261,9 +277,10 @@ impl Pick {
             if let Some(ids) = texts_of(f, COL_PARAMETER) {
                 pick.parameters = Some(intersect(pick.parameters.take(), ids));
             }
-            let (from, to) = time_bounds(f);
-            pick.from = max_of(pick.from, from);
-            pick.to = min_of(pick.to, to);
+            if let Some((from, to)) = time_bounds(f) {
+                pick.from = max_of(pick.from, from);
+                pick.to = min_of(pick.to, to);
+            }
         }
         pick
     }
@@ -380,39 +397,65 @@ pub(super) fn texts_of(filter: &Expr, column: &str) -> Option<HashSet<String>> {
     }
 }
 
-/// A literal time as UTC microseconds.
-fn micros_of(v: &ScalarValue) -> Option<Micros> {
+/// A literal time as UTC microseconds, rounded down and up (equal unless it has nanoseconds).
+fn micros_of(v: &ScalarValue) -> Option<(Micros, Micros)> {
+    let whole = |t: Option<Micros>| t.map(|t| (t, t));
     match v {
-        ScalarValue::TimestampSecond(Some(t), _) => t.checked_mul(1_000_000),
-        ScalarValue::TimestampMillisecond(Some(t), _) => t.checked_mul(1_000),
-        ScalarValue::TimestampMicrosecond(Some(t), _) => Some(*t),
-        // Rounded outwards by the callers' use: a bound one microsecond wider prunes less,
-        // never more.
-        ScalarValue::TimestampNanosecond(Some(t), _) => Some(t.div_euclid(1_000)),
+        ScalarValue::TimestampSecond(Some(t), _) => whole(t.checked_mul(1_000_000)),
+        ScalarValue::TimestampMillisecond(Some(t), _) => whole(t.checked_mul(1_000)),
+        ScalarValue::TimestampMicrosecond(Some(t), _) => whole(Some(*t)),
+        ScalarValue::TimestampNanosecond(Some(t), _) => {
+            let floor = t.div_euclid(1_000);
+            Some((floor, floor + Micros::from(t.rem_euclid(1_000) != 0)))
+        }
         _ => None,
     }
 }
 
-/// The bounds `filter` puts on `timestamp` (inclusive, widened to whole microseconds).
-fn time_bounds(filter: &Expr) -> (Option<Micros>, Option<Micros>) {
-    match filter {
+/// Whether `e` is `timestamp` with its every value kept apart: the column itself or cast to
+/// a timestamp of micro- or nanoseconds (in any time zone: the instants are the same). A cast
+/// to coarser units or another type is no bound this can read.
+fn names_timestamp(e: &Expr) -> bool {
+    match e {
+        Expr::Column(c) => c.name == COL_TIMESTAMP,
+        Expr::Cast(c) => {
+            matches!(
+                c.field.data_type(),
+                DataType::Timestamp(TimeUnit::Microsecond | TimeUnit::Nanosecond, _)
+            ) && names_timestamp(&c.expr)
+        }
+        _ => false,
+    }
+}
+
+/// A literal as it is (the planner has folded casts of literals by now; one left over could
+/// round the time).
+fn time_literal(e: &Expr) -> Option<&ScalarValue> {
+    match e {
+        Expr::Literal(v, _) => Some(v),
+        _ => None,
+    }
+}
+
+/// The inclusive range of microseconds `filter` allows `timestamp`, if it is a comparison of
+/// the column with a literal time (or a `BETWEEN` of two). Exact: the filter allows every row
+/// in the range and no other, so that a scan reading exactly the range answers it.
+fn time_bounds(filter: &Expr) -> Option<(Option<Micros>, Option<Micros>)> {
+    Some(match filter {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
-            let (op, v) = match (column_of(left), column_of(right)) {
-                (Some(COL_TIMESTAMP), None) => (*op, literal_of(right)),
-                (None, Some(COL_TIMESTAMP)) => match op.swap() {
-                    Some(op) => (op, literal_of(left)),
-                    None => return (None, None),
-                },
-                _ => return (None, None),
+            let (op, v) = match (names_timestamp(left), names_timestamp(right)) {
+                (true, false) => (*op, time_literal(right)?),
+                (false, true) => (op.swap()?, time_literal(left)?),
+                _ => return None,
             };
-            let Some(t) = v.and_then(micros_of) else {
-                return (None, None);
-            };
+            let (floor, ceil) = micros_of(v)?;
             match op {
-                Operator::Eq => (Some(t), Some(t + 1)),
-                Operator::Gt | Operator::GtEq => (Some(t), None),
-                Operator::Lt | Operator::LtEq => (None, Some(t + 1)),
-                _ => (None, None),
+                Operator::Eq => (Some(ceil), Some(floor)),
+                Operator::Gt => (Some(floor.checked_add(1)?), None),
+                Operator::GtEq => (Some(ceil), None),
+                Operator::Lt => (None, Some(ceil.checked_sub(1)?)),
+                Operator::LtEq => (None, Some(floor)),
+                _ => return None,
             }
         }
         Expr::Between(Between {
@@ -420,18 +463,19 @@ fn time_bounds(filter: &Expr) -> (Option<Micros>, Option<Micros>) {
             negated: false,
             low,
             high,
-        }) if column_of(expr) == Some(COL_TIMESTAMP) => (
-            literal_of(low).and_then(micros_of),
-            literal_of(high).and_then(micros_of).map(|t| t + 1),
-        ),
-        _ => (None, None),
-    }
+        }) if names_timestamp(expr) => {
+            let (_, low) = micros_of(time_literal(low)?)?;
+            let (high, _) = micros_of(time_literal(high)?)?;
+            (Some(low), Some(high))
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::logical_expr::{col, lit};
+    use datafusion::logical_expr::{cast, col, lit};
 
     fn ts(s: &str) -> Expr {
         let t = chrono::DateTime::parse_from_rfc3339(s)
@@ -460,7 +504,7 @@ mod tests {
         assert_eq!(pick.stations, set(&["a", "b"]));
         assert_eq!(pick.parameters, set(&["q", "w"]));
         assert_eq!(pick.from, Some(1_577_836_800_000_000));
-        assert_eq!(pick.to, Some(1_609_459_200_000_001));
+        assert_eq!(pick.to, Some(1_609_459_199_999_999));
         // Two filters on one column: what both allow.
         let both = Pick::of(&[
             col("station").in_list(vec![lit("a"), lit("b")], false),
@@ -474,5 +518,66 @@ mod tests {
             col("station").in_list(vec![lit("a")], true),
         ]);
         assert_eq!(none, Pick::default());
+    }
+
+    #[test]
+    fn time_bounds_are_the_exact_inclusive_range() {
+        let t = 1_577_836_800_000_000;
+        let at = ts("2020-01-01T00:00:00Z");
+        let bound = |f: Expr| time_bounds(&f);
+        assert_eq!(
+            bound(col("timestamp").eq(at.clone())),
+            Some((Some(t), Some(t)))
+        );
+        assert_eq!(
+            bound(col("timestamp").gt(at.clone())),
+            Some((Some(t + 1), None))
+        );
+        assert_eq!(
+            bound(col("timestamp").gt_eq(at.clone())),
+            Some((Some(t), None))
+        );
+        assert_eq!(
+            bound(col("timestamp").lt(at.clone())),
+            Some((None, Some(t - 1)))
+        );
+        assert_eq!(
+            bound(col("timestamp").lt_eq(at.clone())),
+            Some((None, Some(t)))
+        );
+        assert_eq!(
+            bound(at.clone().lt(col("timestamp"))),
+            Some((Some(t + 1), None))
+        );
+        assert_eq!(
+            bound(col("timestamp").between(at.clone(), ts("2020-01-02T00:00:00Z"))),
+            Some((Some(t), Some(t + 86_400_000_000)))
+        );
+        // Nanoseconds: rounded inwards, as the comparison in nanoseconds would have it.
+        let ns = |n: i64| lit(ScalarValue::TimestampNanosecond(Some(n), None));
+        let fine = cast(
+            col("timestamp"),
+            DataType::Timestamp(TimeUnit::Nanosecond, None),
+        );
+        assert_eq!(bound(fine.clone().gt(ns(1_500))), Some((Some(2), None)));
+        assert_eq!(bound(fine.clone().gt_eq(ns(1_500))), Some((Some(2), None)));
+        assert_eq!(bound(fine.clone().lt(ns(1_500))), Some((None, Some(1))));
+        assert_eq!(
+            bound(fine.clone().lt_eq(ns(-1_500))),
+            Some((None, Some(-2)))
+        );
+        assert_eq!(bound(fine.eq(ns(1_500))), Some((Some(2), Some(1))));
+        // A cast that merges instants (to seconds, to a date) bounds nothing.
+        let coarse = cast(
+            col("timestamp"),
+            DataType::Timestamp(TimeUnit::Second, None),
+        );
+        let s = lit(ScalarValue::TimestampSecond(Some(10), None));
+        assert_eq!(bound(coarse.lt_eq(s)), None);
+        assert_eq!(
+            bound(cast(col("timestamp"), DataType::Date32).eq(lit(ScalarValue::Date32(Some(1))))),
+            None
+        );
+        assert_eq!(bound(col("value").gt(at)), None);
     }
 }
