@@ -241,6 +241,16 @@ async fn bad_input_gets_problem_details() {
             "{path} leaks: {text}"
         );
     }
+    // A window backwards: the problem names both ends as they were written.
+    let p = get(&format!(
+        "{base}{v}?from=2023-02-01T00:00:00Z&to=2023-01-01T00:00%2B01"
+    ))
+    .await
+    .json();
+    assert_eq!(
+        p["invalidParams"][0]["reason"], "'2023-02-01T00:00:00Z' is after to '2023-01-01T00:00+01'",
+        "{p}"
+    );
     let outside = get(&format!("{}/v2/stations", base.trim_end_matches("/v1"))).await;
     assert_eq!(outside.status, 404);
 }

@@ -591,3 +591,62 @@ fn a_closed_stdout_is_no_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(dir.path().join("manifest.json").exists(), "published");
 }
+
+/// Value rows take a time in every form the API's `from` and `to` take; a time without an
+/// offset is reported with the forms to write.
+#[tokio::test]
+async fn times_are_read_in_the_forms_from_and_to_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("forms.csv");
+    std::fs::write(
+        &values,
+        "stationId,parameterId,timestamp,value,quality\r\n\
+         koeln,water-level-15min,2024-03-01T01:00+0100,1.0,good\r\n\
+         koeln,water-level-15min,2024-03-01T00:15:00.000+00,2.0,good\r\n\
+         koeln,water-level-15min,2024-03-01 01:30:00+01:00,3.0,good\r\n\
+         koeln,water-level-15min,2024-03-01t00:45:00.5z,4.0,good\r\n\
+         koeln,water-level-15min,2024-02-29T23:00:00-0200,5.0,good\r\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let made = import(&out, &[values.to_str().unwrap()]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let server = Server::start_with(&out, &[]);
+    let got = get(&format!(
+        "{}/stations/koeln/parameters/water-level-15min/values?format=csv&fields=timestamp,value",
+        server.base
+    ))
+    .await
+    .text();
+    assert_eq!(
+        got,
+        "timestamp,value\r\n\
+         2024-03-01T00:00:00+00:00,1\r\n\
+         2024-03-01T00:15:00+00:00,2\r\n\
+         2024-03-01T00:30:00+00:00,3\r\n\
+         2024-03-01T00:45:00.5+00:00,4\r\n\
+         2024-03-01T01:00:00+00:00,5\r\n"
+    );
+
+    let bad = dir.path().join("no-offset.csv");
+    std::fs::write(
+        &bad,
+        "stationId,parameterId,timestamp,value,quality\n\
+         koeln,water-level-15min,2024-03-01T00:00:00,1.0,good\n",
+    )
+    .unwrap();
+    let refused = import(&dir.path().join("refused"), &[bad.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        said.contains(
+            "no-offset.csv:2: timestamp: '2024-03-01T00:00:00' is not a time with an offset; \
+             write ISO 8601 such as 2024-03-01T00:00:00+01:00, 2024-03-01T00:00+0100"
+        ),
+        "{said}"
+    );
+}

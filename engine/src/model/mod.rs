@@ -4,6 +4,7 @@
 pub mod coords;
 pub mod duration;
 pub mod ids;
+pub mod instant;
 pub mod month;
 pub mod zone;
 

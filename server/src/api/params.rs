@@ -5,10 +5,9 @@
 use crate::http::error::ApiError;
 pub use crate::http::error::shorten;
 pub use crate::render::resources::SortSpec;
-use chrono::{FixedOffset, NaiveDateTime};
 use hydro_engine::catalog::spatial::{BBox, Near};
 use hydro_engine::model::duration::IsoDuration;
-use hydro_engine::model::{Micros, normalize_state};
+use hydro_engine::model::{Micros, instant, normalize_state};
 use percent_encoding::percent_decode_str;
 
 /// The decoded pairs of a query string, in order. `+` stays `+` (an unencoded `+` in an
@@ -281,65 +280,40 @@ pub fn uint(name: &str, v: &str) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::param(name, format!("is larger than {}", i64::MAX)))
 }
 
-/// An ISO 8601 time with an offset, in the forms users type: seconds optional, a fraction
-/// of a second optional, the offset as `Z`, `±HH:MM`, `±HHMM` or `±HH`; `T` or `t`. A space
-/// where the `+` of the offset belongs (an unencoded `+`) is read as `+`. A time without an
-/// offset is refused: it is ambiguous.
+/// A time with an offset in the forms [`instant`] reads. A space where the `+` of the offset
+/// belongs (an unencoded `+`) is read as `+`.
 pub fn timestamp(name: &str, v: &str) -> Result<Micros, ApiError> {
-    iso_time(&v.replace(' ', "+")).ok_or_else(|| {
-        ApiError::param(
-            name,
-            format!(
-                "'{}' is not a time with an offset; use ISO 8601 such as \
-                 2024-03-01T00:00:00+01:00, 2024-03-01T00:00+0100 or 2024-03-01T00:00:00Z \
-                 (a time without an offset is ambiguous)",
-                shorten(v)
-            ),
-        )
-    })
+    instant::parse(&v.replace(' ', "+"))
+        .map(|(t, _)| t)
+        .ok_or_else(|| {
+            ApiError::param(
+                name,
+                format!(
+                    "'{}' is not a time with an offset; use ISO 8601 such as {} \
+                     (a time without an offset is ambiguous)",
+                    shorten(v),
+                    instant::FORMS
+                ),
+            )
+        })
 }
 
-/// `v` as UTC microseconds, for the forms [`timestamp`] takes.
-fn iso_time(v: &str) -> Option<Micros> {
-    let (local, offset_secs) = split_offset(v)?;
-    let local = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"]
-        .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(&local.replace('t', "T"), f).ok())?;
-    let offset = FixedOffset::east_opt(offset_secs)?;
-    Some(
-        local
-            .and_local_timezone(offset)
-            .single()?
-            .timestamp_micros(),
-    )
-}
-
-/// The local part of a time and its offset in seconds: `Z`, `±HH:MM`, `±HHMM` or `±HH` at
-/// its end (after the date's own `-`s).
-fn split_offset(v: &str) -> Option<(&str, i32)> {
-    if let Some(local) = v.strip_suffix(['Z', 'z']) {
-        return Some((local, 0));
+/// `from` and `to` of `q`, each as [`timestamp`] reads it, `from` not after `to` (the problem
+/// names both as they were written).
+pub fn from_to(q: &RawQuery) -> Result<(Option<Micros>, Option<Micros>), ApiError> {
+    let from = q.get("from")?;
+    let to = q.get("to")?;
+    let read = |name, v: Option<&str>| v.map(|v| timestamp(name, v)).transpose();
+    let (from_at, to_at) = (read("from", from)?, read("to", to)?);
+    if let (Some(f), Some(t), Some(from), Some(to)) = (from_at, to_at, from, to)
+        && f > t
+    {
+        return Err(ApiError::param(
+            "from",
+            format!("'{}' is after to '{}'", shorten(from), shorten(to)),
+        ));
     }
-    let time_starts = v.find(['T', 't'])?;
-    let at = time_starts + v[time_starts..].rfind(['+', '-'])?;
-    let (local, offset) = v.split_at(at);
-    let sign = if offset.starts_with('-') { -1 } else { 1 };
-    let body = &offset[1..];
-    // ASCII only from here on, so that the byte positions below are character boundaries.
-    if !body.bytes().all(|b| b.is_ascii_digit() || b == b':') {
-        return None;
-    }
-    let (h, m) = match body.len() {
-        2 => (body, "00"),
-        4 => body.split_at(2),
-        5 if body.as_bytes()[2] == b':' => (&body[..2], &body[3..]),
-        _ => return None,
-    };
-    if !h.bytes().chain(m.bytes()).all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let (h, m): (i32, i32) = (h.parse().ok()?, m.parse().ok()?);
-    (h <= 23 && m <= 59).then_some((local, sign * (h * 3600 + m * 60)))
+    Ok((from_at, to_at))
 }
 
 pub fn duration(name: &str, v: &str) -> Result<IsoDuration, ApiError> {

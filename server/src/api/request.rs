@@ -760,14 +760,7 @@ fn includes(q: &RawQuery) -> Result<Includes, ApiError> {
 
 /// The time window of a values request: `from`/`to`, `recent` or `last`, exclusively.
 fn window(q: &RawQuery) -> Result<Window, ApiError> {
-    let from = q
-        .get("from")?
-        .map(|v| params::timestamp("from", v))
-        .transpose()?;
-    let to = q
-        .get("to")?
-        .map(|v| params::timestamp("to", v))
-        .transpose()?;
+    let (from, to) = params::from_to(q)?;
     let recent = q
         .get("recent")?
         .map(|v| params::uint("recent", v))
@@ -789,11 +782,6 @@ fn window(q: &RawQuery) -> Result<Window, ApiError> {
             given[1],
             format!("cannot be combined with {}", given[0]),
         ));
-    }
-    if let (Some(f), Some(t)) = (from, to)
-        && f > t
-    {
-        return Err(ApiError::param("from", "is after 'to'"));
     }
     Ok(match (recent, last) {
         (Some(n), _) => Window::Recent(n),
@@ -1020,22 +1008,7 @@ impl Request for StatisticsRequest {
             Some(asked) => exceedance(asked)?,
             None => DEFAULT_EXCEEDANCE.to_vec(),
         };
-        let from = raw
-            .get("from")?
-            .map(|v| params::timestamp("from", v))
-            .transpose()?;
-        let to = raw
-            .get("to")?
-            .map(|v| params::timestamp("to", v))
-            .transpose()?;
-        if let (Some(from), Some(to)) = (from, to)
-            && from > to
-        {
-            return Err(ApiError::param(
-                "from",
-                "the reference period's start is after its end ('to')",
-            ));
-        }
+        let (from, to) = params::from_to(raw)?;
         Ok(Self {
             window: Window::Between { from, to },
             spec: StatisticsSpec {

@@ -7,9 +7,8 @@ use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::{
     Characteristic, Coordinates, GaugeZero, Micros, Parameter, Period, Station, StationType, Text,
-    normalize_state,
+    instant, normalize_state,
 };
-use chrono::DateTime;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
@@ -98,15 +97,16 @@ fn req<'a>(row: &'a Row, key: &str) -> Result<&'a str, String> {
     }
 }
 
-pub(super) fn parse_time(s: &str) -> Result<Micros, String> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.timestamp_micros())
-        .map_err(|_| {
-            format!(
-                "'{s}' is not a time with an offset in RFC 3339 form, like \
-                 2024-03-01T12:15:00+01:00 or 2024-03-01T11:15:00Z"
-            )
-        })
+/// A time with an offset as the API's `from` and `to` take it ([`instant`]), as UTC
+/// microseconds and the offset it was written with (None for `Z`).
+pub(super) fn parse_time(s: &str) -> Result<(Micros, Option<i32>), String> {
+    instant::parse(s).ok_or_else(|| {
+        format!(
+            "'{s}' is not a time with an offset; write ISO 8601 such as {} \
+             (a time without an offset is ambiguous)",
+            instant::FORMS
+        )
+    })
 }
 
 fn station_from(row: &Row) -> Result<Station, String> {
@@ -177,9 +177,9 @@ fn characteristic_from(row: &Row) -> Result<Characteristic, String> {
     let period = match (get(row, "periodStart"), get(row, "periodEnd")) {
         ("", "") => None,
         (s, e) => {
-            let (start, end) = (parse_time(s)?, parse_time(e)?);
+            let ((start, _), (end, _)) = (parse_time(s)?, parse_time(e)?);
             if start > end {
-                return Err("periodStart is after periodEnd".into());
+                return Err(format!("periodStart '{s}' is after periodEnd '{e}'"));
             }
             Some(Period { start, end })
         }
