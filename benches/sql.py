@@ -9,14 +9,14 @@ cores) over the current version's value files as `docs/on-disk-layout.md` reads 
 partitioning, `station` as text), with the stations table loaded from the API's Parquet list.
 Then a 10-year series (one station's 15-minute water levels, ~350 000 rows) as the values
 endpoint's Arrow answer (made anew, and sent again from the answer store) and as a Flight SQL
-statement. Runs alternate; medians. Rows are
+statement, through the ADBC driver and through pyarrow.flight (`GetFlightInfo`, then `DoGet`). Runs alternate; medians. Rows are
 compared (count).
 Targets (issue 55): the queries that prune (one station, a time range, a state) and the
 per-station aggregates no slower than DuckDB; whole-archive joins and window functions within
 2x; the 10-year series through Flight SQL no slower than the HTTP Arrow answer.
 Usage:
 
-    python3 benches/sql.py [--no-build] [--runs N]
+    python3 benches/sql.py [--no-build] [--runs N] [--series-only]
 """
 
 import argparse
@@ -24,6 +24,7 @@ import io
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 import urllib.parse
@@ -31,8 +32,13 @@ import urllib.request
 
 import adbc_driver_flightsql.dbapi as flightsql
 import duckdb
+import pyarrow.flight
 import pyarrow.ipc as ipc
 import harness
+
+# Flight SQL's statement command for pyarrow.flight, as the Flight SQL test builds it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from flight import raw_query  # noqa: E402
 
 
 def ours(base, statement):
@@ -61,6 +67,12 @@ def flight(conn, statement):
     return time.perf_counter() - t, rows
 
 
+def pyflight(client, statement):
+    t = time.perf_counter()
+    _, table = raw_query(client, statement)
+    return time.perf_counter() - t, table.num_rows
+
+
 def theirs(con, statement):
     t = time.perf_counter()
     rows = con.sql(statement).to_arrow_table().num_rows
@@ -71,6 +83,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--series-only", action="store_true", help="only the 10-year series (no DuckDB)")
     args = ap.parse_args()
     harness.build_release(args.no_build)
     data = harness.generate("append-300x20", 300, 20, start="2004-01-01")
@@ -134,7 +147,7 @@ def main():
         print()
         print("| kind | query | /v1/sql | Flight SQL | DuckDB | /v1/sql / DuckDB | Flight / DuckDB | rows |")
         print("|---|---|---:|---:|---:|---:|---:|---:|")
-        for kind, name, mine, duck in cases:
+        for kind, name, mine, duck in [] if args.series_only else cases:
             a, f, b = [], [], []
             for _ in range(args.runs):
                 ta, ra = ours(h.base, mine)
@@ -153,19 +166,24 @@ def main():
         statement = (f"SELECT timestamp, value, quality FROM values WHERE {one} "
                      "AND timestamp >= '2010-01-01T00:00:00Z' AND timestamp < '2020-01-01T00:00:00Z' "
                      "ORDER BY timestamp")
-        a, c, f = [], [], []
+        client = pyarrow.flight.FlightClient(f"grpc://127.0.0.1:{flight_port}")
+        a, c, f, p = [], [], [], []
         for _ in range(max(args.runs, 5)):
             ta, ra = arrow_get(http, fresh=True)
             tc, _ = arrow_get(http, fresh=False)
             tf, rf = flight(fl, statement)
-            assert ra == rf, f"10-year series: HTTP {ra} rows, Flight {rf}"
+            tp, rp = pyflight(client, statement)
+            assert ra == rf == rp, f"10-year series: HTTP {ra} rows, Flight {rf} and {rp}"
             a.append(ta)
             c.append(tc)
             f.append(tf)
-        ma, mc, mf = statistics.median(a), statistics.median(c), statistics.median(f)
-        print("| 10-year series | HTTP Arrow, made | HTTP Arrow, answer store | Flight SQL | Flight / HTTP made | rows |")
-        print("|---|---:|---:|---:|---:|---:|")
-        print(f"| {station} water-level-15min | {ma:.3f} | {mc:.3f} | {mf:.3f} | {mf / ma:.2f} | {ra} |", flush=True)
+            p.append(tp)
+        ma, mc, mf, mp = (statistics.median(x) for x in (a, c, f, p))
+        print("| 10-year series | HTTP Arrow, made | HTTP Arrow, answer store | Flight SQL (ADBC) "
+              "| Flight SQL (pyarrow.flight) | ADBC / HTTP made | pyarrow.flight / HTTP made | rows |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print(f"| {station} water-level-15min | {ma:.3f} | {mc:.3f} | {mf:.3f} | {mp:.3f} | {mf / ma:.2f} "
+              f"| {mp / ma:.2f} | {ra} |", flush=True)
         fl.close()
     finally:
         h.stop()

@@ -10,7 +10,7 @@ use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, ImportProgress, import};
 use hydro_engine::write::vacuum::Retention;
 use hydro_engine::{Dataset, EngineError};
-use hydro_server::config::Config;
+use hydro_server::config::{Config, LogFormat};
 use hydro_server::state::AppState;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -422,20 +422,55 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// The log: the lines `HYDRO_LOG` asks for (`info` when unset), as `format` writes them, to
+/// `file` (appended to) or standard error (colours only on a terminal).
+fn start_log(format: LogFormat, file: Option<&str>) -> anyhow::Result<()> {
+    use tracing_subscriber::fmt::writer::BoxMakeWriter;
+    let filter = match std::env::var("HYDRO_LOG") {
+        Ok(v) => tracing_subscriber::EnvFilter::try_new(&v).with_context(|| {
+            format!(
+                "HYDRO_LOG={v:?} is not a log filter (e.g. info, warn, info,hydro::request=off)"
+            )
+        })?,
+        Err(_) => tracing_subscriber::EnvFilter::new("info"),
+    };
+    let (writer, ansi) = match file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening {path} (log_file)"))?;
+            (BoxMakeWriter::new(std::sync::Mutex::new(file)), false)
+        }
+        None => (
+            BoxMakeWriter::new(std::io::stderr),
+            std::io::stderr().is_terminal(),
+        ),
+    };
+    let log = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(ansi);
+    match format {
+        LogFormat::Text => log.init(),
+        LogFormat::Json => log.json().flatten_event(true).init(),
+    }
+    Ok(())
+}
+
 async fn run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("HYDRO_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
-    match Cli::parse().command {
+    let command = Cli::parse().command;
+    // `serve` starts its log once its settings say how.
+    if !matches!(command, Command::Serve { .. }) {
+        start_log(LogFormat::Text, None)?;
+    }
+    match command {
         Command::Serve { data, bind, config } => {
             // The demo's publisher and licence apply to the demo only.
             let base = if data.is_none() { DEMO_CONFIG } else { "" };
             let config = Config::load_over(base, config.as_deref()).map_err(anyhow::Error::msg)?;
+            start_log(config.log_format, config.log_file.as_deref())?;
             let data = match data {
                 Some(d) => {
                     let missing = config.missing_metadata();

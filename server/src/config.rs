@@ -128,6 +128,23 @@ impl SettingType for Variant {
     }
 }
 
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// A time, a level, a target and `key=value` fields.
+    Text,
+    /// One JSON object a line, the fields at its top level.
+    Json,
+}
+
+impl SettingType for LogFormat {
+    const KIND: Kind = Kind::Choice(&["text", "json"]);
+    fn shown(&self) -> String {
+        format!("{self:?}").to_lowercase()
+    }
+}
+
 impl SettingType for Access {
     const KIND: Kind = Kind::Choice(&["public", "restricted"]);
     fn shown(&self) -> String {
@@ -220,6 +237,13 @@ settings! {
     /// Address (`host:port`) of Arrow Flight SQL: the tables, limits and access of `/v1/sql`
     /// over gRPC, without TLS. Unset: no Flight SQL.
     flight_bind: Option<String> = None;
+    /// Log lines as `text` (`key=value` fields) or `json` (an object a line). Which lines:
+    /// `HYDRO_LOG` (`info` when unset: a line a request, target `hydro::request`, besides
+    /// warnings and errors; `warn` leaves the requests out, as does
+    /// `info,hydro::request=off`; `debug` says more).
+    log_format: LogFormat = LogFormat::Text;
+    /// File the log is appended to; unset: standard error.
+    log_file: Option<String> = None;
     /// Seconds a client may take to send its request headers.
     header_timeout_secs: u64 = 10;
     /// Seconds in-flight responses get to finish on shutdown.

@@ -1,6 +1,6 @@
 //! A request's way through the server: size limits, rate limit, access, conditional
 //! requests, the answer store, the endpoint, and what every response gets on the way out
-//! (CORS, caching headers, content coding).
+//! (CORS, caching headers, content coding), and the request log's line once it has gone out.
 
 use crate::answer_store;
 use crate::api;
@@ -11,6 +11,7 @@ use crate::http::conditional::{self, Condition};
 use crate::http::cors;
 use crate::http::error::ApiError;
 use crate::http::range;
+use crate::http::request_log::Arrived;
 use crate::render::reply::Reply;
 use crate::state::AppState;
 use crate::versions::{AsOf, Version};
@@ -70,6 +71,7 @@ where
     let (req, body) = req.into_parts();
     let path = req.uri.path().to_owned();
     let client = state.trusted.client(peer, &req.headers);
+    let arrived = Arrived::note(&req.method, &req.uri, client);
     let mut response = match limit_rate(&state, client, &path) {
         Ok(headers) => {
             let mut r = respond(&state, &req, body)
@@ -97,7 +99,10 @@ where
         _ => &state.metrics.status_5xx,
     };
     class.fetch_add(1, Ordering::Relaxed);
-    response
+    match arrived {
+        Some(arrived) => arrived.answered(response),
+        None => response,
+    }
 }
 
 /// The rate limit: headers for the response, or the 429 itself (boxed: a response is large

@@ -10,3 +10,4 @@ pub mod error;
 pub mod negotiate;
 pub mod range;
 pub mod ratelimit;
+pub mod request_log;
