@@ -126,6 +126,10 @@ enum Command {
         /// Directory for spill files (about 33 bytes a value row, removed when done).
         #[arg(long, env = "HYDRO_SPILL_DIR")]
         spill_dir: Option<PathBuf>,
+        /// Fail on what is otherwise a warning (a station whose coordinates lie outside its
+        /// state, lat/lon given together with easting/northing).
+        #[arg(long)]
+        strict: bool,
         #[command(flatten)]
         derived: DerivedArgs,
     },
@@ -576,6 +580,7 @@ async fn run() -> anyhow::Result<()> {
             append,
             memory,
             spill_dir,
+            strict,
             config,
             derived,
         } => {
@@ -591,6 +596,7 @@ async fn run() -> anyhow::Result<()> {
                 memory_bytes: memory,
                 s3: s3.clone(),
                 derived: derived.change(),
+                strict,
                 ..ImportOptions::default()
             };
             if let Some(dir) = spill_dir {
@@ -608,6 +614,9 @@ async fn run() -> anyhow::Result<()> {
             stop_showing();
             match imported {
                 Ok(done) => {
+                    for w in &done.warnings {
+                        tell!("{w}");
+                    }
                     let m = &done.manifest;
                     say!(
                         "published {out} version {}: {} stations, {} parameters, {} characteristics, {} values",

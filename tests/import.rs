@@ -650,3 +650,98 @@ async fn times_are_read_in_the_forms_from_and_to_take() {
         "{said}"
     );
 }
+
+/// Station rows that import but look wrong are warned of (row, station, the likely swap), and
+/// refused with `--strict`; rows that cannot import name their column and value.
+#[test]
+fn implausible_stations_are_warned_of_and_bad_ones_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = std::fs::read_to_string(sample("stations.csv")).unwrap();
+    // Köln with lat and lon swapped; the groundwater well with Gauss-Krüger given too.
+    let swapped = samples
+        .replace(
+            "koeln,Köln,surfaceWater,NW,WSV,2,Rhein,50.9367,6.9631,,,,",
+            "koeln,Köln,surfaceWater,NW,WSV,2,Rhein,6.9631,50.9367,,,,",
+        )
+        .replace(
+            "gwm-ried-7,\"Ried GWM 7\",groundwater,HE,HLNUG,,,49.8,8.45,,,,",
+            "gwm-ried-7,\"Ried GWM 7\",groundwater,HE,HLNUG,,,49.8,8.45,3460000,5518000,31467,",
+        );
+    let file = dir.path().join("swapped.csv");
+    std::fs::write(&file, &swapped).unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .arg("import")
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .arg("--stations")
+            .arg(&file)
+            .args(["--parameters", &sample("parameters.csv")])
+            .args(["--values", &sample("values.csv")])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let warned = run("warned", &[]);
+    let said = String::from_utf8_lossy(&warned.stderr);
+    assert!(warned.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "swapped.csv:2: station koeln: lat 6.9631, lon 50.9367 lie outside DE-NW; \
+             swapped (lat 50.9367, lon 6.9631) they lie inside"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            "swapped.csv:4: station gwm-ried-7: both lat/lon and easting/northing/epsg \
+             given: lat/lon used"
+        ),
+        "{said}"
+    );
+    let warnings = said.lines().filter(|l| l.starts_with("warning: ")).count();
+    assert_eq!(warnings, 2, "{said}");
+    let strict = run("strict", &["--strict"]);
+    let said = String::from_utf8_lossy(&strict.stderr);
+    assert!(!strict.status.success(), "{said}");
+    assert!(
+        said.contains("swapped.csv:2: station koeln: lat 6.9631"),
+        "{said}"
+    );
+    assert!(said.contains("(an error with --strict)"), "{said}");
+    assert!(said.contains("nothing was published"), "{said}");
+    assert!(!dir.path().join("strict/manifest.json").exists());
+
+    for (from, to, reason) in [
+        (
+            "koeln,Köln,surfaceWater,NW,",
+            "koeln,Köln,surfaceWater,Nordrhein-Westfalen,",
+            "state: 'Nordrhein-Westfalen' is not a state code like DE-NW or NW",
+        ),
+        (
+            "koeln,Köln,surfaceWater,NW,",
+            "koeln,Köln,river,NW,",
+            "type: 'river': not one of surfaceWater, groundwater, weather",
+        ),
+        (
+            "Rhein,50.9367,6.9631,,,,",
+            "Rhein,,,,,,",
+            "no coordinates: give lat and lon, or easting, northing and epsg",
+        ),
+        (
+            "Rhein,50.9367,6.9631,,,,",
+            "Rhein,95.1,6.9631,,,,",
+            "lat: '95.1' is not between -90 and 90",
+        ),
+        (
+            "Rhein,50.9367,6.9631,,,,",
+            "Rhein,,,3414520.0,5549360.0,GK3,",
+            "epsg: 'GK3' is not one of 31466–31469",
+        ),
+    ] {
+        let stations = samples.replace(from, to);
+        assert_ne!(stations, samples, "{from}");
+        let err = refused_with_stations(dir.path(), "stations.csv", &stations);
+        assert!(err.contains(&format!("stations.csv:2: {reason}")), "{err}");
+    }
+}

@@ -6,6 +6,7 @@ pub mod duration;
 pub mod ids;
 pub mod instant;
 pub mod month;
+pub mod states;
 pub mod zone;
 
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
@@ -48,7 +49,7 @@ impl FromStr for StationType {
         Self::ALL
             .into_iter()
             .find(|t| t.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| "expected one of surfaceWater, groundwater, weather".to_owned())
+            .ok_or_else(|| "not one of surfaceWater, groundwater, weather".to_owned())
     }
 }
 

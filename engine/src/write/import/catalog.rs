@@ -5,6 +5,7 @@ use super::Problems;
 use super::source::{Inputs, line_of};
 use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
+use crate::model::states;
 use crate::model::{
     Characteristic, Coordinates, GaugeZero, Micros, Parameter, Period, Station, StationType, Text,
     instant, normalize_state,
@@ -109,21 +110,50 @@ pub(super) fn parse_time(s: &str) -> Result<(Micros, Option<i32>), String> {
     })
 }
 
-fn station_from(row: &Row) -> Result<Station, String> {
+/// A station row as a station, and what looks wrong with it (warnings).
+fn station_from(row: &Row) -> Result<(Station, Vec<String>), String> {
     let id: StationId = req(row, "id")?.parse().map_err(|e| format!("{e}"))?;
-    let kind: StationType = req(row, "type")?.parse()?;
-    let state = normalize_state(req(row, "state")?).ok_or("state must be DE-XX or XX")?;
+    let kind: StationType = req(row, "type")?
+        .parse()
+        .map_err(|e| format!("type: '{}': {e}", get(row, "type")))?;
+    let state = normalize_state(req(row, "state")?).ok_or_else(|| {
+        format!(
+            "state: '{}' is not a state code like DE-NW or NW",
+            get(row, "state")
+        )
+    })?;
+    let mut warnings = Vec::new();
+    let grid = ["easting", "northing", "epsg"]
+        .map(|k| !get(row, k).is_empty())
+        .contains(&true);
     let coordinates = match (opt_f64(row, "lat")?, opt_f64(row, "lon")?) {
         (Some(lat), Some(lon)) => {
-            if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon) {
-                return Err("lat/lon out of range".into());
+            if !(-90.0..=90.0).contains(&lat) {
+                return Err(format!(
+                    "lat: '{}' is not between -90 and 90",
+                    get(row, "lat")
+                ));
+            }
+            if !(-180.0..=180.0).contains(&lon) {
+                return Err(format!(
+                    "lon: '{}' is not between -180 and 180",
+                    get(row, "lon")
+                ));
+            }
+            if grid {
+                warnings
+                    .push("both lat/lon and easting/northing/epsg given: lat/lon used".to_owned());
             }
             Coordinates { lat, lon }
         }
+        (None, None) if !grid => {
+            return Err("no coordinates: give lat and lon, or easting, northing and epsg".into());
+        }
         (None, None) => {
-            let epsg: u16 = req(row, "epsg")?
+            let epsg = req(row, "epsg")?;
+            let epsg: u16 = epsg
                 .parse()
-                .map_err(|_| "epsg must be 31466–31469")?;
+                .map_err(|_| format!("epsg: '{epsg}' is not one of 31466–31469"))?;
             let e = opt_f64(row, "easting")?.ok_or("easting is required without lat/lon")?;
             let n = opt_f64(row, "northing")?.ok_or("northing is required without lat/lon")?;
             let (lat, lon) = gauss_krueger_to_wgs84(epsg, e, n)?;
@@ -134,8 +164,9 @@ fn station_from(row: &Row) -> Result<Station, String> {
         }
         _ => return Err("give both lat and lon, or easting, northing and epsg".into()),
     };
+    warnings.extend(states::implausible(&state, coordinates));
     let surface = kind == StationType::SurfaceWater;
-    Ok(Station {
+    let station = Station {
         id,
         name: req(row, "name")?.to_owned(),
         kind,
@@ -154,7 +185,8 @@ fn station_from(row: &Row) -> Result<Station, String> {
             }),
         ground_level: opt_f64(row, "groundLevel")?.filter(|_| kind == StationType::Groundwater),
         elevation: opt_f64(row, "elevation")?.filter(|_| kind == StationType::Weather),
-    })
+    };
+    Ok((station, warnings))
 }
 
 fn parameter_from(row: &Row) -> Result<Parameter, String> {
@@ -265,10 +297,15 @@ pub(super) fn read_catalog(
     if let Some(path) = paths.stations {
         for (line, row) in read_rows(path, &["id", "name", "type", "state"], inputs, problems) {
             match station_from(&row) {
-                Ok(s) if !station_ids.insert(s.id.clone()) => {
+                Ok((s, _)) if !station_ids.insert(s.id.clone()) => {
                     problems.add(path, line, format!("duplicate station id {}", s.id))
                 }
-                Ok(s) => stations.push(s),
+                Ok((s, warnings)) => {
+                    for w in warnings {
+                        problems.warn(path, line, format_args!("station {}: {w}", s.id));
+                    }
+                    stations.push(s)
+                }
                 Err(e) => {
                     rejected_stations.insert(text(&row, "id"));
                     problems.add(path, line, e)

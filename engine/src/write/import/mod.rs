@@ -82,6 +82,9 @@ pub struct Imported {
     pub replaced: u64,
     /// Station-months written (new or rewritten).
     pub months_written: u64,
+    /// `warning: file:line: reason` for what was imported but looks wrong (a station outside
+    /// its state); with [`ImportOptions::strict`] these are errors instead.
+    pub warnings: Vec<String>,
 }
 
 /// How an import may use the machine.
@@ -98,6 +101,9 @@ pub struct ImportOptions {
     pub s3: S3Settings,
     /// Changes to the dataset's derived-value settings (none: as it has them).
     pub derived: DerivedChange,
+    /// Whether what looks wrong (a station outside its state) fails the import rather than
+    /// being warned of.
+    pub strict: bool,
 }
 
 /// What makes an input name a glob pattern (locally and in a bucket).
@@ -114,6 +120,7 @@ impl Default for ImportOptions {
             spill_dir: std::env::temp_dir(),
             s3: S3Settings::default(),
             derived: DerivedChange::default(),
+            strict: false,
         }
     }
 }
@@ -142,6 +149,10 @@ const SHOWN_PROBLEMS: usize = 1000;
 pub(super) struct Problems {
     shown: Vec<String>,
     total: u64,
+    /// Whether warnings are problems.
+    strict: bool,
+    /// `warning: file:line: reason`, at most [`SHOWN_PROBLEMS`].
+    warnings: Vec<String>,
     /// Rows that refer to a station or parameter whose own row was rejected: one error is
     /// said once, not again for every row that follows from it.
     followups: u64,
@@ -159,6 +170,21 @@ impl Problems {
         }
     }
 
+    /// Something at `line` of `file` that is imported but looks wrong: a problem with
+    /// `--strict`.
+    pub(super) fn warn(&mut self, file: &Path, line: u64, reason: impl std::fmt::Display) {
+        if self.strict {
+            self.add(
+                file,
+                line,
+                format_args!("{reason} (an error with --strict)"),
+            );
+        } else if self.warnings.len() < SHOWN_PROBLEMS {
+            self.warnings
+                .push(format!("warning: {}:{line}: {reason}", file.display()));
+        }
+    }
+
     /// A row that refers to a station or parameter rejected above.
     pub(super) fn follow_up(&mut self) {
         self.followups += 1;
@@ -170,6 +196,7 @@ impl Problems {
 
     fn into_error(mut self, note: Option<&str>) -> EngineError {
         let hidden = self.total - self.shown.len() as u64;
+        self.shown.splice(0..0, std::mem::take(&mut self.warnings));
         if hidden > 0 {
             self.shown.push(format!("… and {hidden} more"));
         }
@@ -243,7 +270,10 @@ pub async fn import(
     options: &ImportOptions,
     progress: Arc<ImportProgress>,
 ) -> Result<Imported> {
-    let mut problems = Problems::default();
+    let mut problems = Problems {
+        strict: options.strict,
+        ..Problems::default()
+    };
     let (existing, previous) = if input.append {
         let published = crate::dataset::read_published(store.as_ref())
             .await?
@@ -451,6 +481,7 @@ pub async fn import(
         rows: rows_in,
         replaced: replaced.load(Ordering::Relaxed),
         months_written,
+        warnings: take(&problems).warnings,
     })
 }
 
