@@ -118,6 +118,22 @@ async fn many_series_match_the_single_series_answers() {
     .await;
     assert_eq!(by_property.status, 200, "{}", by_property.text());
     assert_eq!(by_property.text(), by_id.text());
+    // One no parameter has is a 400 that lists those there are.
+    let unknown = get(&format!(
+        "{b}/values?observedProperties=waterlevel&recent=2"
+    ))
+    .await;
+    assert_eq!(unknown.status, 400);
+    let problem = unknown.json();
+    assert_eq!(problem["invalidParams"][0]["name"], "observedProperties");
+    let reason = problem["invalidParams"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "'waterlevel' is not an observed property of any station; the archive has "
+        ) && reason.contains("waterLevel")
+            && reason.contains("discharge"),
+        "{reason}"
+    );
     let some = get(&format!("{b}/values?types=surfaceWater&parameters=water-level-15min&recent=2&format=csv&fields=stationId,value")).await;
     assert!(
         some.text().starts_with("stationId,parameterId,value\r\n"),

@@ -187,6 +187,13 @@ pub(crate) fn select(ctx: &Ctx<'_>, r: &SeriesSelection) -> Result<Vec<Series>, 
             }
         }
     }
+    if let Some(properties) = &r.observed_properties {
+        for property in properties {
+            if !any_parameter(catalog, |p| *p.observed_property == **property) {
+                return Err(unknown_property(catalog, property));
+            }
+        }
+    }
     stations.sort_by(|a, b| a.id.as_str().cmp(b.id.as_str()));
     let wanted = |p: &hydro_engine::model::Parameter| {
         r.parameters
@@ -219,6 +226,24 @@ pub(crate) fn select(ctx: &Ctx<'_>, r: &SeriesSelection) -> Result<Vec<Series>, 
         }
     }
     Ok(series)
+}
+
+/// The 400 of an `observedProperties` value no parameter has: it lists the ones there are.
+fn unknown_property(catalog: &Catalog, property: &str) -> ApiError {
+    let known: std::collections::BTreeSet<&str> = catalog
+        .stations()
+        .iter()
+        .flat_map(|s| catalog.parameters(&s.id).iter())
+        .map(|p| &*p.observed_property)
+        .collect();
+    ApiError::param(
+        "observedProperties",
+        format!(
+            "'{}' is not an observed property of any station; the archive has {}",
+            shorten(property),
+            known.into_iter().collect::<Vec<_>>().join(", ")
+        ),
+    )
 }
 
 fn any_parameter(
