@@ -551,38 +551,16 @@ mod tests {
         ] {
             assert!(uint("limit", bad).is_err(), "{bad}");
         }
-        assert!(timestamp("from", "2024-01-01T00:00:00 01:00").is_ok());
-        let t = |v: &str| timestamp("from", v).unwrap();
-        let want = t("2024-03-01T00:00:00+01:00");
-        for same in [
-            "2024-03-01T00:00+01:00",
-            "2024-03-01T00:00:00.000+01:00",
-            "2024-03-01T00:00:00+0100",
-            "2024-03-01T00:00+01",
-            "2024-02-29T23:00:00Z",
-            "2024-02-29t23:00:00z",
-            "2024-02-29T22:00:00-01:00",
-        ] {
-            assert_eq!(t(same), want, "{same}");
-        }
-        assert_eq!(t("2024-03-01T00:00:00.5+01:00"), want + 500_000);
-        for bad in [
-            "2024-01-01",
-            "2024-01-01T00:00:00",
-            "2024-01-01T00:00",
-            "2024-13-01T00:00:00Z",
-            "2024-01-01T00:00:00+1:00",
-            "2024-01-01T00:00:00+01:0",
-            "2024-01-01T00:00:00+24:00",
-            "2024-01-01T00:00:00+01:00:00",
-            "2024-01-01T00:00:00+0a00",
-            "2024-01-01T00:00:00+1ü2",
-            "2024-01-01T00:00:00+ü",
-            "2024-01-01T25:00:00Z",
-            "now",
-        ] {
-            assert!(timestamp("from", bad).is_err(), "{bad}");
-        }
+        // The forms are `instant`'s (tested there); a space stands for an unencoded `+`.
+        assert_eq!(
+            timestamp("from", "2024-03-01T00:00:00 01:00").unwrap(),
+            timestamp("from", "2024-02-29T23:00:00Z").unwrap()
+        );
+        let refused = timestamp("from", "2024-01-01T00:00:00").unwrap_err();
+        assert!(
+            format!("{refused:?}").contains("2024-03-01T00:00+0100"),
+            "{refused:?}"
+        );
         assert!(bbox("5,47,15,55").is_ok());
         assert!(bbox("170,-10,-170,10").is_ok());
         assert_eq!(bbox("5,55,15,47").unwrap().min_lat, 47.0);
