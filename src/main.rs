@@ -475,20 +475,18 @@ async fn run() -> anyhow::Result<()> {
             let base = if data.is_none() { DEMO_CONFIG } else { "" };
             let config = Config::load_over(base, config.as_deref()).map_err(anyhow::Error::msg)?;
             start_log(config.log_format, config.log_file.as_deref())?;
+            let own_data = data.is_some();
             let data = match data {
-                Some(d) => {
-                    let missing = config.missing_metadata();
-                    if !missing.is_empty() {
-                        tracing::warn!(
-                            "meta: {} not set; answers leave them out until you set them \
-                             (--config file or HYDRO_* variables, see `hydro serve --help`)",
-                            missing.join(", ")
-                        );
-                    }
-                    d
-                }
+                Some(d) => d,
                 None => ensure_demo().await?,
             };
+            // A directory that is not there is the error to tell, before anything else.
+            if !data.contains("://") && !std::path::Path::new(&data).is_dir() {
+                bail!(
+                    "--data {data}: no such directory (a dataset is what `hydro import --out \
+                     DIR ...` or `hydro generate --out DIR` writes)"
+                );
+            }
             let store = Store::at(&data, &config.s3())?;
             let mut dataset = Dataset::open(&store).await.with_context(|| {
                 format!(
@@ -496,6 +494,14 @@ async fn run() -> anyhow::Result<()> {
                      `hydro generate --out {data}` wrote)"
                 )
             })?;
+            let missing = config.missing_metadata();
+            if own_data && !missing.is_empty() {
+                tracing::warn!(
+                    "meta: {} not set; answers leave them out until you set them \
+                     (--config file or HYDRO_* variables, see `hydro serve --help`)",
+                    missing.join(", ")
+                );
+            }
             dataset.cache_values(config.value_cache_bytes);
             if store.read_cost() == ReadCost::RoundTrip {
                 let this_month = Month::current();

@@ -156,6 +156,21 @@ fn serving_a_directory_without_a_dataset_suggests_import() {
         err.contains("hydro import --out") && err.contains("not a dataset"),
         "{err}"
     );
+    // A directory that is not there: that is the first thing said.
+    let missing = dir.path().join("nonexistent");
+    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data"])
+        .arg(&missing)
+        .env_remove("HYDRO_LOG")
+        .output()
+        .expect("run hydro serve");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("error: --data ") && first.contains("nonexistent: no such directory"),
+        "{err}"
+    );
     let help = Command::new(env!("CARGO_BIN_EXE_hydro"))
         .args(["import", "--help"])
         .output()
@@ -743,5 +758,59 @@ fn implausible_stations_are_warned_of_and_bad_ones_named() {
         assert_ne!(stations, samples, "{from}");
         let err = refused_with_stations(dir.path(), "stations.csv", &stations);
         assert!(err.contains(&format!("stations.csv:2: {reason}")), "{err}");
+    }
+}
+
+/// A catalog or values file saved as Latin-1 (as Excel may save CSV) is told to be saved as
+/// UTF-8, at its line.
+#[test]
+fn latin1_files_are_told_to_be_saved_as_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let latin1 = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        let bytes: Vec<u8> = text.chars().map(|c| c as u32 as u8).collect();
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let stations = latin1(
+        "stations.csv",
+        &std::fs::read_to_string(sample("stations.csv")).unwrap(),
+    );
+    let values = latin1(
+        "values.csv",
+        "stationId,parameterId,timestamp,value,quality\n\
+         köln,water-level-15min,2024-01-31T00:00:00+00:00,300.0,good\n",
+    );
+    for (inputs, said) in [
+        (
+            vec![
+                "--stations",
+                stations.to_str().unwrap(),
+                "--values",
+                &sample("values.csv"),
+            ],
+            "stations.csv:2: the text is not UTF-8 (Latin-1 or Windows-1252, as Excel may save CSV): save the file as UTF-8",
+        ),
+        (
+            vec![
+                "--stations",
+                &sample("stations.csv"),
+                "--values",
+                values.to_str().unwrap(),
+            ],
+            "values.csv:2: stationId: 'k\u{fffd}ln' is not a station of the catalog (the text is not UTF-8",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .arg("import")
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .args(["--parameters", &sample("parameters.csv")])
+            .args(&inputs)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains(said), "{said}: {err}");
     }
 }

@@ -2,7 +2,7 @@
 //! read whole, checked row by row and kept in memory.
 
 use super::Problems;
-use super::source::{Inputs, line_of};
+use super::source::{Inputs, NOT_UTF8, line_of};
 use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::states;
@@ -68,7 +68,10 @@ fn read_rows(
             }
             Err(e) => {
                 let line = e.position().map_or(0, |p| line_of(p, &text));
-                problems.add(path, line, format!("malformed CSV: {e}"));
+                match e.kind() {
+                    csv::ErrorKind::Utf8 { .. } => problems.add(path, line, NOT_UTF8),
+                    _ => problems.add(path, line, format!("malformed CSV: {e}")),
+                }
             }
         }
     }

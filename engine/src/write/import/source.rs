@@ -540,6 +540,10 @@ fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<boo
     Ok(false)
 }
 
+/// What to do about a file whose text is not UTF-8.
+pub(super) const NOT_UTF8: &str = "the text is not UTF-8 (Latin-1 or Windows-1252, as Excel may \
+                                   save CSV): save the file as UTF-8";
+
 /// The line of `bytes` (CSV read by the csv crate) on which the record at `position` starts,
 /// counted from 1. The crate counts a line at each `\n` it has read; where lines end with
 /// `\r\n` (Excel, Python's csv module) it ends a record at the `\r`, so the next record's
