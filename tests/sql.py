@@ -124,6 +124,11 @@ def main():
          f"AND parameter = '{param}' ORDER BY timestamp"),
         (f"SELECT timestamp, value FROM values WHERE {one} AND timestamp = '2023-06-03T12:00:00Z'",
          f"SELECT timestamp, value FROM v WHERE {one} AND timestamp = '2023-06-03 12:00:00+00'"),
+        # Bounds that allow no time: no rows (a count of 0), not an error.
+        (f"SELECT count(*) AS n FROM values WHERE {one} AND timestamp >= '2023-07-01T00:00:00Z' "
+         "AND timestamp < '2023-06-01T00:00:00Z'",
+         f"SELECT count(*) FROM v WHERE {one} AND timestamp >= '2023-07-01 00:00:00+00' "
+         "AND timestamp < '2023-06-01 00:00:00+00'"),
         # A bound on the time cast to whole days: no bound the scan can read exactly.
         (f"SELECT count(*) AS n FROM values WHERE {one} AND CAST(timestamp AS DATE) = DATE '2023-06-03'",
          f"SELECT count(*) FROM v WHERE {one} AND CAST(timestamp AS DATE) = DATE '2023-06-03'"),

@@ -131,6 +131,11 @@ impl datafusion::catalog::TableProvider for ValuesTable {
                 Some(p) => Arc::new(schema.project(p)?),
                 None => schema,
             };
+            // Bounds that allow no time (`>= Feb AND < Jan`): no rows, not a window backwards
+            // (which the series reader refuses).
+            if pick.from.zip(pick.to).is_some_and(|(from, to)| from > to) {
+                return Ok(Arc::new(EmptyExec::new(projected)));
+            }
             return Ok(Arc::new(SeriesScan::new(
                 Arc::clone(&self.dataset),
                 series,
