@@ -514,3 +514,44 @@ impl FlightSqlService for FlightSql {
 
     async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Array, Int64Array};
+    use datafusion::arrow::datatypes::{DataType, Field};
+
+    /// Month-sized batches come out joined to about a MiB each, every row once, in order.
+    #[tokio::test]
+    async fn small_batches_are_joined_in_order() {
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let months: Vec<Result<RecordBatch, FlightError>> = (0..300i64)
+            .map(|m| {
+                let rows = Int64Array::from_iter_values(m * 3_000..(m + 1) * 3_000);
+                Ok(RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(rows)]).unwrap())
+            })
+            .collect();
+        let joined: Vec<RecordBatch> =
+            gathered(Arc::clone(&schema), futures::stream::iter(months).boxed())
+                .try_collect()
+                .await
+                .unwrap();
+        // 300 x 24 KB: 7 MB in batches of ~1 MiB.
+        assert!((6..=9).contains(&joined.len()), "{} batches", joined.len());
+        let mut next = 0;
+        for batch in &joined {
+            let n = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            for v in n.values() {
+                assert_eq!(*v, next);
+                next += 1;
+            }
+        }
+        assert_eq!(next, 900_000);
+        let none = gathered(schema, futures::stream::empty().boxed());
+        assert_eq!(none.count().await, 0);
+    }
+}
