@@ -55,12 +55,17 @@ station = {"type": "object", "additionalProperties": False, "properties": {
     "distance": {"type": "number", "minimum": 0, "description": "great-circle distance in km (with near)"},
     "parameters": {"type": "array", "items": parameter},
     "characteristics": {"type": "array", "items": characteristic}}}
+# A recorded gap (quality missing) is a row without a value: null, and only there.
+GAP_VALUE = {"type": ["number", "null"],
+             "description": "null only in a recorded gap: a row of quality missing, which has no value"}
+ONLY_GAPS_NULL = {"if": {"properties": {"value": {"type": "null"}}, "required": ["value"]},
+                  "then": {"properties": {"quality": {"const": "missing"}}}}
 value = {"type": "object", "additionalProperties": False, "properties": {
-    "timestamp": ts, "value": {"type": ["number", "null"]}, "quality": {"type": "string"}}}
+    "timestamp": ts, "value": GAP_VALUE, "quality": {"type": "string"}}} | ONLY_GAPS_NULL
 
 series_value = {"type": "object", "additionalProperties": False, "properties": {
     "stationId": {"type": "string", "pattern": ID}, "parameterId": {"type": "string"},
-    "timestamp": ts, "value": {"type": ["number", "null"]}, "quality": {"type": "string"}}}
+    "timestamp": ts, "value": GAP_VALUE, "quality": {"type": "string"}}} | ONLY_GAPS_NULL
 # An aggregate's bucket: its start, the statistics as asked (named so), its count and coverage.
 STATISTIC_NUMBER = r"^(mean|min|max|sum|first|last|median|p([1-9]|[1-9][0-9]))$"
 bucket_props = {"timestamp": ts, "count": {"type": "integer", "minimum": 1},
@@ -642,8 +647,12 @@ openapi = {
                                                     "schema": {"type": "string", "enum": [f"{n}.json" for n in SCHEMAS]}}],
                                     "responses": {"200": {"description": "JSON Schema", "content": {"application/json": {"schema": {"type": "object"}}}},
                                                   "404": problem("unknown schema")}}},
-        "/openapi.json": {"get": {"operationId": "getOpenApi", "summary": "This document", "parameters": [],
-                                  "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+        "/openapi.json": {"get": {"operationId": "getOpenApi", "summary": "This document (to a browser: as a page)",
+                                  "parameters": [FMT(["json", "html"])],
+                                  "responses": {"200": {"description": "OpenAPI 3.1",
+                                                        "content": {"application/json": {"schema": {"type": "object"}},
+                                                                    "text/html": {"schema": {"type": "string"}}}},
+                                                "400": problem("bad format")}}},
     },
     "components": {"schemas": SCHEMAS},
 }

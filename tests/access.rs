@@ -251,8 +251,19 @@ async fn restricted_mode_checks_every_kind_of_credential() {
             );
         }
     }
-    // Health stays public.
+    // Health stays public; the metrics take the API's credentials, as Prometheus sends them.
     assert_eq!(get(&format!("{}/health", server.base)).await.status, 200);
+    let metrics = format!("{}/metrics", server.base.trim_end_matches("/v1"));
+    let refused = get(&metrics).await;
+    assert_eq!(refused.status, 401);
+    assert!(!refused.text().contains("hydro_requests_total"));
+    let bearer = format!("Bearer {}", hs256(good.clone()));
+    let scraped = get_with(&metrics, &[("Authorization", bearer.as_str())]).await;
+    assert_eq!(scraped.status, 200);
+    assert!(scraped.text().contains("hydro_requests_total"));
+    let ada = basic("ada", "correct horse");
+    let scraped = get_with(&metrics, &[("Authorization", ada.as_str())]).await;
+    assert_eq!(scraped.status, 200);
     // CORS: allowed origins echoed with credentials, never '*'; foreign origins get nothing.
     let k = key.as_str();
     let r = get_with(&url, &[("X-API-Key", k), ("Origin", "https://app.example")]).await;

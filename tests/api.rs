@@ -129,6 +129,32 @@ async fn every_endpoint_answers_valid_json() {
     }
     let r = get(&format!("{base}/openapi.json")).await;
     assert_eq!(r.json()["openapi"], "3.1.0");
+    // A browser gets the same document as a page: every operation, its parameters and answers.
+    let browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    let page = get_with(&format!("{base}/openapi.json"), &[("accept", browser)]).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("content-type").as_deref(),
+        Some("text/html; charset=utf-8")
+    );
+    let html = page.text();
+    for part in [
+        "<h2><code>GET /stations/{stationId}/parameters/{parameterId}/values</code></h2>",
+        "<h2><code>POST /values</code></h2>",
+        "<td><code>observedProperties</code></td>",
+        "application/vnd.apache.parquet",
+        "/v1/openapi.json?format=json\"",
+    ] {
+        assert!(html.contains(part), "{part} in the page");
+    }
+    let asked = get_with(
+        &format!("{base}/openapi.json?format=json"),
+        &[("accept", browser)],
+    )
+    .await;
+    assert_eq!(asked.json()["openapi"], "3.1.0");
+    let bad = get(&format!("{base}/openapi.json?format=csv")).await;
+    assert_eq!(bad.status, 400);
     let m = get(&format!("{}/metrics", base.trim_end_matches("/v1"))).await;
     assert!(m.text().contains("hydro_requests_total"));
 }
@@ -249,6 +275,18 @@ async fn bad_input_gets_problem_details() {
     .json();
     assert_eq!(
         p["invalidParams"][0]["reason"], "'2023-02-01T00:00:00Z' is after to '2023-01-01T00:00+01'",
+        "{p}"
+    );
+    // A parameter the station does not have: the problem lists those it has.
+    let p = get(&format!(
+        "{base}/stations/{sid}/parameters/water-levle-15min/values"
+    ))
+    .await
+    .json();
+    let detail = p["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("has no parameter 'water-levle-15min'; it has ")
+            && detail.contains("water-level-15min"),
         "{p}"
     );
     let outside = get(&format!("{}/v2/stations", base.trim_end_matches("/v1"))).await;
@@ -1335,9 +1373,10 @@ async fn sorting_by_a_column_without_the_timestamp_in_fields() {
     assert!(by_quality.text().starts_with("quality\r\n"));
 }
 
-/// `near` takes lon,lat; typed the other way round (lat,lon, as maps show it) it finds nothing
-/// near Köln, and the answer links the list with the two swapped, which finds Köln. A point
-/// that finds nothing either way gets no such link.
+/// `near` and `bbox` take lon,lat; typed the other way round (lat,lon, as maps show it) they
+/// lie far from every station, and the answer links the same query with the two swapped,
+/// which finds Köln: with or without a radius, on the station list, many-series values and
+/// the newest values. Coordinates near the stations, or far from them both ways, get no link.
 #[tokio::test]
 async fn a_swapped_near_links_the_list_it_meant() {
     let server = server();
@@ -1364,11 +1403,67 @@ async fn a_swapped_near_links_the_list_it_meant() {
     let right = get(&alternate).await.json();
     assert_eq!(right["data"][0]["name"], "Köln", "{right}");
     let nowhere = get(&format!("{b}/stations?near=-170,-80,20")).await.json();
+    assert_eq!(alternate_of(&nowhere), None);
+    // Without a radius every station is listed either way; the link is there all the same.
+    let unbounded = get(&format!("{b}/stations?near=50.94,6.96&limit=1")).await;
+    let body = unbounded.json();
+    assert_eq!(body["data"].as_array().map(Vec::len), Some(1));
+    let href = alternate_of(&body).expect("an alternate link without a radius");
     assert!(
-        nowhere["links"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|l| l["rel"] != "alternate")
+        href.ends_with("/stations?limit=1&near=6.96,50.94"),
+        "{href}"
     );
+    assert_eq!(get(&href).await.json()["data"][0]["name"], "Köln");
+    // Written the right way round, or far from everything both ways: no link.
+    let right = get(&format!("{b}/stations?near=6.96,50.94&limit=1"))
+        .await
+        .json();
+    assert_eq!(alternate_of(&right), None);
+    // A box typed minLat,minLon,maxLat,maxLon.
+    let boxed = get(&format!("{b}/stations?bbox=50,6,52,8")).await;
+    assert_eq!(boxed.status, 200);
+    assert!(
+        boxed
+            .header("link")
+            .is_some_and(|l| l.contains("title=\"bbox takes")),
+        "{:?}",
+        boxed.header("link")
+    );
+    let href = alternate_of(&boxed.json()).expect("an alternate link for bbox");
+    assert!(href.ends_with("/stations?bbox=6,50,8,52"), "{href}");
+    let meant = get(&href).await.json();
+    assert!(meant["data"].as_array().is_some_and(|d| !d.is_empty()));
+    assert_eq!(alternate_of(&meant), None);
+    // The answers that select stations the same way carry it too.
+    let values = get(&format!(
+        "{b}/values?bbox=50,6,52,8&observedProperties=waterLevel&recent=1"
+    ))
+    .await;
+    assert_eq!(values.status, 200, "{}", values.text());
+    assert!(
+        values
+            .header("link")
+            .is_some_and(|l| l.contains("rel=\"alternate\"")),
+        "{:?}",
+        values.header("link")
+    );
+    let href = alternate_of(&values.json()).expect("an alternate link on values");
+    assert!(href.contains("bbox=6,50,8,52"), "{href}");
+    let latest = get(&format!(
+        "{b}/latest?near=50.94,6.96,30&observedProperties=waterLevel"
+    ))
+    .await
+    .json();
+    let href = alternate_of(&latest).expect("an alternate link on latest");
+    assert!(href.contains("near=6.96,50.94,30"), "{href}");
+}
+
+/// The `href` of an answer's `rel="alternate"` link.
+fn alternate_of(body: &serde_json::Value) -> Option<String> {
+    body["links"]
+        .as_array()?
+        .iter()
+        .find(|l| l["rel"] == "alternate")?["href"]
+        .as_str()
+        .map(str::to_owned)
 }

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{Server, get};
+use hydro_engine::write::gauges::{gauge_means, means_along_river};
 use std::collections::BTreeMap;
 
 #[tokio::test]
@@ -79,6 +80,76 @@ async fn the_demo_catalog_is_plausible() {
             .unwrap()
     };
     assert!(km("Bonn") < km("Köln") && km("Köln") < km("Düsseldorf"));
+}
+
+/// The demo reads as its rivers do: each real gauge's mean water level (MW) and mean discharge
+/// (MQ), as the demo's own characteristic values give them, lie within 25 % of the published
+/// values the generator draws around (`hydro_engine::write::gauges`; Köln MQ ~2 000 m³/s), and
+/// a made-up gauge between two real ones has means between theirs.
+#[tokio::test]
+async fn the_demo_gauges_have_their_published_means() {
+    let dir = tempfile::tempdir().unwrap();
+    // The demo's 60 stations; hourly values over two years are enough for the means.
+    common::generate(dir.path(), &["--years", "2", "--interval", "PT60M"]);
+    let server = Server::start_with(dir.path(), &[]);
+    let b = &server.base;
+    let gauges = get(&format!(
+        "{b}/stations?types=surfaceWater&fields=id,name,waterBodyId,riverKm"
+    ))
+    .await
+    .json();
+    let mut checked = 0;
+    let mut between = 0;
+    for s in gauges["data"].as_array().unwrap() {
+        let (id, name) = (s["id"].as_str().unwrap(), s["name"].as_str().unwrap());
+        let means = get(&format!(
+            "{b}/stations/{id}/characteristics?types=mainValue&fields=id,value"
+        ))
+        .await
+        .json();
+        let value = |cid: &str| {
+            means["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["id"] == cid)
+                .and_then(|c| c["value"].as_f64())
+                .unwrap_or_else(|| panic!("{name} has no {cid}: {means}"))
+        };
+        let (mw, mq) = (value("mw"), value("mq"));
+        match gauge_means(name) {
+            Some(published) => {
+                let off = |got: f64, want: f64| (got - want).abs() / want;
+                assert!(
+                    off(mw, published.water_level_cm) <= 0.25,
+                    "{name}: MW {mw} cm, published {}",
+                    published.water_level_cm
+                );
+                assert!(
+                    off(mq, published.discharge) <= 0.25,
+                    "{name}: MQ {mq} m³/s, published {}",
+                    published.discharge
+                );
+                checked += 1;
+            }
+            None => {
+                // Between its river's real gauges: MQ within the range of theirs, widened by
+                // the same 25 %.
+                let river = s["waterBodyId"].as_str().unwrap();
+                let km = s["riverKm"].as_f64().unwrap();
+                let expected = means_along_river(name, river, km)
+                    .unwrap_or_else(|| panic!("{name} at km {km} lies between no real gauges"));
+                let off = (mq - expected.discharge).abs() / expected.discharge;
+                assert!(
+                    off <= 0.25,
+                    "{name}: MQ {mq}, its neighbours make {expected:?}"
+                );
+                between += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 46, "every real gauge");
+    assert!(between > 0, "made-up gauges too");
 }
 
 /// The README's tour, every `curl` in it, against the demo as `serve` makes it: each answers

@@ -167,14 +167,16 @@ where
     if path == "/" {
         return Ok(redirect("/v1/"));
     }
+    // Health stays open to probes; the metrics take the API's credentials (Prometheus sends
+    // a bearer token or Basic auth): request counts and versions are the operator's.
+    if path != "/v1/health" {
+        state.gate.check(&req.headers)?;
+    }
     if path == "/metrics" {
         return Ok(plain(
             api::health::metrics(state),
             "text/plain; version=0.0.4; charset=utf-8",
         ));
-    }
-    if path != "/v1/health" {
-        state.gate.check(&req.headers)?;
     }
     let segments = api_segments(path).ok_or_else(|| {
         ApiError::NotFound(format!(

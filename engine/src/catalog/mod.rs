@@ -25,7 +25,13 @@ pub struct Catalog {
     characteristics: Vec<Characteristic>,
     characteristic_runs: Vec<Range<usize>>,
     spatial: SpatialIndex,
+    /// The stations' bounding box widened by [`NEIGHBOURHOOD_KM`]: where a point or box asked
+    /// for is plausibly meant (see [`Catalog::neighbourhood`]).
+    neighbourhood: Option<BBox>,
 }
+
+/// How far around the stations a point or box asked for is taken to be meant as written.
+pub const NEIGHBOURHOOD_KM: f64 = 100.0;
 
 /// Filters of `GET /stations`; all given ones must match.
 #[derive(Debug, Default, Clone)]
@@ -145,11 +151,13 @@ impl Catalog {
             &by_id,
             stations.len(),
         );
-        let spatial = SpatialIndex::new(
+        let points = || {
             stations
                 .iter()
-                .map(|s| (s.coordinates.lon, s.coordinates.lat)),
-        );
+                .map(|s| (s.coordinates.lon, s.coordinates.lat))
+        };
+        let spatial = SpatialIndex::new(points());
+        let neighbourhood = BBox::around(points(), NEIGHBOURHOOD_KM);
         Self {
             stations,
             by_id,
@@ -158,7 +166,15 @@ impl Catalog {
             characteristics,
             characteristic_runs,
             spatial,
+            neighbourhood,
         }
+    }
+
+    /// The stations' bounding box widened by [`NEIGHBOURHOOD_KM`] (`None` without stations).
+    /// A `near` point or a `bbox` outside it whose lon and lat the other way round fall
+    /// inside was most likely typed lat,lon, as maps show it.
+    pub fn neighbourhood(&self) -> Option<BBox> {
+        self.neighbourhood
     }
 
     pub fn stations(&self) -> &[Station] {

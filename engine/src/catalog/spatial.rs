@@ -6,7 +6,7 @@
 
 use geo::{Distance, Haversine, Point};
 use rstar::primitives::GeomWithData;
-use rstar::{AABB, RTree};
+use rstar::{AABB, Envelope, RTree};
 
 type Entry = GeomWithData<[f64; 2], usize>;
 
@@ -30,6 +30,48 @@ impl BBox {
             lon >= self.min_lon || lon <= self.max_lon
         };
         lon_ok && (self.min_lat..=self.max_lat).contains(&lat)
+    }
+
+    /// Whether the two share a point (borders included).
+    pub fn intersects(&self, other: &BBox) -> bool {
+        let theirs = other.envelopes();
+        self.envelopes()
+            .iter()
+            .any(|a| theirs.iter().any(|b| a.intersects(b)))
+    }
+
+    /// The smallest box holding `points` (lon, lat), widened by `km` on every side (a degree
+    /// of latitude is 111.2 km; one of longitude shrinks with the cosine of the box's
+    /// farthest latitude); `None` without points. Never crosses the antimeridian: a box of
+    /// stations on both sides of it is as wide as the globe, which only makes it lenient.
+    pub fn around(points: impl IntoIterator<Item = (f64, f64)>, km: f64) -> Option<BBox> {
+        let mut points = points.into_iter();
+        let (lon, lat) = points.next()?;
+        let tight = points.fold(
+            BBox {
+                min_lon: lon,
+                min_lat: lat,
+                max_lon: lon,
+                max_lat: lat,
+            },
+            |b, (lon, lat)| BBox {
+                min_lon: b.min_lon.min(lon),
+                min_lat: b.min_lat.min(lat),
+                max_lon: b.max_lon.max(lon),
+                max_lat: b.max_lat.max(lat),
+            },
+        );
+        let dlat = (km / EARTH_RADIUS_KM).to_degrees();
+        let min_lat = (tight.min_lat - dlat).max(-90.0);
+        let max_lat = (tight.max_lat + dlat).min(90.0);
+        let cos = min_lat.abs().max(max_lat.abs()).to_radians().cos();
+        let dlon = if cos > 1e-6 { dlat / cos } else { 360.0 };
+        Some(BBox {
+            min_lon: (tight.min_lon - dlon).max(-180.0),
+            min_lat,
+            max_lon: (tight.max_lon + dlon).min(180.0),
+            max_lat,
+        })
     }
 
     /// The same area as one or two non-wrapping envelopes.
@@ -182,6 +224,44 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn around_widens_the_points_box_by_the_distance_and_intersects_across_the_antimeridian() {
+        assert_eq!(BBox::around(std::iter::empty(), 100.0), None);
+        // Köln and Dresden, widened by 100 km.
+        let b = BBox::around([(6.96, 50.94), (13.74, 51.05)], 100.0).unwrap();
+        let dlat = 100.0 / 111.195;
+        assert!((b.min_lat - (50.94 - dlat)).abs() < 1e-3, "{b:?}");
+        assert!((b.max_lat - (51.05 + dlat)).abs() < 1e-3, "{b:?}");
+        // At ~52°N a degree of longitude is ~68 km: 100 km is ~1.46°.
+        assert!((b.min_lon - 5.5).abs() < 0.05, "{b:?}");
+        assert!(b.contains(6.0, 50.5) && !b.contains(50.94, 6.96));
+        let wide = BBox::around([(0.0, 89.5)], 200.0).unwrap();
+        assert_eq!(
+            (wide.min_lon, wide.max_lon, wide.max_lat),
+            (-180.0, 180.0, 90.0)
+        );
+        let wrapping = BBox {
+            min_lon: 170.0,
+            min_lat: -10.0,
+            max_lon: -170.0,
+            max_lat: 10.0,
+        };
+        let east = BBox {
+            min_lon: -175.0,
+            min_lat: 0.0,
+            max_lon: -160.0,
+            max_lat: 5.0,
+        };
+        assert!(wrapping.intersects(&east) && east.intersects(&wrapping));
+        assert!(!b.intersects(&wrapping));
+        assert!(b.intersects(&BBox {
+            min_lon: 6.0,
+            min_lat: 50.0,
+            max_lon: 8.0,
+            max_lat: 52.0
+        }));
     }
 
     #[test]

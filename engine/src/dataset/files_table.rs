@@ -17,11 +17,13 @@
 //! | row_groups | uint32, null          | ... the file's row groups                     |
 //! | start      | uint64, null          | ... where the month's pages begin             |
 //! | footer     | uint64, null          | ... where its page index and footer begin     |
+//! | missing    | uint64                | rows of quality `missing` (recorded gaps)     |
 //!
 //! `path` follows from the other columns (`ValueFile::object`); it is written for readers
 //! outside: the distinct paths are exactly the files of the version, each holding only rows
 //! of it. Tables of layout 3 have no `path` and the columns after it (their own files are
-//! named by `layout::month_dir_path`), tables of layout 2 no `pack` and `offset` either. The
+//! named by `layout::month_dir_path`), tables of layout 2 no `pack` and `offset` either;
+//! tables written before recorded gaps have no `missing` (none). The
 //! table is written while the value files are (a row group at a time, uploaded in parts), so
 //! writing an archive of any size keeps only a row group in memory; any Parquet reader can
 //! query it (`SELECT station, sum(rows) FROM 'catalog/files-1.parquet' GROUP BY 1`).
@@ -70,6 +72,7 @@ fn schema() -> SchemaRef {
             Field::new("row_groups", DataType::UInt32, true),
             Field::new("start", DataType::UInt64, true),
             Field::new("footer", DataType::UInt64, true),
+            Field::new("missing", DataType::UInt64, false),
         ]))
     });
     Arc::clone(&SCHEMA)
@@ -173,6 +176,9 @@ impl FilesTableWriter {
             )),
             Arc::new(UInt64Array::from_iter(
                 rows().map(|(f, _)| in_year(f).map(|y| y.footer)),
+            )),
+            Arc::new(UInt64Array::from_iter_values(
+                rows().map(|(_, s)| s.missing),
             )),
         ];
         self.writer
@@ -313,6 +319,7 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
         let count = column::<UInt64Array>(&b, "rows", W)?;
         let min = column::<TimestampMicrosecondArray>(&b, "min", W)?;
         let max = column::<TimestampMicrosecondArray>(&b, "max", W)?;
+        let missing = optional_column::<UInt64Array>(&b, "missing")?;
         let places = Places::of(&b)?;
         for i in 0..b.num_rows() {
             let this_month: Month = month
@@ -360,6 +367,7 @@ pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>
             series.push(SeriesStats {
                 parameter,
                 rows: count.value(i),
+                missing: missing.map_or(0, |m| m.value(i)),
                 min: min.value(i),
                 max: max.value(i),
             });
@@ -389,12 +397,14 @@ mod tests {
                 SeriesStats {
                     parameter: "p".parse().unwrap(),
                     rows: 3,
+                    missing: 1,
                     min: 0,
                     max: 2,
                 },
                 SeriesStats {
                     parameter: "q".parse().unwrap(),
                     rows: 1,
+                    missing: 0,
                     min: 1,
                     max: 1,
                 },
@@ -448,6 +458,7 @@ mod tests {
             Arc::new(UInt32Array::from(vec![Some(24)])),
             Arc::new(UInt64Array::from(vec![Some(4)])),
             Arc::new(UInt64Array::from(vec![Some(90)])),
+            Arc::new(UInt64Array::from(vec![0])),
         ];
         let schema = Arc::new(full.project(&(0..keep).collect::<Vec<_>>()).unwrap());
         let batch = RecordBatch::try_new(Arc::clone(&schema), columns[..keep].to_vec()).unwrap();
@@ -510,13 +521,17 @@ mod tests {
 
     #[test]
     fn tables_of_layouts_2_and_3_name_files_in_month_directories() {
-        for drop in [5, 7] {
+        // Without `path` and after (layout 3), and `pack` and `offset` too (layout 2); neither
+        // has `missing`.
+        for drop in [6, 8] {
             let read = decode_files(
                 table_of(drop, None, None, "", None),
                 &mut Interner::default(),
             )
             .unwrap();
-            assert_eq!(read, vec![one_series(file("2024-01", Stored::MonthDir))]);
+            let mut want = one_series(file("2024-01", Stored::MonthDir));
+            want.series[0].missing = 0;
+            assert_eq!(read, vec![want]);
         }
     }
 

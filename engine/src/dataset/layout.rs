@@ -62,21 +62,33 @@ fn dict_utf8() -> DataType {
     DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
 }
 
-/// The schema of every value file.
+/// The schema of every value file, as the engine reads it: `value` required. A month with
+/// recorded gaps (rows of quality `missing`, which have no value) is written with `value`
+/// nullable ([`values_schema_with_gaps`]); its nulls are read as NaN (see [`crate::model::gap`]).
 pub fn values_schema() -> SchemaRef {
-    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
-        Arc::new(Schema::new(vec![
-            Field::new(COL_PARAMETER, dict_utf8(), false),
-            Field::new(
-                COL_TIMESTAMP,
-                DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
-                false,
-            ),
-            Field::new(COL_VALUE, DataType::Float64, false),
-            Field::new(COL_QUALITY, dict_utf8(), false),
-        ]))
-    });
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| schema_with_value(false));
     Arc::clone(&SCHEMA)
+}
+
+/// The schema of a value file with recorded gaps: `value` nullable. Months without gaps keep
+/// it required, so their pages carry no levels and decode on the fast path
+/// (`parquet::pages`).
+pub fn values_schema_with_gaps() -> SchemaRef {
+    static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| schema_with_value(true));
+    Arc::clone(&SCHEMA)
+}
+
+fn schema_with_value(nullable: bool) -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new(COL_PARAMETER, dict_utf8(), false),
+        Field::new(
+            COL_TIMESTAMP,
+            DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+            false,
+        ),
+        Field::new(COL_VALUE, DataType::Float64, nullable),
+        Field::new(COL_QUALITY, dict_utf8(), false),
+    ]))
 }
 
 /// A station-month's value file.
@@ -145,7 +157,7 @@ pub fn value_file_properties(repeating_values: bool) -> WriterProperties {
 pub fn values_repeat(values: impl IntoIterator<Item = f64>) -> bool {
     let mut rows = 0usize;
     let mut distinct = HashSet::new();
-    for v in values {
+    for v in values.into_iter().filter(|v| !v.is_nan()) {
         rows += 1;
         distinct.insert(v.to_bits());
     }

@@ -20,6 +20,12 @@ use serde::{Deserialize, Serialize};
 /// (month files in `month=` directories, packs of them) and version 2 (no packs).
 pub const FORMAT: u32 = 4;
 
+/// Version 5: version 4 with recorded gaps (rows of quality `missing`, their `value` null in
+/// month files whose `value` column is nullable). Written only by a version that holds one,
+/// so that a build before gaps, which would fail reading them, refuses the dataset at start;
+/// a dataset without gaps stays version 4.
+pub const FORMAT_WITH_GAPS: u32 = 5;
+
 /// The oldest layout version this build reads.
 pub const OLDEST_FORMAT: u32 = 2;
 
@@ -85,7 +91,15 @@ pub struct Counts {
     pub parameters: u64,
     pub characteristics: u64,
     pub values: u64,
+    /// Rows of quality `missing` (recorded gaps, without a value) among `values`; versions
+    /// without gaps do not name it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub missing: u64,
     pub files: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -211,6 +225,8 @@ impl ValueFile {
 pub struct SeriesStats {
     pub parameter: ParameterId,
     pub rows: u64,
+    /// Rows of quality `missing` among `rows` (recorded gaps, without a value).
+    pub missing: u64,
     /// Oldest and newest timestamp, UTC microseconds.
     pub min: Micros,
     pub max: Micros,

@@ -36,7 +36,7 @@ use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, UpdateVersion};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use layout::MANIFEST;
-use manifest::{FORMAT, Manifest, OLDEST_FORMAT};
+use manifest::{FORMAT_WITH_GAPS, Manifest, OLDEST_FORMAT};
 pub(crate) use month_file::MonthFile;
 use month_file::{FooterCache, ObjectSlots};
 use std::collections::HashMap;
@@ -145,9 +145,9 @@ pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> 
     };
     let manifest: Manifest =
         serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt_by("manifest.json", e))?;
-    if !(OLDEST_FORMAT..=FORMAT).contains(&manifest.format) {
+    if !(OLDEST_FORMAT..=FORMAT_WITH_GAPS).contains(&manifest.format) {
         return Err(EngineError::corrupt(format!(
-            "manifest.json: format {} is not supported (expected {OLDEST_FORMAT} to {FORMAT})",
+            "manifest.json: format {} is not supported (expected {OLDEST_FORMAT} to {FORMAT_WITH_GAPS})",
             manifest.format
         )));
     }
@@ -206,6 +206,12 @@ async fn read_tables(store: &dyn ObjectStore, manifest: Manifest) -> Result<Publ
 }
 
 impl Dataset {
+    /// Whether the version holds recorded gaps (rows of quality `missing`, without a value):
+    /// its answers' `value` is then nullable (see [`crate::model::gap`]).
+    pub fn has_gaps(&self) -> bool {
+        self.manifest.counts.missing > 0
+    }
+
     /// The version published in the local directory `dir`.
     pub async fn open_dir(dir: &std::path::Path) -> Result<Self> {
         Self::open(&Store::dir(dir)?).await

@@ -4,7 +4,7 @@
 //! reading it again and again keeps at hand: its open handle (a local directory), its bytes
 //! (the value cache) and its footer (the footer cache).
 
-use crate::dataset::layout::values_schema;
+use crate::dataset::layout::{COL_VALUE, values_schema, values_schema_with_gaps};
 use crate::dataset::manifest::ValueFile;
 use crate::error::{EngineError, Result};
 use crate::parquet::assembly::FileFooter;
@@ -224,9 +224,20 @@ impl MonthFile {
         // The schema as the planner knows it (dictionaries, the UTC zone), rather than parsing
         // the copy embedded in every file.
         let metadata = Arc::new(metadata);
+        // A month with recorded gaps has `value` nullable (`layout::values_schema_with_gaps`).
+        let gaps = metadata
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .any(|c| c.name() == COL_VALUE && c.max_def_level() > 0);
+        let schema = match gaps {
+            true => values_schema_with_gaps(),
+            false => values_schema(),
+        };
         let options = ArrowReaderOptions::new()
             .with_skip_arrow_metadata(true)
-            .with_schema(values_schema());
+            .with_schema(schema);
         let reader = ArrowReaderMetadata::try_new(Arc::clone(&metadata), options)?;
         let footer = Arc::new(MonthFooter {
             metadata,

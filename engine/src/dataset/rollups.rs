@@ -33,6 +33,7 @@ use crate::dataset::catalog_file::{Interner, column, from_parquet};
 use crate::dataset::layout::{self, UTC, writer_properties};
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
+use crate::model::gap::is_gap;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use bytes::Bytes;
@@ -80,10 +81,14 @@ impl DayRow {
     }
 }
 
-/// The day rows of one series' values, ascending in time.
+/// The day rows of one series' values, ascending in time. Recorded gaps are no values: a day
+/// of gaps alone has no row.
 pub fn days_of(parameter: &ParameterId, times: &[Micros], values: &[f64]) -> Vec<DayRow> {
     let mut out: Vec<DayRow> = Vec::new();
     for (&t, &v) in times.iter().zip(values) {
+        if is_gap(v) {
+            continue;
+        }
         let day = t.div_euclid(DAY) * DAY;
         match out.last_mut() {
             Some(row) if row.day == day => {

@@ -4,7 +4,7 @@
 //! manifests name files that are all there.
 
 use crate::dataset::layout;
-use crate::dataset::manifest::{FORMAT, Manifest, OLDEST_FORMAT};
+use crate::dataset::manifest::{FORMAT_WITH_GAPS, Manifest, OLDEST_FORMAT};
 use crate::error::{EngineError, Result};
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
@@ -44,7 +44,9 @@ pub async fn read_version(store: &dyn ObjectStore, generation: u64) -> Result<Op
     };
     let manifest: Manifest =
         serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt_by(&path, e))?;
-    if !(OLDEST_FORMAT..=FORMAT).contains(&manifest.format) || manifest.generation != generation {
+    if !(OLDEST_FORMAT..=FORMAT_WITH_GAPS).contains(&manifest.format)
+        || manifest.generation != generation
+    {
         return Err(EngineError::corrupt(format!(
             "{path}: format {} generation {} is not a version this build reads",
             manifest.format, manifest.generation

@@ -3,6 +3,7 @@
 
 pub mod coords;
 pub mod duration;
+pub mod gap;
 pub mod ids;
 pub mod instant;
 pub mod month;

@@ -13,6 +13,7 @@ use crate::dataset::layout::UTC;
 use crate::dataset::manifest::ValueFile;
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
+use crate::model::gap::gaps_to_nulls;
 use crate::model::ids::Series;
 use crate::model::month::Month;
 use crate::query::many_series::many_schema;
@@ -90,9 +91,9 @@ impl Dataset {
     ) -> Result<ChangesPlan> {
         let columns = query.columns.clone();
         let schema = if ids {
-            many_schema(&columns)?
+            many_schema(&columns, self.has_gaps())?
         } else {
-            output_schema(&columns)?
+            output_schema(&columns, self.has_gaps())?
         };
         let touched: Vec<Touched> = query
             .series
@@ -236,7 +237,11 @@ fn batch_of(
     let all: [ArrayRef; 4] = [
         Arc::new(parameter.finish()),
         Arc::new(TimestampMicrosecondArray::from(times).with_timezone(UTC)),
-        Arc::new(Float64Array::from(values)),
+        {
+            // Recorded gaps (NaN as read back) leave as nulls.
+            let values = Float64Array::from(values);
+            gaps_to_nulls(&values).unwrap_or_else(|| Arc::new(values))
+        },
         Arc::new(quality.finish()),
     ];
     let mut picked: Vec<ArrayRef> = Vec::with_capacity(columns.len() + 2);

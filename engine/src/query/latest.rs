@@ -14,6 +14,7 @@
 use crate::dataset::Dataset;
 pub use crate::dataset::latest_values::Latest;
 use crate::error::{EngineError, Result};
+use crate::model::gap::is_gap;
 use crate::model::ids::Series;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
@@ -101,38 +102,63 @@ impl Dataset {
         }
     }
 
-    /// The newest row of `series`: `recent=1`.
+    /// The newest row of `series` with a value: `recent=1`, or where the newest rows are
+    /// recorded gaps (a station that went silent), the rows before them, read sixteen times
+    /// as many at a time.
     async fn newest(&self, (station, parameter): &Series) -> Result<Option<Latest>> {
-        let query = ValuesQuery::of_series(station.clone(), parameter.clone(), Window::Recent(1));
-        let batches: Vec<RecordBatch> = self
-            .plan_values(&query, ReadAhead::Monthly)
-            .await?
-            .stream
-            .try_collect()
-            .await?;
-        let Some(batch) = batches.iter().rev().find(|b| b.num_rows() > 0) else {
-            return Ok(None);
-        };
-        let last = batch.num_rows() - 1;
-        let bad = || EngineError::corrupt("a values batch without its columns");
-        let times = batch
-            .column(0)
-            .as_primitive_opt::<TimestampMicrosecondType>()
-            .ok_or_else(bad)?;
-        let values = batch
-            .column(1)
-            .as_primitive_opt::<Float64Type>()
-            .ok_or_else(bad)?;
-        let quality = batch
-            .column(2)
-            .as_dictionary_opt::<Int32Type>()
-            .ok_or_else(bad)?;
-        let texts = quality.values().as_string_opt::<i32>().ok_or_else(bad)?;
-        let key = usize::try_from(quality.keys().value(last)).map_err(|_| bad())?;
-        Ok(Some(Latest {
-            timestamp: times.value(last),
-            value: values.is_valid(last).then(|| values.value(last)),
-            quality: Arc::from(texts.value(key)),
-        }))
+        let mut rows = 1u64;
+        loop {
+            let window = Window::Recent(rows);
+            let query = ValuesQuery::of_series(station.clone(), parameter.clone(), window);
+            let batches: Vec<RecordBatch> = self
+                .plan_values(&query, ReadAhead::Monthly)
+                .await?
+                .stream
+                .try_collect()
+                .await?;
+            for batch in batches.iter().rev() {
+                if let Some(latest) = newest_with_value(batch)? {
+                    return Ok(Some(latest));
+                }
+            }
+            let read: usize = batches.iter().map(RecordBatch::num_rows).sum();
+            if (read as u64) < rows {
+                return Ok(None);
+            }
+            rows = rows.saturating_mul(16);
+        }
     }
+}
+
+/// The newest row of `batch` (time, value, quality) whose value is not a recorded gap.
+fn newest_with_value(batch: &RecordBatch) -> Result<Option<Latest>> {
+    let bad = || EngineError::corrupt("a values batch without its columns");
+    if batch.num_columns() < 3 {
+        return Err(bad());
+    }
+    let times = batch
+        .column(0)
+        .as_primitive_opt::<TimestampMicrosecondType>()
+        .ok_or_else(bad)?;
+    let values = batch
+        .column(1)
+        .as_primitive_opt::<Float64Type>()
+        .ok_or_else(bad)?;
+    let quality = batch
+        .column(2)
+        .as_dictionary_opt::<Int32Type>()
+        .ok_or_else(bad)?;
+    let Some(last) = (0..batch.num_rows())
+        .rev()
+        .find(|&i| values.is_valid(i) && !is_gap(values.value(i)))
+    else {
+        return Ok(None);
+    };
+    let texts = quality.values().as_string_opt::<i32>().ok_or_else(bad)?;
+    let key = usize::try_from(quality.keys().value(last)).map_err(|_| bad())?;
+    Ok(Some(Latest {
+        timestamp: times.value(last),
+        value: Some(values.value(last)),
+        quality: Arc::from(texts.value(key)),
+    }))
 }

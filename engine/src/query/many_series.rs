@@ -60,14 +60,17 @@ struct SeriesPage {
 }
 
 /// `stationId`, `parameterId` (dictionary-encoded, like the stored text columns), then the
-/// value columns.
-pub fn many_schema(columns: &[ValueColumn]) -> Result<SchemaRef> {
+/// value columns (`value` nullable where the version has recorded gaps: `gaps`).
+pub fn many_schema(columns: &[ValueColumn], gaps: bool) -> Result<SchemaRef> {
     let text = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
     let mut fields = vec![
         Field::new(COL_STATION_ID, text.clone(), false),
         Field::new(COL_PARAMETER_ID, text, false),
     ];
-    let values = crate::dataset::layout::values_schema();
+    let values = match gaps {
+        true => crate::dataset::layout::values_schema_with_gaps(),
+        false => crate::dataset::layout::values_schema(),
+    };
     for c in columns {
         fields.push(values.field_with_name(c.name())?.clone());
     }
@@ -95,7 +98,7 @@ impl Dataset {
         } else {
             q.columns.clone()
         };
-        let schema = many_schema(&columns)?;
+        let schema = many_schema(&columns, self.has_gaps())?;
         let paged = q.need_total || q.offset > 0 || q.limit.is_some();
         let (total, pages) = if paged {
             let (total, pages) = self.pages(&q).await?;

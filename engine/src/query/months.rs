@@ -12,7 +12,7 @@
 //!   go to the Parquet reader, which skips the pages outside those rows. A text column with
 //!   one value in the month (its statistics say so) is made rather than read.
 
-use crate::dataset::layout::{COL_TIMESTAMP, values_schema};
+use crate::dataset::layout::{COL_TIMESTAMP, COL_VALUE, values_schema, values_schema_with_gaps};
 use crate::dataset::manifest::Stored;
 use crate::dataset::month_file::{FooterCache, MonthFooter, Tail};
 use crate::dataset::{Dataset, MonthFile};
@@ -345,6 +345,18 @@ impl Fetched {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(RecordBatch::try_new(Arc::clone(schema), arrays)?)
+    }
+}
+
+/// The value files' schema as an answer of `schema` reads them: `value` nullable where the
+/// answer's is (a version with recorded gaps, see `crate::model::gap`).
+fn file_schema_of(schema: &SchemaRef) -> SchemaRef {
+    let nullable = schema
+        .field_with_name(COL_VALUE)
+        .is_ok_and(|f| f.is_nullable());
+    match nullable {
+        true => values_schema_with_gaps(),
+        false => values_schema(),
     }
 }
 
@@ -693,7 +705,7 @@ impl MonthRead {
     pub(crate) async fn within(self, schema: SchemaRef, window: (i64, i64)) -> Result<RecordBatch> {
         let mut read = self.columns.to_vec();
         read.sort_unstable();
-        let read_schema = Arc::new(values_schema().project(&read)?);
+        let read_schema = Arc::new(file_schema_of(&schema).project(&read)?);
         let month = self.cut(read_schema, window).await?;
         let columns = schema
             .fields()

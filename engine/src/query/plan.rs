@@ -26,7 +26,9 @@
 //! - **Descending time** streams month by month from the newest, each month reversed in
 //!   memory (a month of one series is at most a few thousand rows), so memory stays bounded.
 
-use crate::dataset::layout::{COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, UTC, values_schema};
+use crate::dataset::layout::{
+    COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, UTC, values_schema, values_schema_with_gaps,
+};
 use crate::dataset::manifest::{SeriesStats, ValueFile};
 use crate::dataset::{Dataset, MonthFile};
 use crate::error::{EngineError, Result};
@@ -302,11 +304,14 @@ fn with_time(columns: &[usize]) -> Result<Vec<usize>> {
     Ok(read)
 }
 
-/// The schema of an answer with these columns.
-pub(crate) fn output_schema(columns: &[ValueColumn]) -> Result<SchemaRef> {
-    Ok(Arc::new(
-        values_schema().project(&column_indices(columns)?)?,
-    ))
+/// The schema of an answer with these columns; `gaps`: the version holds recorded gaps, and
+/// `value` is nullable (see `crate::model::gap`).
+pub(crate) fn output_schema(columns: &[ValueColumn], gaps: bool) -> Result<SchemaRef> {
+    let file = match gaps {
+        true => values_schema_with_gaps(),
+        false => values_schema(),
+    };
+    Ok(Arc::new(file.project(&column_indices(columns)?)?))
 }
 
 /// The months holding ascending window rows [a, b), and how many rows of the first to skip.
@@ -528,7 +533,8 @@ impl Dataset {
             .map(|p| p.file())
             .collect();
         let predicate = self.predicate(parameter, lo, hi, qualities)?;
-        self.scan_source.scan(&files, predicate, columns, None)
+        self.scan_source
+            .scan(&files, predicate, columns, None, self.has_gaps())
     }
 
     /// Rows of `part` inside [lo, hi]: from the manifest when the month lies inside, else from
@@ -542,7 +548,9 @@ impl Dataset {
         }
         let times = [ValueColumn::Timestamp];
         let month = self.month_read(part, column_indices(&times)?.into());
-        let rows = month.within(output_schema(&times)?, (lo, hi)).await?;
+        let rows = month
+            .within(output_schema(&times, self.has_gaps())?, (lo, hi))
+            .await?;
         Ok(rows.num_rows() as u64)
     }
 
@@ -573,6 +581,9 @@ impl Dataset {
         stored: bool,
         read_ahead: ReadAhead,
     ) -> Result<PartsPlan> {
+        // An answer of a version with recorded gaps has `value` nullable, which the stored
+        // pages of months without gaps (`value` required, no levels) cannot be copied into.
+        let stored = stored && !self.has_gaps();
         match &q.qualities {
             Some(qualities) => {
                 let qualities = Arc::clone(qualities);
@@ -596,7 +607,7 @@ impl Dataset {
         } else {
             q.columns.clone()
         };
-        let out_schema = output_schema(&columns)?;
+        let out_schema = output_schema(&columns, self.has_gaps())?;
         let mut parts = self.month_parts(&q.station, &q.parameter);
 
         // The window in time, inclusive.
@@ -781,9 +792,9 @@ impl Dataset {
         let take = b.saturating_sub(a);
         let fetch = (take != u64::MAX).then_some(take as usize);
         let scan_limit = fetch.map(|f| f + skip as usize);
-        let scan = self
-            .scan_source
-            .scan(&files, predicate, columns, scan_limit)?;
+        let scan =
+            self.scan_source
+                .scan(&files, predicate, columns, scan_limit, self.has_gaps())?;
         scans.push(&scan);
         Ok(Arc::new(GlobalLimitExec::new(scan, skip as usize, fetch)))
     }
@@ -802,7 +813,7 @@ impl Dataset {
         let (selected, mut skip) = select(parts, a, b);
         // Shared by the months' reads, rather than a copy each.
         let file_columns: Arc<[usize]> = column_indices(q.columns)?.into();
-        let schema = output_schema(q.columns)?;
+        let schema = output_schema(q.columns, self.has_gaps())?;
         // The months to read, whole (true) or cut, with their rows.
         let mut planned: Vec<(AscendingMonth, bool, u64)> = Vec::with_capacity(selected.len());
         // The window position of the month's first row, while every month so far is counted.

@@ -142,7 +142,7 @@ impl Dataset {
             .map(|b| b.map(AnswerPart::Rows));
         Ok(PartsPlan {
             total,
-            schema: output_schema(&columns)?,
+            schema: output_schema(&columns, self.has_gaps())?,
             parts: parts.boxed(),
             scans: plan.scans,
         })

@@ -9,7 +9,7 @@
 //! footer is read once.
 
 use crate::dataset::ScanSource;
-use crate::dataset::layout::values_schema;
+use crate::dataset::layout::{values_schema, values_schema_with_gaps};
 use crate::dataset::manifest::{Stored, ValueFile};
 use crate::error::Result;
 use crate::query::spec::{ValueColumn, column_indices};
@@ -83,14 +83,20 @@ impl ScanSource {
         Ok(DataSourceExec::from_data_source(config))
     }
 
+    /// A scan of `files`; `gaps`: the version holds recorded gaps, and the table's `value`
+    /// is nullable as the months that hold them have it.
     pub(crate) fn scan(
         &self,
         files: &[&ValueFile],
         predicate: Arc<dyn PhysicalExpr>,
         columns: &[ValueColumn],
         limit: Option<usize>,
+        gaps: bool,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let schema = values_schema();
+        let schema = match gaps {
+            true => values_schema_with_gaps(),
+            false => values_schema(),
+        };
         let source = ParquetSource::new(Arc::clone(&schema))
             .with_predicate(predicate)
             .with_pushdown_filters(true)

@@ -19,7 +19,9 @@
 
 use super::series_scan::SeriesScan;
 use crate::dataset::Dataset;
-use crate::dataset::layout::{COL_PARAMETER, COL_STATION, COL_TIMESTAMP, values_schema};
+use crate::dataset::layout::{
+    COL_PARAMETER, COL_STATION, COL_TIMESTAMP, values_schema, values_schema_with_gaps,
+};
 use crate::dataset::manifest::ValueFile;
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
@@ -62,10 +64,13 @@ fn station_field() -> Field {
     Field::new(COL_STATION, DataType::Utf8, false)
 }
 
-/// The files' columns, then `station`.
-fn table_schema() -> SchemaRef {
+/// The files' columns, then `station`; `value` nullable in a version with recorded gaps
+/// (`gaps`), where it is null in their rows.
+fn table_schema(gaps: bool) -> SchemaRef {
     static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| with_station(&values_schema()));
-    Arc::clone(&SCHEMA)
+    static WITH_GAPS: LazyLock<SchemaRef> =
+        LazyLock::new(|| with_station(&values_schema_with_gaps()));
+    Arc::clone(if gaps { &WITH_GAPS } else { &SCHEMA })
 }
 
 /// `file_schema`'s columns, then `station` (as a Hive-partitioned read has them).
@@ -82,7 +87,7 @@ pub(super) fn with_station(file_schema: &Schema) -> SchemaRef {
 #[async_trait]
 impl datafusion::catalog::TableProvider for ValuesTable {
     fn schema(&self) -> SchemaRef {
-        table_schema()
+        table_schema(self.dataset.has_gaps())
     }
 
     fn table_type(&self) -> TableType {
@@ -126,7 +131,7 @@ impl datafusion::catalog::TableProvider for ValuesTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let pick = Pick::of(filters);
         if let Some(series) = pick.one_series(&self.dataset) {
-            let schema = table_schema();
+            let schema = table_schema(self.dataset.has_gaps());
             let projected = match projection {
                 Some(p) => Arc::new(schema.project(p)?),
                 None => schema,
@@ -147,7 +152,10 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         parquet_scan(
             &self.dataset,
             state,
-            values_schema(),
+            match self.dataset.has_gaps() {
+                true => values_schema_with_gaps(),
+                false => values_schema(),
+            },
             files,
             (projection, filters, limit),
         )

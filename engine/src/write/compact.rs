@@ -14,6 +14,10 @@
 //! its months, or in the same request as the pages: `query::object_read`), and an answer's
 //! months of one year are read in one request.
 //!
+//! A station-year file has one schema: where a month of the year holds recorded gaps (its
+//! `value` nullable, see `model::gap`), the year's months without are written again with
+//! `value` nullable before they are joined, instead of copied.
+//!
 //! Months at or after `before` stay files of their own, so the appends of a live archive keep
 //! rewriting one station-month. Every file a version lists holds only rows of that version: an
 //! append that rewrites a month of a station-year file joins the year's other months into a
@@ -29,8 +33,9 @@ use crate::dataset::read_published;
 use crate::error::{EngineError, Result};
 use crate::model::month::Month;
 use crate::parquet::assembly::{Assembly, FileFooter};
-use crate::write::stored::month_bytes;
+use crate::write::stored::{month_bytes, read_month};
 use crate::write::writer::DatasetWriter;
+use crate::write::writer::encode_month_as;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
@@ -247,8 +252,17 @@ async fn write_year(
     let mut written = 0u64;
     let mut groups = 0u32;
     let mut places = Vec::with_capacity(months.len());
+    // A file has one schema: where a month of the year has recorded gaps (`value` nullable),
+    // the months without are written again with `value` nullable before they are joined.
+    let has_gaps = |m: &ValueFile| m.series.iter().any(|s| s.missing > 0);
+    let year_has_gaps = months.iter().any(has_gaps);
     for month in months.iter() {
-        let bytes = checked_month(store.as_ref(), month).await?;
+        let bytes = if year_has_gaps && !has_gaps(month) {
+            let mut chunks = read_month(store.as_ref(), month).await?;
+            encode_month_as(&mut chunks, true)?.bytes
+        } else {
+            checked_month(store.as_ref(), month).await?
+        };
         let footer = FileFooter::parse(&bytes, 0)?;
         if footer.row_groups() != month.series.len() {
             return Err(EngineError::corrupt(format!(

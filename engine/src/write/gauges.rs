@@ -266,3 +266,121 @@ pub fn gauge_position(name: &str) -> Option<(f64, f64)> {
         _ => return None,
     })
 }
+
+/// A real gauge's mean water level (MW, cm on the gauge) and mean discharge (MQ, m³/s),
+/// rounded, as the federal and state agencies publish them as "gewässerkundliche Hauptwerte"
+/// (the BfG's Undine pages and the Deutsches Gewässerkundliches Jahrbuch; e.g. Köln MQ 2 080
+/// m³/s, MW 321 cm; Kaub MQ 1 640; Hofkirchen MQ 637). The demo's series are drawn around them
+/// (the generator's `Synth`), so its MW and MQ characteristic values read as a hydrologist
+/// expects, not as random numbers. Hamburg St. Pauli is tidal: its MW is the mean tide level,
+/// its MQ the Elbe's from upstream.
+pub fn gauge_means(name: &str) -> Option<Means> {
+    let (water_level_cm, discharge) = match name {
+        "Maxau" => (490.0, 1260.0),
+        "Worms" => (240.0, 1410.0),
+        "Mainz" => (320.0, 1620.0),
+        "Kaub" => (235.0, 1640.0),
+        "Bonn" => (330.0, 2000.0),
+        "Köln" => (321.0, 2080.0),
+        "Düsseldorf" => (300.0, 2100.0),
+        "Duisburg-Ruhrort" => (430.0, 2150.0),
+        "Emmerich" => (190.0, 2300.0),
+        "Trier" => (280.0, 290.0),
+        "Cochem" => (250.0, 315.0),
+        "Dresden" => (190.0, 330.0),
+        "Magdeburg-Strombrücke" => (200.0, 560.0),
+        "Wittenberge" => (290.0, 690.0),
+        "Neu Darchau" => (300.0, 710.0),
+        "Hamburg St. Pauli" => (520.0, 720.0),
+        "Ingolstadt" => (260.0, 310.0),
+        "Regensburg" => (310.0, 440.0),
+        "Hofkirchen" => (340.0, 637.0),
+        "Passau" => (470.0, 680.0),
+        "Würzburg" => (170.0, 115.0),
+        "Frankfurt Osthafen" => (180.0, 195.0),
+        "Hann. Münden" => (170.0, 110.0),
+        "Vlotho" => (290.0, 185.0),
+        "Intschede" => (410.0, 325.0),
+        "Frankfurt (Oder)" => (280.0, 530.0),
+        "Hohensaaten-Finow" => (400.0, 530.0),
+        "Plochingen" => (130.0, 47.0),
+        "Lauffen" => (240.0, 90.0),
+        "Heidelberg" => (240.0, 145.0),
+        "Hattingen" => (190.0, 70.0),
+        "Greven" => (120.0, 33.0),
+        "Versen" => (230.0, 80.0),
+        "Halle-Trotha" => (260.0, 100.0),
+        "Calbe-Grizehne" => (230.0, 115.0),
+        "Bad Düben" => (150.0, 62.0),
+        "Rathenow" => (200.0, 80.0),
+        "Cottbus Sandower Brücke" => (110.0, 12.0),
+        "München" => (110.0, 64.0),
+        "Plattling" => (200.0, 175.0),
+        "Wasserburg" => (250.0, 355.0),
+        "Kalkofen" => (170.0, 46.0),
+        "Bad Hersfeld" => (100.0, 20.0),
+        "Rethem" => (300.0, 115.0),
+        "Schermbeck" => (150.0, 40.0),
+        "Menden" => (150.0, 52.0),
+        _ => return None,
+    };
+    Some(Means {
+        water_level_cm,
+        discharge,
+    })
+}
+
+/// The long-term means of a gauge's series: MW (cm on the gauge) and MQ (m³/s).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Means {
+    pub water_level_cm: f64,
+    pub discharge: f64,
+}
+
+/// The means a gauge on `water_body_id` at `river_km` would have: a real gauge's own, or, for
+/// one between two real gauges of that river, each mean a share of the way from the upstream
+/// gauge's to the downstream one's (as their river kilometres are apart). `None` off a river
+/// with real gauges around the kilometre.
+pub fn means_along_river(name: &str, water_body_id: &str, river_km: f64) -> Option<Means> {
+    if let Some(own) = gauge_means(name) {
+        return Some(own);
+    }
+    let mut known: Vec<(f64, Means)> = GAUGES
+        .iter()
+        .filter(|g| g.2 == water_body_id)
+        .filter_map(|g| Some((gauge_position(g.0)?.0, gauge_means(g.0)?)))
+        .collect();
+    known.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let pair = known
+        .windows(2)
+        .find(|w| (w[0].0..=w[1].0).contains(&river_km))?;
+    let (a, b) = (pair[0], pair[1]);
+    let share = if b.0 > a.0 {
+        (river_km - a.0) / (b.0 - a.0)
+    } else {
+        0.0
+    };
+    let lerp = |x: f64, y: f64| x + share * (y - x);
+    Some(Means {
+        water_level_cm: lerp(a.1.water_level_cm, b.1.water_level_cm),
+        discharge: lerp(a.1.discharge, b.1.discharge),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_real_gauge_has_means_and_made_up_ones_lie_between_neighbours() {
+        for g in GAUGES {
+            assert!(gauge_means(g.0).is_some(), "{}", g.0);
+        }
+        // Halfway between Bonn (654.8) and Köln (688.0) on the Rhine.
+        let between = means_along_river("Neudorf 47", "2", 671.4).unwrap();
+        assert!((between.discharge - 2040.0).abs() < 1.0, "{between:?}");
+        assert!((between.water_level_cm - 325.5).abs() < 0.5, "{between:?}");
+        assert_eq!(means_along_river("Neudorf 47", "2", 10.0), None);
+        assert_eq!(means_along_river("Neudorf 47", "999", 671.4), None);
+    }
+}

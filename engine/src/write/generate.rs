@@ -16,7 +16,7 @@ use crate::model::{
     StationType, Text,
 };
 use crate::write::derived::DerivedChange;
-use crate::write::gauges::{GAUGES, NAME_PARTS, STATES, gauge_position};
+use crate::write::gauges::{GAUGES, Means, NAME_PARTS, STATES, gauge_position, means_along_river};
 use crate::write::writer::{DatasetWriter, EncodedMonth, SeriesChunk, encode_month};
 use chrono::{Datelike, Months, NaiveDate, TimeZone, Timelike, Utc};
 use datafusion::object_store::ObjectStore;
@@ -295,6 +295,15 @@ struct Flood {
     peak: f64,
 }
 
+/// How much floods lift a series' mean water level above its base level (measured over the
+/// demo's gauges: their MW characteristic against the base level).
+const FLOOD_LIFT: f64 = 1.03;
+
+/// How much a series' mean discharge exceeds the rating curve at its base level: the curve is
+/// convex, and seasons and floods swing the level around the base (measured like
+/// `FLOOD_LIFT`).
+const RATING_LIFT: f64 = 1.15;
+
 /// Per-station synthesis state (all times in hours since the series start).
 struct Synth {
     rng: StdRng,
@@ -308,8 +317,12 @@ struct Synth {
 }
 
 impl Synth {
-    fn new(mut rng: StdRng, hours: f64) -> Self {
-        let mean = rng.random_range(120.0..450.0);
+    /// A station's synthesis; with `means` (a gauge's published MW and MQ) its water level
+    /// wanders around MW and its rating curve passes MQ, else both are drawn.
+    fn new(mut rng: StdRng, hours: f64, means: Option<Means>) -> Self {
+        let drawn = rng.random_range(120.0..450.0);
+        // Floods lift the mean level above the base level by about `FLOOD_LIFT`.
+        let mean = means.map_or(drawn, |m| m.water_level_cm / FLOOD_LIFT);
         let mut floods = Vec::new();
         let mut gaps = Vec::new();
         let years = (hours / 8766.0).ceil() as usize;
@@ -327,7 +340,13 @@ impl Synth {
                 gaps.push((s, s + rng.random_range(2.0..72.0)));
             }
         }
-        let rating = (rng.random_range(0.5..6.0), mean * 0.15);
+        let (drawn, w0) = (rng.random_range(0.5..6.0), mean * 0.15);
+        // Q = c·((W − W0)/10)^1.6 at the base level, times what floods and seasons add to
+        // the mean of a convex curve (`RATING_LIFT`), is MQ.
+        let c = means.map_or(drawn, |m| {
+            m.discharge / (((mean - w0) / 10.0).powf(1.6) * RATING_LIFT)
+        });
+        let rating = (c, w0);
         Self {
             rng,
             mean,
@@ -436,7 +455,10 @@ fn generate_station(
     let (t0, t_end) = (start.timestamp_micros(), end.timestamp_micros());
     let hours_total = (t_end - t0) as f64 / 3.6e9;
     let unchecked_from = t_end - 45 * 86_400_000_000;
-    let mut synth = Synth::new(station_rng(opts.seed ^ 0x5EED, index), hours_total);
+    let means = station
+        .river_km
+        .and_then(|km| means_along_river(&station.name, &station.water_body_id, km));
+    let mut synth = Synth::new(station_rng(opts.seed ^ 0x5EED, index), hours_total, means);
     let quantities: Vec<Quantity> = params.iter().map(|p| p.0).collect();
     let mut years: Vec<BTreeMap<i32, YearStats>> = vec![BTreeMap::new(); params.len()];
     let mut months = Vec::new();

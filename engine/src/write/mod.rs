@@ -9,7 +9,7 @@ pub mod availability;
 pub mod chunk;
 pub mod compact;
 pub mod derived;
-pub(crate) mod gauges;
+pub mod gauges;
 pub mod generate;
 pub mod import;
 pub(crate) mod rollup;

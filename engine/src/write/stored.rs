@@ -5,6 +5,7 @@
 use crate::dataset::manifest::ValueFile;
 use crate::error::{EngineError, Result};
 use crate::model::QUALITY_FLAGS;
+use crate::model::gap::{GAP, nulls_to_gaps};
 use crate::model::ids::ParameterId;
 use crate::parquet::assembly::{Assembly, FileFooter};
 use crate::write::chunk::SeriesChunk;
@@ -74,7 +75,10 @@ pub(crate) async fn read_month(
                 .ok_or_else(|| corrupt(&format!("quality '{}'", quality.value(i))))?;
             if let Some(chunk) = chunks.last_mut() {
                 chunk.timestamps.push(times.value(i));
-                chunk.values.push(values.value(i));
+                chunk.values.push(match values.is_null(i) {
+                    true => GAP,
+                    false => values.value(i),
+                });
                 chunk.quality.push(flag);
             }
         }
@@ -114,7 +118,7 @@ pub(crate) async fn read_month_values(
             let batch = batch.map_err(|e| corrupt(&e))?;
             let (t, v) = times_and_values(&batch).ok_or_else(|| corrupt(&MISTYPED))?;
             times.extend_from_slice(t);
-            values.extend_from_slice(v);
+            extend_values(&mut values, v);
         }
         out.push((series.parameter.clone(), times, values));
     }
@@ -162,7 +166,7 @@ pub(crate) async fn read_series(
                 .ok_or_else(|| corrupt(&format!("quality '{name}'")))
         };
         chunk.timestamps.extend_from_slice(t);
-        chunk.values.extend_from_slice(v);
+        extend_values(&mut chunk.values, v);
         match batch.column(2).as_dictionary_opt::<Int32Type>() {
             // As written: each quality of the dictionary looked up once.
             Some(q) => {
@@ -193,12 +197,20 @@ pub(crate) async fn read_series(
 const MISTYPED: &str = "timestamp or value column mistyped";
 
 /// The first two columns of a batch read with timestamp and value projected first.
-fn times_and_values(batch: &RecordBatch) -> Option<(&[i64], &[f64])> {
+fn times_and_values(batch: &RecordBatch) -> Option<(&[i64], &Float64Array)> {
     let t = batch
         .column(0)
         .as_primitive_opt::<TimestampMicrosecondType>()?;
     let v = batch.column(1).as_primitive_opt::<Float64Type>()?;
-    Some((t.values(), v.values()))
+    Some((t.values(), v))
+}
+
+/// `values` appended to `out`, a null (a recorded gap) as NaN, as the engine holds gaps.
+fn extend_values(out: &mut Vec<f64>, values: &Float64Array) {
+    match nulls_to_gaps(values) {
+        Some(filled) => out.extend_from_slice(filled.values()),
+        None => out.extend_from_slice(values.values()),
+    }
 }
 
 /// A stored station-month's bytes as a Parquet file of its own: its object, or its range of

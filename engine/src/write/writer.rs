@@ -11,14 +11,15 @@ use crate::dataset::layout::{
     self, COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, COL_VALUE, MANIFEST, UTC,
 };
 use crate::dataset::manifest::{
-    CatalogFiles, Counts, FORMAT, Manifest, PublishKind, PublishSummary, SeriesStats, Stored,
-    ValueFile,
+    CatalogFiles, Counts, FORMAT, FORMAT_WITH_GAPS, Manifest, PublishKind, PublishSummary,
+    SeriesStats, Stored, ValueFile,
 };
 use crate::error::{EngineError, Result};
+use crate::model::gap::{gaps_to_nulls, is_gap};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, CharacteristicType, Parameter, Period, Station};
-use crate::write::availability::{Spans, periods_of};
+use crate::write::availability::{Spans, periods_with_values};
 use crate::write::derived::DerivedChange;
 use crate::write::{derived, rollup};
 use bytes::Bytes;
@@ -40,7 +41,7 @@ use std::sync::{Arc, Mutex};
 pub use crate::write::chunk::SeriesChunk;
 
 /// A station-month encoded: the file's bytes, and for each series in it (in row group order)
-/// its statistics and its periods with values ([`periods_of`]).
+/// its statistics and its periods with values ([`periods_with_values`]).
 pub struct EncodedMonth {
     pub bytes: Bytes,
     pub series: Vec<SeriesStats>,
@@ -49,8 +50,19 @@ pub struct EncodedMonth {
 
 /// Encodes one station-month (chunks sorted by parameter, one row group each) as Parquet.
 pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
+    // One schema for the file: `value` nullable only when a series has a recorded gap.
+    let gaps = chunks.iter().any(|c| c.values.iter().any(|&v| is_gap(v)));
+    encode_month_as(chunks, gaps)
+}
+
+/// [`encode_month`], with `value` nullable when `with_gaps` (gaps in the chunks or not): a
+/// month joined into a station-year file with gaps takes that file's schema.
+pub fn encode_month_as(chunks: &mut [SeriesChunk], with_gaps: bool) -> Result<EncodedMonth> {
     chunks.sort_by(|a, b| a.parameter.cmp(&b.parameter));
-    let schema = layout::values_schema();
+    let schema = match with_gaps {
+        true => layout::values_schema_with_gaps(),
+        false => layout::values_schema(),
+    };
     let mut buf = Vec::with_capacity(64 * 1024);
     let repeating = layout::values_repeat(chunks.iter().flat_map(|c| c.values.iter().copied()));
     let mut writer = ArrowWriter::try_new(
@@ -85,10 +97,10 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
                     TimestampMicrosecondArray::from(chunk.timestamps.clone()).with_timezone(UTC),
                 ),
             ),
-            (
-                COL_VALUE,
-                Arc::new(Float64Array::from(chunk.values.clone())),
-            ),
+            (COL_VALUE, {
+                let values = Float64Array::from(chunk.values.clone());
+                gaps_to_nulls(&values).unwrap_or_else(|| Arc::new(values) as ArrayRef)
+            }),
             (COL_QUALITY, Arc::new(quality.finish())),
         ];
         let batch = RecordBatch::try_new(
@@ -100,10 +112,11 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
         stats.push(SeriesStats {
             parameter: chunk.parameter.clone(),
             rows: n as u64,
+            missing: chunk.values.iter().filter(|&&v| is_gap(v)).count() as u64,
             min: chunk.timestamps[0],
             max: chunk.timestamps[n - 1],
         });
-        periods.push(periods_of(&chunk.timestamps));
+        periods.push(periods_with_values(&chunk.timestamps, &chunk.values));
     }
     writer.close()?;
     Ok(EncodedMonth {
@@ -120,6 +133,8 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
 struct Written {
     files: u64,
     values: u64,
+    /// Rows of quality `missing`: recorded gaps, among `values`.
+    missing: u64,
     /// Station-months written (not carried).
     months_written: u64,
     written: HashMap<(StationId, ParameterId), Spans>,
@@ -220,6 +235,7 @@ impl DatasetWriter {
         written.months_written += u64::from(periods.is_some());
         for (i, s) in file.series.iter().enumerate() {
             written.values += s.rows;
+            written.missing += s.missing;
             let key = (file.station.clone(), s.parameter.clone());
             let range = [Period {
                 start: s.min,
@@ -407,7 +423,11 @@ impl DatasetWriter {
         .await?;
         let created = Utc::now();
         let manifest = Manifest {
-            format: FORMAT,
+            format: if written.missing > 0 {
+                FORMAT_WITH_GAPS
+            } else {
+                FORMAT
+            },
             version: format!("{g}-{}", created.format("%Y%m%dT%H%M%S%.3fZ")),
             generation: g,
             created: created.to_rfc3339_opts(SecondsFormat::Secs, false),
@@ -416,6 +436,7 @@ impl DatasetWriter {
                 parameters: parameters.len() as u64,
                 characteristics: characteristics.len() as u64,
                 values: written.values,
+                missing: written.missing,
                 files: written.files,
             },
             catalog,

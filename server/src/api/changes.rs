@@ -96,6 +96,7 @@ pub(crate) async fn changes(ctx: &Ctx<'_>, asked: Changes<'_>) -> Result<Reply, 
         page: None,
         file_name: asked.file_name,
         station: asked.station,
+        alternate: None,
     };
     send_rows(ctx, permit, planned, parts).await
 }

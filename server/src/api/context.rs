@@ -134,17 +134,25 @@ impl Ctx<'_> {
         station: &Station,
         id: &str,
     ) -> Result<ParameterId, ApiError> {
+        let catalog = &self.version.dataset.catalog;
         let not_found = || {
+            let has: Vec<&str> = catalog
+                .parameters(&station.id)
+                .iter()
+                .map(|p| p.id.as_str())
+                .collect();
+            let has = match has.is_empty() {
+                true => "none".to_owned(),
+                false => has.join(", "),
+            };
             ApiError::NotFound(format!(
-                "station '{}' has no parameter '{}'",
+                "station '{}' has no parameter '{}'; it has {has}",
                 station.id,
                 shorten(id)
             ))
         };
         let pid: ParameterId = id.parse().map_err(|_| not_found())?;
-        self.version
-            .dataset
-            .catalog
+        catalog
             .parameter(&station.id, &pid)
             .map(|p| p.id.clone())
             .ok_or_else(not_found)

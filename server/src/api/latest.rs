@@ -8,6 +8,7 @@ use crate::api::Ctx;
 use crate::api::context::{catalog_list, fault};
 use crate::api::many_series::select;
 use crate::api::request::LatestRequest;
+use crate::api::swapped::swapped_coordinates;
 use crate::http::error::ApiError;
 use crate::render::reply::Reply;
 use serde_json::{Value, json};
@@ -19,6 +20,8 @@ pub async fn latest(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         format,
     } = ctx.request()?;
     let series = select(ctx, &selection)?;
+    let mut links = vec![("self", ctx.paging_url().this())];
+    links.extend(swapped_coordinates(ctx, &selection.filter).map(|a| ("alternate", a.href)));
     let dataset = &ctx.version.dataset;
     let newest = dataset
         .latest(&series)
@@ -54,7 +57,7 @@ pub async fn latest(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         format,
         "latest",
         "value",
-        vec![("self", ctx.paging_url().this())],
+        links,
         "latest",
     )
 }

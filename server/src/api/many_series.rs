@@ -13,6 +13,7 @@ use crate::api::context::fault;
 use crate::api::params::shorten;
 use crate::api::request::{ManyValuesRequest, Paging, SeriesSelection};
 use crate::api::rows::{Planned, send_rows};
+use crate::api::swapped::{Alternate, swapped_coordinates};
 use crate::api::values::series_to_aggregate;
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
@@ -30,6 +31,7 @@ use hydro_engine::query::{AnswerPart, ManyQuery};
 pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let request: ManyValuesRequest = ctx.request()?;
     let series = select(ctx, &request.selection)?;
+    let alternate = swapped_coordinates(ctx, &request.selection.filter);
     let ManyValuesRequest {
         window,
         columns,
@@ -82,7 +84,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         if matches!(format, Format::Svg | Format::Png) {
             return chart::many_aggregate_chart(ctx, query, size, format).await;
         }
-        return many_aggregates(ctx, query, paging, format).await;
+        return many_aggregates(ctx, query, paging, format, alternate).await;
     }
     if matches!(format, Format::Svg | Format::Png) {
         return chart::many_chart(ctx, series, window, qualities, size, format).await;
@@ -118,16 +120,19 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .map(|total| Pagination::new(total, limit, offset)),
         file_name: "values".into(),
         station: None,
+        alternate,
     };
     send_rows(ctx, permit, planned, plan.parts).await
 }
 
-/// Aggregates of many series, each series' buckets computed as the answer reaches it.
+/// Aggregates of many series, each series' buckets computed as the answer reaches it;
+/// `alternate` as in [`Planned`].
 async fn many_aggregates(
     ctx: &Ctx<'_>,
     query: ManyAggregateQuery,
     paging: bool,
     format: Format,
+    alternate: Option<Alternate>,
 ) -> Result<Reply, ApiError> {
     let permit = ctx.heavy_permit()?;
     let (limit, offset, zone) = (query.limit, query.offset, query.spec.zone);
@@ -151,6 +156,7 @@ async fn many_aggregates(
             .map(|total| Pagination::new(total, limit, offset)),
         file_name: "aggregates".into(),
         station: None,
+        alternate,
     };
     let parts = plan.batches.map(|b| b.map(AnswerPart::Rows)).boxed();
     send_rows(ctx, permit, planned, parts).await

@@ -8,7 +8,7 @@
 //! [`characteristics`], [`values`], [`many_series`], [`statistics`], [`latest`], [`versions`],
 //! [`assets`]);
 //! [`params`] parses single parameters, [`chart`] plans the charts (`format=svg`, `png`),
-//! [`changes`] the answers of `changedSince`; [`rows`] sends what a values-shaped answer
+//! [`changes`] the answers of `changedSince`; [`swapped`] hints at coordinates typed lat,lon; [`rows`] sends what a values-shaped answer
 //! planned.
 //! Handlers plan the HTML pages of their resources too, which `render::html::pages` makes.
 
@@ -29,6 +29,7 @@ pub mod rows;
 pub mod sql;
 pub mod stations;
 pub mod statistics;
+pub mod swapped;
 pub mod values;
 pub mod versions;
 

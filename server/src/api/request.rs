@@ -147,6 +147,18 @@ impl Request for LandingRequest {
     }
 }
 
+/// `GET /v1/openapi.json`: JSON, or the page a browser asks for.
+pub struct DocumentRequest(pub Format);
+
+impl Request for DocumentRequest {
+    const BASIC: &'static [&'static str] = &[];
+    const EXTENDED: &'static [&'static str] = &["format"];
+    const VERSIONED: bool = false;
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Ok(Self(q.format(Answer::Landing)?))
+    }
+}
+
 /// Endpoints that take no parameters (health, OpenAPI document, schemas).
 pub struct NoParameters;
 

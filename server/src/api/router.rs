@@ -1,13 +1,14 @@
 //! Which endpoint answers a path under `/v1`: the one table of routes.
 
 use crate::api::params::shorten;
-use crate::api::request::NoParameters;
+use crate::api::request::{DocumentRequest, NoParameters};
 use crate::api::{
     Ctx, assets, characteristics, health, landing, latest, many_series, parameters, sql, stations,
     statistics, values, versions,
 };
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
+use crate::render::html::reference;
 use crate::render::reply::{Reply, built};
 use http::HeaderMap;
 
@@ -26,7 +27,7 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
     match seg.as_slice() {
         [] => landing::landing(ctx),
         ["health"] => health::health(ctx).await,
-        ["openapi.json"] => static_json(ctx, crate::render::schemas::OPENAPI),
+        ["openapi.json"] => openapi(ctx),
         ["assets", name] => {
             let NoParameters = ctx.request()?;
             assets::asset(name)
@@ -60,6 +61,21 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
             shorten(ctx.path)
         ))),
     }
+}
+
+/// The OpenAPI document: as it is, or as a page for a browser.
+fn openapi(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let DocumentRequest(format) = ctx.request()?;
+    let text = crate::render::schemas::OPENAPI;
+    if format != Format::Html {
+        return Ok(built(text.as_bytes().to_vec(), format, HeaderMap::new()));
+    }
+    let document: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| ApiError::Internal(format!("the OpenAPI document: {e}")))?;
+    let json = ctx
+        .paging_url()
+        .rewritten(&["format"], &[("format", "json")]);
+    Ok(reference::page(&ctx.site(), &document, json))
 }
 
 fn static_json(ctx: &Ctx<'_>, text: &'static str) -> Result<Reply, ApiError> {

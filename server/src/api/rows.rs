@@ -4,6 +4,7 @@
 
 use crate::api::Ctx;
 use crate::api::context::fault;
+use crate::api::swapped::Alternate;
 use crate::http::error::ApiError;
 use crate::http::negotiate::Format;
 use crate::render::envelope::Pagination;
@@ -49,6 +50,8 @@ pub(crate) struct Planned<'a> {
     pub file_name: String,
     /// The series' station, whose links the envelope gives (one series only).
     pub station: Option<&'a StationId>,
+    /// The query with `near` or `bbox` swapped, when they were most likely typed lat,lon.
+    pub alternate: Option<Alternate>,
 }
 
 /// Sends a planned answer: its first part is read before the status line (so that a failing
@@ -71,6 +74,7 @@ pub(crate) async fn send_rows(
         page,
         file_name,
         station,
+        alternate,
     } = planned;
     let held = DownloadGuard {
         watch: Arc::clone(ctx.state) as _,
@@ -88,10 +92,18 @@ pub(crate) async fn send_rows(
     };
     let links = || match station {
         Some(station) => values_links(ctx, station, page.as_ref()),
-        None => ctx.links(vec![("self", ctx.paging_url().this())], page.as_ref()),
+        None => {
+            let mut listed = vec![("self", ctx.paging_url().this())];
+            listed.extend(alternate.as_ref().map(|a| ("alternate", a.href.clone())));
+            ctx.links(listed, page.as_ref())
+        }
     };
+    let alternate_header = alternate.as_ref().and_then(Alternate::header);
     let body = values_body(answer, parts, links, held);
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, &file_name);
+    if let Some(v) = alternate_header {
+        headers.append(http::header::LINK, v);
+    }
     Ok(Reply::values(format, body, headers))
 }

@@ -2,6 +2,7 @@
 
 use crate::api::Ctx;
 use crate::api::request::{Paging, Request, StationRequest, StationsRequest};
+use crate::api::swapped::{Alternate, swapped_coordinates};
 use crate::http::error::ApiError;
 use crate::http::negotiate::{Answer, Format};
 use crate::render::encode::catalog::{Data, Document, ListEncoder, csv_columns, encode};
@@ -10,22 +11,38 @@ use crate::render::envelope::Pagination;
 use crate::render::html::pages;
 use crate::render::reply::{Reply, attachment, built};
 use crate::render::resources::SortSpec;
-use crate::render::resources::{STATION_CSV, project};
+use crate::render::resources::{Includes, STATION_CSV, STATION_TABLE, project};
 use crate::render::station_list;
-use http::{HeaderMap, HeaderValue, header};
+use http::{HeaderMap, header};
 use hydro_engine::catalog::StationFilter;
-use hydro_engine::catalog::spatial::Near;
 use hydro_engine::model::Station;
 use serde_json::Value;
 use std::sync::Arc;
 
-fn csv_station_columns(fields: &Option<Vec<String>>, near: bool) -> Option<Vec<String>> {
+/// The columns of a station answer without `fields`: the standard's CSV columns, or every
+/// plain field in a table (with the lists `include` adds), and `distance` when `near` gave it.
+/// `None` with `fields`: the columns the named fields have.
+fn station_columns(
+    fields: &Option<Vec<String>>,
+    format: Format,
+    include: Includes,
+    near: bool,
+) -> Option<Vec<String>> {
     if fields.is_some() {
         return None;
     }
-    let mut cols: Vec<String> = STATION_CSV.iter().map(|s| s.to_string()).collect();
+    let table = matches!(format, Format::Arrow | Format::Parquet);
+    let base = if table { STATION_TABLE } else { STATION_CSV };
+    let mut cols: Vec<String> = base.iter().map(|s| s.to_string()).collect();
     if near {
         cols.push("distance".into());
+    }
+    if table {
+        let lists = [
+            (include.parameters, "parameters"),
+            (include.characteristics, "characteristics"),
+        ];
+        cols.extend(lists.iter().filter(|l| l.0).map(|l| l.1.to_owned()));
     }
     Some(cols)
 }
@@ -76,14 +93,14 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         fields,
     };
     let page = paging.then_some(page);
-    let swapped = swapped_near(ctx, &filter, total);
+    let swapped = swapped_coordinates(ctx, &filter);
     let mut listed = vec![
         ("self", ctx.paging_url().this()),
         ("station", ctx.url("/stations/{stationId}")),
     ];
-    listed.extend(swapped.clone().map(|url| ("alternate", url)));
+    listed.extend(swapped.as_ref().map(|a| ("alternate", a.href.clone())));
     let links = ctx.links(listed, page.as_ref());
-    let columns = match csv_station_columns(&items.fields, filter.near.is_some()) {
+    let columns = match station_columns(&items.fields, format, include, filter.near.is_some()) {
         Some(c) => c,
         // Named fields: the columns the page's items have, known before its first row.
         None if format == Format::Csv => csv_columns(chosen.iter().map(|&c| items.item(c))),
@@ -92,10 +109,7 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     };
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, "stations");
-    if let Some(v) = swapped
-        .map(|url| format!("<{url}>; rel=\"alternate\"; title=\"near takes lon,lat\""))
-        .and_then(|v| HeaderValue::from_str(&v).ok())
-    {
+    if let Some(v) = swapped.as_ref().and_then(Alternate::header) {
         headers.append(header::LINK, v);
     }
     if matches!(format, Format::Arrow | Format::Parquet) {
@@ -163,38 +177,6 @@ fn station_page(
     )
 }
 
-/// When `near` finds nothing and its point the other way round would (`near` takes lon,lat;
-/// people type lat,lon, as maps show it), the list with the two swapped: an `alternate` link
-/// in the envelope and the `Link` header. The answer itself stays what was asked for.
-fn swapped_near(ctx: &Ctx<'_>, filter: &StationFilter, total: usize) -> Option<String> {
-    let near = filter.near.as_ref().filter(|_| total == 0)?;
-    if near.lon.abs() > 90.0 {
-        return None;
-    }
-    let swapped = StationFilter {
-        near: Some(Near {
-            lon: near.lat,
-            lat: near.lon,
-            radius_km: near.radius_km,
-        }),
-        ..filter.clone()
-    };
-    let (found, _) = ctx.version.dataset.catalog.find_stations(&swapped, 0..0);
-    if found == 0 {
-        return None;
-    }
-    let given = ctx.query.get("near").ok().flatten()?;
-    let mut parts: Vec<&str> = given.split(',').collect();
-    if parts.len() < 2 {
-        return None;
-    }
-    parts.swap(0, 1);
-    Some(
-        ctx.paging_url()
-            .rewritten(&["near", "offset"], &[("near", &parts.join(","))]),
-    )
-}
-
 pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
     ctx.admit::<StationRequest>()?;
     let s = ctx.station(id)?;
@@ -239,7 +221,7 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         links,
         data: Data::One(&item),
         item_name: "station",
-        csv_columns: csv_station_columns(&fields, false),
+        csv_columns: station_columns(&fields, format, include, false),
     };
     let mut headers = HeaderMap::new();
     attachment(&mut headers, format, &format!("station-{}", s.id));

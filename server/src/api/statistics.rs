@@ -7,6 +7,7 @@ use crate::api::context::fault;
 use crate::api::many_series::select;
 use crate::api::request::{ManyStatisticsRequest, StatisticsRequest};
 use crate::api::rows::{Planned, send_rows};
+use crate::api::swapped::{Alternate, swapped_coordinates};
 use crate::api::values::series_of;
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
@@ -39,6 +40,7 @@ pub async fn statistics(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, Api
         request,
         Some((s, parameter)),
         file_name,
+        None,
     )
     .await
 }
@@ -49,6 +51,7 @@ pub async fn many_statistics(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         statistics: request,
     } = ctx.request()?;
     let catalog = &ctx.version.dataset.catalog;
+    let alternate = swapped_coordinates(ctx, &selection.filter);
     let series = select(ctx, &selection)?
         .iter()
         .map(|(sid, pid)| {
@@ -59,17 +62,19 @@ pub async fn many_statistics(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let file_name = format!("statistics_{}", request.spec.kind);
-    answer(ctx, series, request, None, file_name).await
+    answer(ctx, series, request, None, file_name, alternate).await
 }
 
 /// The statistics of `series`: with `one` (its station and parameter) those of one series,
-/// else rows with ids.
+/// else rows with ids; `alternate` is the selection with `near` or `bbox` swapped, when they
+/// were most likely typed lat,lon.
 async fn answer(
     ctx: &Ctx<'_>,
     series: Vec<SeriesToAggregate>,
     request: StatisticsRequest,
     one: Option<(&Station, &Parameter)>,
     file_name: String,
+    alternate: Option<Alternate>,
 ) -> Result<Reply, ApiError> {
     if matches!(request.format, Format::Svg | Format::Png) {
         let (size, format) = (request.size, request.format);
@@ -143,6 +148,7 @@ async fn answer(
         page: None,
         file_name,
         station,
+        alternate,
     };
     let parts = plan.batches.map(|b| b.map(AnswerPart::Rows)).boxed();
     send_rows(ctx, permit, planned, parts).await

@@ -119,6 +119,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
             .map(|total| Pagination::new(total, limit, offset)),
         file_name: format!("{}_{pid}", s.id),
         station: Some(&s.id),
+        alternate: None,
     };
     send_rows(ctx, permit, planned, parts).await
 }
@@ -248,6 +249,7 @@ async fn aggregates(
         page: paging.then(|| Pagination::new(plan.total, query.limit, query.offset)),
         file_name: format!("{}_{}", station.id, parameter.id),
         station: Some(&station.id),
+        alternate: None,
     };
     let parts = futures::stream::iter([Ok(AnswerPart::Rows(plan.batch))]).boxed();
     send_rows(ctx, permit, planned, parts).await

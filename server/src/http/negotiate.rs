@@ -28,7 +28,7 @@ pub enum Format {
 /// the formats table's `offered` column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
-    /// The landing page.
+    /// The landing page and the OpenAPI document: JSON, or a page for people.
     Landing,
     /// Stations, a list or one (GeoJSON: points).
     Stations,

@@ -71,6 +71,27 @@ pub const STATION_CSV: &[&str] = &[
     "coordinates.lon",
     "waterBodyName",
 ];
+/// Columns of a station table (Arrow, Parquet) without `fields`: the standard's CSV columns,
+/// then every other plain field. A table is for joining in pyarrow, polars or DuckDB, where a
+/// gauge's datum and river km are what the values are read against; a CSV keeps the
+/// standard's columns, and `fields=` adds to either.
+pub const STATION_TABLE: &[&str] = &[
+    "id",
+    "name",
+    "type",
+    "state",
+    "operator",
+    "coordinates.lat",
+    "coordinates.lon",
+    "waterBodyName",
+    "waterBodyId",
+    "riverKm",
+    "gaugeZero.value",
+    "gaugeZero.unit",
+    "gaugeZero.datum",
+    "groundLevel",
+    "elevation",
+];
 pub const PARAMETER_FIELDS: &[&str] = &[
     "id",
     "name",

@@ -4,6 +4,7 @@
 
 use crate::dataset::rollups::DayRow;
 use crate::model::Micros;
+use crate::model::gap::is_gap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -143,9 +144,13 @@ impl Accumulator {
         (self.first.1, self.last.1)
     }
 
-    /// Adds a value; values come in time order.
+    /// Adds a value; values come in time order. A recorded gap is no value: it is not
+    /// counted, and none of the statistics sees it.
     #[inline]
     pub(crate) fn push(&mut self, t: Micros, v: f64) {
+        if is_gap(v) {
+            return;
+        }
         if self.count == 0 {
             self.min = (v, t);
             self.max = (v, t);

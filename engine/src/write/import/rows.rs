@@ -12,6 +12,7 @@
 use super::source::{Block, CsvBlock, NOT_UTF8, TableBlock, TimeColumn, line_of};
 use super::{QUALITY_FLAGS, catalog::parse_time};
 use crate::model::Micros;
+use crate::model::gap::GAP;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::days_from_civil;
 use datafusion::arrow::array::Array;
@@ -232,6 +233,29 @@ fn value_of(v: &[u8]) -> Result<f64, String> {
         .and_then(finite)
 }
 
+/// Whether a row of quality `q` is a recorded gap, checked against its value (`written`, as
+/// written, or `None` where it has none): a gap is a row of quality `missing` without a value
+/// (an empty cell, a Parquet null), kept as the engine holds gaps (`model::gap`). A row
+/// without a value of another quality, and a value of quality `missing`, are errors that say
+/// what to write instead; a sentinel number (-999) is a value like any other.
+fn is_recorded_gap(q: u8, written: Option<&str>) -> Result<bool, String> {
+    let name = QUALITY_FLAGS
+        .get(usize::from(q))
+        .copied()
+        .unwrap_or_default();
+    match (written, name == "missing") {
+        (None, true) => Ok(true),
+        (None, false) => Err(format!(
+            "value is required (a gap is an empty value with quality missing, not {name})"
+        )),
+        (Some(v), true) => Err(format!(
+            "value: '{v}' has quality missing, which has no value: leave the value empty, or \
+             give the quality it has"
+        )),
+        (Some(_), false) => Ok(false),
+    }
+}
+
 /// A timestamp with an offset, as UTC microseconds and the offset it was written in.
 pub(super) fn timestamp_of(t: &[u8]) -> Result<(Micros, Offset), String> {
     let t = required("timestamp", t)?;
@@ -311,11 +335,18 @@ impl<'a> RowParser<'a> {
                     let parsed = (|| {
                         let series = self.series(field(s), field(p))?;
                         let (ts, offset) = timestamp_of(field(t))?;
+                        let quality = quality_of(field(q))?;
+                        let written = Some(field(v)).filter(|v| !v.is_empty());
+                        let shown = written.map(String::from_utf8_lossy);
+                        let value = match is_recorded_gap(quality, shown.as_deref())? {
+                            true => GAP,
+                            false => value_of(field(v))?,
+                        };
                         Ok::<_, String>(Rec {
                             series,
                             ts,
-                            value: value_of(field(v))?,
-                            quality: quality_of(field(q))?,
+                            value,
+                            quality,
                             file: block.file,
                             line,
                             offset,
@@ -366,16 +397,18 @@ impl<'a> RowParser<'a> {
                     TimeColumn::Micros(m) => Ok((m.value(i), Offset::Z)),
                     TimeColumn::Text(t) => timestamp_of(text(t, i)),
                 }?;
-                let value = if block.value.is_null(i) {
-                    Err("value is required".to_owned())
-                } else {
-                    finite(block.value.value(i))
-                }?;
+                let quality = quality_of(text(&block.quality, i))?;
+                let written = block.value.is_valid(i).then(|| block.value.value(i));
+                let shown = written.map(|v| v.to_string());
+                let value = match is_recorded_gap(quality, shown.as_deref())? {
+                    true => GAP,
+                    false => finite(written.unwrap_or(f64::NAN))?,
+                };
                 Ok::<_, String>(Rec {
                     series: self.series(text(&block.station, i), text(&block.parameter, i))?,
                     ts,
                     value,
-                    quality: quality_of(text(&block.quality, i))?,
+                    quality,
                     file: block.file,
                     line: row,
                     offset,

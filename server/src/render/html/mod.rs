@@ -1,4 +1,4 @@
-//! HTML pages for people with a browser ([`pages`]) and the frame of every page (a request that
+//! HTML pages for people with a browser ([`pages`], the API reference [`reference`]) and the frame of every page (a request that
 //! prefers `text/html`, or `format=html`): the
 //! document head, a trail of links up to the landing page, the links to the same resource in
 //! every machine format, and a small style sheet. Built with `maud`, which escapes every text
@@ -9,6 +9,7 @@
 //! blue, levels mid grey and dashed, flagged values crossed.
 
 pub mod pages;
+pub mod reference;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
