@@ -17,6 +17,12 @@ use hydro_engine::model::duration::IsoDuration;
 use hydro_engine::model::ids::Series;
 use hydro_engine::query::{AnswerPart, ManyPlan, ValuesPlan};
 
+/// Whether `parameter`'s values are drawn as bars: amounts per interval (precipitation), which
+/// a line between them would show as a level that never was.
+fn as_bars(parameter: &Parameter) -> bool {
+    &*parameter.observed_property == "precipitation"
+}
+
 /// A step this many times the parameter's interval breaks the chart's line.
 const GAP_INTERVALS: i64 = 3;
 
@@ -34,6 +40,7 @@ pub async fn series(
     let lines = [Line {
         label: parameter.name.to_string(),
         buckets: reduced.finish(),
+        bars: as_bars(parameter),
     }];
     drawn(spec, &lines, format)
 }
@@ -68,9 +75,10 @@ pub async fn many(
     let lines: Vec<Line> = series
         .iter()
         .zip(reduced)
-        .map(|((_, label, _), r)| Line {
+        .map(|((_, label, parameter), r)| Line {
             label: label.clone(),
             buckets: r.finish(),
+            bars: as_bars(parameter),
         })
         .collect();
     drawn(spec, &lines, format)
@@ -109,6 +117,7 @@ pub fn buckets(
         drawn_lines.push(Line {
             label: label.clone(),
             buckets: reduced.finish(),
+            bars: false,
         });
     }
     drawn(spec, &drawn_lines, format)

@@ -5,8 +5,10 @@
 //!
 //! What a reader of a water level needs from a chart: the axes with the quantity's unit and
 //! the answer's local time (the output offset), the line broken where values are missing,
-//! values whose quality is not `good` marked (by shape, not only colour, so that a grey print
-//! shows them), and the station's characteristic values for the parameter (mean high water, a
+//! values whose quality is not `good` shown without hiding the line (a strip along the plot's
+//! foot under their stretches, crosses on the line only where they are few: recent values are
+//! mostly `unchecked`, and a cross on each buried the line), the legend in the corner the
+//! values leave free, precipitation as bars, and the station's characteristic values for the parameter (mean high water, a
 //! flood mark) as dashed levels where they are near the values. The SVG carries a `<title>` and `<desc>` for screen readers.
 
 pub mod answer;
@@ -40,6 +42,8 @@ pub const MOST_LINES: usize = 12;
 pub struct Line {
     pub label: String,
     pub buckets: Vec<Bucket>,
+    /// Drawn as bars from zero (precipitation: amounts per interval, not a level in time).
+    pub bars: bool,
 }
 const LEVEL_COLOUR: RGBColor = RGBColor(110, 110, 110);
 
@@ -70,6 +74,24 @@ pub struct Band {
 }
 
 const BAND_COLOUR: RGBColor = RGBColor(200, 215, 235);
+
+/// Stretches of values whose quality is not `good`: a strip along the plot's foot, so that
+/// a line of recent values (mostly `unchecked`) stays a line. Dark enough to print in grey.
+const FLAG_COLOUR: RGBColor = RGBColor(90, 90, 90);
+
+/// Flagged buckets a chart marks with a cross as well, at most: a few suspect values are found
+/// by their marks, a stretch of them by the strip.
+const MOST_MARKS: usize = 24;
+
+/// Pixels of the strip's height.
+const FLAG_STRIP: f64 = 5.0;
+
+/// Pixels a level's label needs between its line and the next label's: its text's height.
+const LEVEL_LABEL_PIXELS: f64 = 13.0;
+
+/// Pixels from a time-axis tick to the plot's right edge its label needs (half its width):
+/// a tick closer than this loses its label rather than have it cut.
+const X_LABEL_HALF: i64 = 36;
 
 /// A level drawn across the chart: a characteristic value of the parameter.
 pub struct Level {
@@ -163,9 +185,17 @@ fn draw<DB: DrawingBackend>(
     let (y0, y1) = value_range(spec, lines);
     let offset = spec.offset;
     let most_ticks = (plot_columns(spec.size.0) / X_TICK_PIXELS).clamp(2, MOST_X_TICKS);
-    let (ticks, format) = ticks::calendar_ticks(x0, x1, offset, most_ticks);
+    let (mut ticks, format) = ticks::calendar_ticks(x0, x1, offset, most_ticks);
+    let plot_width =
+        (plot_columns(spec.size.0) as i64 - i64::from(legend_beside(lines, spec.size.0))).max(10);
+    let plot_height = spec.size.1.saturating_sub(X_AXIS + 2 * MARGIN + 30).max(10) as f64;
+    let pixel = |t: i64| (t - x0) as f64 / (x1 - x0).max(1) as f64 * plot_width as f64;
+    ticks.retain(|&t| pixel(t) <= (plot_width - X_LABEL_HALF) as f64);
+    // A legend of more than a few series goes beside the plot, where it covers no line.
+    let beside = legend_beside(lines, spec.size.0);
     let mut chart = ChartBuilder::on(&root)
         .margin(MARGIN)
+        .margin_right(MARGIN + beside)
         .x_label_area_size(X_AXIS)
         .y_label_area_size(Y_AXIS)
         .caption(&spec.title, ("sans-serif", 16))
@@ -195,7 +225,17 @@ fn draw<DB: DrawingBackend>(
             .label(band.label.clone())
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], BAND_COLOUR.filled()));
     }
-    for level in visible_levels(spec, (y0, y1)) {
+    // A level's label where it does not cover the one below: at the left, else at the right,
+    // else left out (its dashed line stays; the SVG's description lists none of them anyway).
+    let label_gap = (y1 - y0) * LEVEL_LABEL_PIXELS / plot_height;
+    let mut placed: [Option<f64>; 2] = [None, None];
+    let mut levels: Vec<&Level> = visible_levels(spec, (y0, y1)).collect();
+    levels.sort_by(|a, b| a.value.total_cmp(&b.value));
+    for level in levels {
+        let side = (0..2).find(|&k| placed[k].is_none_or(|v| (level.value - v).abs() >= label_gap));
+        if let Some(k) = side {
+            placed[k] = Some(level.value);
+        }
         let style = LEVEL_COLOUR.stroke_width(1);
         chart
             .draw_series(std::iter::once(DashedPathElement::new(
@@ -205,20 +245,42 @@ fn draw<DB: DrawingBackend>(
                 style,
             )))
             .map_err(failed)?;
+        let (anchor, at) = match side {
+            Some(0) => (HPos::Left, x0 + span / 100),
+            Some(_) => (HPos::Right, x1 - span / 100),
+            None => continue,
+        };
         let font = ("sans-serif", 11)
             .into_font()
             .color(&LEVEL_COLOUR)
-            .pos(Pos::new(HPos::Left, VPos::Bottom));
+            .pos(Pos::new(anchor, VPos::Bottom));
         chart
             .draw_series(std::iter::once(Text::new(
                 level.label.clone(),
-                (x0 + span / 100, level.value),
+                (at, level.value),
                 font,
             )))
             .map_err(failed)?;
     }
     for (i, line) in lines.iter().enumerate() {
         let colour = LINE_COLOURS[i % LINE_COLOURS.len()];
+        if line.bars {
+            // A bar a bucket, from zero to its largest amount.
+            let base = 0f64.clamp(y0, y1);
+            let bars = line.buckets.iter().map(|b| {
+                Rectangle::new(
+                    [(b.first, base), (b.last.max(b.first + 1), b.max.v)],
+                    colour.filled(),
+                )
+            });
+            let drawn = chart.draw_series(bars).map_err(failed)?;
+            if lines.len() > 1 || has_band(spec) {
+                drawn.label(line.label.clone()).legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 16, y + 5)], colour.filled())
+                });
+            }
+            continue;
+        }
         for (r, run) in runs(&line.buckets).enumerate() {
             let points: Vec<(i64, f64)> = run
                 .iter()
@@ -238,18 +300,43 @@ fn draw<DB: DrawingBackend>(
             }
         }
     }
-    let flagged = all(lines)
-        .filter(|b| b.flagged)
-        .flat_map(Bucket::points)
-        .map(|p| Cross::new((p.t, p.v), 4, BLACK.stroke_width(1)));
-    chart.draw_series(flagged).map_err(failed)?;
-    if lines.len() > 1 || has_band(spec) {
+    // Quality: the stretches of flagged buckets as a strip at the plot's foot; a few flagged
+    // buckets marked on the line too.
+    let flagged: Vec<&Bucket> = all(lines).filter(|b| b.flagged).collect();
+    if !flagged.is_empty() {
+        let top = y0 + (y1 - y0) * FLAG_STRIP / plot_height;
+        // A pixel more on each side, so that neighbouring buckets make one stretch.
+        let pixel = (x1 - x0) / plot_width.max(1);
+        let strip = flagged.iter().map(|b| {
+            let (start, end) = (b.first - pixel, b.last.max(b.first) + pixel);
+            Rectangle::new(
+                [(start.max(x0), y0), (end.min(x1), top)],
+                FLAG_COLOUR.filled(),
+            )
+        });
+        chart
+            .draw_series(strip)
+            .map_err(failed)?
+            .label("quality not good")
+            .legend(|(x, y)| Rectangle::new([(x, y - 2), (x + 16, y + 2)], FLAG_COLOUR.filled()));
+        if flagged.len() <= MOST_MARKS {
+            let marks = flagged
+                .iter()
+                .flat_map(|b| b.points())
+                .map(|p| Cross::new((p.t, p.v), 4, BLACK.stroke_width(1)));
+            chart.draw_series(marks).map_err(failed)?;
+        }
+    }
+    if beside > 0 {
+        let left = spec.size.0.saturating_sub(MARGIN + beside) as i32 + 10;
+        legend_beside_plot(&root, lines, !flagged.is_empty(), (left, LEGEND_TOP))?;
+    } else if lines.len() > 1 || has_band(spec) || !flagged.is_empty() {
         chart
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 11))
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(emptiest_corner(lines, (x0, x1), (y0, y1)))
             .draw()
             .map_err(failed)?;
     }
@@ -268,6 +355,101 @@ fn draw<DB: DrawingBackend>(
     }
     root.present().map_err(failed)?;
     Ok(())
+}
+
+/// Series a legend inside the plot takes at most; beyond, it goes beside the plot.
+const LEGEND_INSIDE: usize = 4;
+
+/// Pixels the chart keeps right of the plot for a legend of many series (none for a few, or
+/// when the chart is too narrow to give up a third of its width): the longest label's width
+/// at ~6.5 pixels a character, its key and padding.
+fn legend_beside(lines: &[Line], width: u32) -> u32 {
+    if lines.len() <= LEGEND_INSIDE {
+        return 0;
+    }
+    let longest = lines
+        .iter()
+        .map(|l| l.label.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let wanted = longest * 13 / 2 + 50;
+    if wanted * 3 > width { 0 } else { wanted }
+}
+
+/// Pixels from the chart's top to a legend beside the plot: below the caption.
+const LEGEND_TOP: i32 = 44;
+
+/// The legend of many series beside the plot, from `(x, y)` (pixels of the chart) down: a key
+/// in each line's colour (a bar for bars) and its label, then the quality strip's.
+fn legend_beside_plot<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    lines: &[Line],
+    flagged: bool,
+    (x, y): (i32, i32),
+) -> Result<(), ChartError> {
+    let font = ("sans-serif", 11).into_font().color(&BLACK);
+    let row = |i: usize| y + 15 * i as i32;
+    for (i, line) in lines.iter().enumerate() {
+        let colour = LINE_COLOURS[i % LINE_COLOURS.len()];
+        let key: DynElement<'static, DB, (i32, i32)> = match line.bars {
+            true => {
+                Rectangle::new([(x, row(i) - 4), (x + 16, row(i) + 4)], colour.filled()).into_dyn()
+            }
+            false => PathElement::new(vec![(x, row(i)), (x + 16, row(i))], colour.stroke_width(2))
+                .into_dyn(),
+        };
+        root.draw(&key).map_err(failed)?;
+        let text = font.clone().pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new(line.label.clone(), (x + 22, row(i)), text))
+            .map_err(failed)?;
+    }
+    if flagged {
+        let at = row(lines.len());
+        root.draw(&Rectangle::new(
+            [(x, at - 2), (x + 16, at + 2)],
+            FLAG_COLOUR.filled(),
+        ))
+        .map_err(failed)?;
+        let text = font.pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new("quality not good", (x + 22, at), text))
+            .map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// The corner of the plot where the legend covers the fewest values: a quarter of the plot's
+/// width and a third of its height there, counted over every bucket's points.
+fn emptiest_corner(
+    lines: &[Line],
+    (x0, x1): (i64, i64),
+    (y0, y1): (f64, f64),
+) -> SeriesLabelPosition {
+    let (w, h) = ((x1 - x0) as f64, y1 - y0);
+    let corners = [
+        (SeriesLabelPosition::UpperLeft, false, true),
+        (SeriesLabelPosition::UpperRight, true, true),
+        (SeriesLabelPosition::LowerLeft, false, false),
+        (SeriesLabelPosition::LowerRight, true, false),
+    ];
+    let covered = |right: bool, upper: bool| {
+        all(lines)
+            .flat_map(Bucket::points)
+            .filter(|p| {
+                let x = (p.t - x0) as f64 / w;
+                let y = (p.v - y0) / h;
+                (if right { x >= 0.75 } else { x <= 0.25 })
+                    && (if upper {
+                        y >= 2.0 / 3.0
+                    } else {
+                        y <= 1.0 / 3.0
+                    })
+            })
+            .count()
+    };
+    corners
+        .into_iter()
+        .min_by_key(|&(_, right, upper)| covered(right, upper))
+        .map_or(SeriesLabelPosition::UpperLeft, |c| c.0)
 }
 
 /// Whether the chart draws a band (one with points).
@@ -302,9 +484,11 @@ fn value_range(spec: &ChartSpec, lines: &[Line]) -> (f64, f64) {
         .iter()
         .flat_map(|b| &b.points)
         .flat_map(|p| [p.1, p.2]);
+    let bars_from_zero = lines.iter().any(|l| l.bars).then_some(0.0);
     let (lo, hi) = all(lines)
         .flat_map(|b| [b.min.v, b.max.v])
         .chain(band)
+        .chain(bars_from_zero)
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
@@ -407,6 +591,7 @@ mod tests {
         let lines = [Line {
             label: "Köln".into(),
             buckets: d.finish(),
+            bars: false,
         }];
         let spec = ChartSpec {
             title: "Köln <Rhein> – water level".into(),
@@ -453,5 +638,144 @@ mod tests {
             .filter(|p| p.iter().all(|c| *c < 100))
             .count();
         assert!(dark > 1_000, "{dark} dark pixels");
+    }
+
+    fn spec() -> ChartSpec {
+        ChartSpec {
+            title: "Köln – water level".into(),
+            quantity: "water level (cm)".into(),
+            size: DEFAULT_SIZE,
+            offset: FixedOffset::east_opt(0).unwrap(),
+            from: None,
+            to: None,
+            levels: Vec::new(),
+            band: None,
+        }
+    }
+
+    /// A day of 15-minute values, those at `flagged` positions not `good`.
+    fn day(flagged: impl Fn(i64) -> bool, bars: bool) -> Line {
+        let mut d = Downsampler::new(plot_columns(900), 3 * 900_000_000);
+        for i in 0..96i64 {
+            d.push(i * 900_000_000, Some(100.0 + (i % 7) as f64), flagged(i));
+        }
+        Line {
+            label: "Köln".into(),
+            buckets: d.finish(),
+            bars,
+        }
+    }
+
+    /// Black strokes of `svg`: its crosses (the axes and mesh are grey or drawn as paths).
+    fn black_lines(svg: &str) -> usize {
+        svg.split("<line")
+            .skip(1)
+            .filter(|l| l.contains("stroke=\"#000000\""))
+            .count()
+    }
+
+    /// Recent values are mostly `unchecked`: their stretch is a strip at the plot's foot and the
+    /// legend says so; the line keeps every point, and only a few flagged values get crosses.
+    #[test]
+    fn flagged_stretches_are_a_strip_and_few_get_marks() {
+        let none = svg(&spec(), &[day(|_| false, false)]).unwrap();
+        let few = svg(&spec(), &[day(|i| i == 7 || i == 50, false)]).unwrap();
+        let all = svg(&spec(), &[day(|_| true, false)]).unwrap();
+        assert!(!none.contains("quality not good"));
+        assert!(few.contains("quality not good") && all.contains("quality not good"));
+        assert!(black_lines(&few) > black_lines(&none), "crosses where few");
+        assert_eq!(
+            black_lines(&all),
+            black_lines(&none),
+            "no crosses over a stretch"
+        );
+        let strip = format!(
+            "fill=\"#{:02X}{:02X}{:02X}\"",
+            FLAG_COLOUR.0, FLAG_COLOUR.1, FLAG_COLOUR.2
+        );
+        assert!(all.matches(&strip).count() > 10, "{all:.400}");
+        let stroke = format!(
+            "stroke=\"#{:02X}{:02X}{:02X}\"",
+            LINE_COLOURS[0].0, LINE_COLOURS[0].1, LINE_COLOURS[0].2
+        );
+        assert!(all.contains(&stroke), "the line is drawn");
+    }
+
+    /// A legend of many series goes beside the plot, each label and its key drawn whole; a
+    /// few series keep theirs inside, in the corner their values leave free.
+    #[test]
+    fn many_series_have_their_legend_beside_the_plot() {
+        let lines: Vec<Line> = (0..6)
+            .map(|k| Line {
+                label: format!("gauge {k}: water level"),
+                ..day(|i| i == 3, false)
+            })
+            .collect();
+        let beside = legend_beside(&lines, 900);
+        assert!(beside > 100, "{beside}");
+        let drawn = svg(&spec(), &lines).unwrap();
+        let left = 900 - MARGIN - beside;
+        for k in 0..6 {
+            let at = drawn.rfind(&format!("gauge {k}: water level")).unwrap();
+            let x: f64 = drawn[..at]
+                .rsplit("<text x=\"")
+                .next()
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap();
+            assert!(
+                x > f64::from(left),
+                "label {k} at {x}, the plot ends at {left}"
+            );
+        }
+        assert_eq!(legend_beside(&lines[..2], 900), 0);
+        assert_eq!(
+            legend_beside(&lines, 300),
+            0,
+            "too narrow to give up the room"
+        );
+    }
+
+    /// Precipitation is drawn as bars from zero; levels whose labels would overlap take the
+    /// other side; a tick too near the right edge has no label to cut.
+    #[test]
+    fn bars_levels_and_edges() {
+        let mut with_levels = spec();
+        with_levels.levels = vec![
+            Level {
+                label: "MHW 104".into(),
+                value: 104.0,
+            },
+            Level {
+                label: "flood mark 104.2".into(),
+                value: 104.2,
+            },
+            Level {
+                label: "third 104.1".into(),
+                value: 104.1,
+            },
+        ];
+        let drawn = svg(&with_levels, &[day(|_| false, true)]).unwrap();
+        let fill = format!(
+            "fill=\"#{:02X}{:02X}{:02X}\"",
+            LINE_COLOURS[0].0, LINE_COLOURS[0].1, LINE_COLOURS[0].2
+        );
+        assert!(drawn.matches(&fill).count() > 20, "bars: {drawn:.400}");
+        assert!(drawn.contains("MHW 104") && drawn.contains("third 104.1"));
+        assert!(
+            !drawn.contains("flood mark 104.2"),
+            "a third label on the same height"
+        );
+        assert!(drawn.contains("text-anchor=\"end\""), "one on the right");
+        // The value axis of bars starts at zero.
+        let labels: Vec<&str> = drawn
+            .split("</text>")
+            .filter_map(|t| t.rsplit('>').next())
+            .map(str::trim)
+            .collect();
+        assert!(labels.contains(&"0.0"), "{labels:?}");
     }
 }
