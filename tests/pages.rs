@@ -107,6 +107,9 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
     );
     let markers = list.matches("leaflet-interactive").count();
     assert_eq!(markers, 5, "{list:.2000}");
+    // Without a tile server the map draws the country's outline from this server, under the
+    // markers.
+    assert!(list.contains("data-outline-drawn=\"true\""), "{list:.2000}");
     assert!(list.contains("<th scope=\"col\"><a href="), "{list:.3000}");
     assert!(list.contains("rel=\"next\""));
     // Sorted as the API sorts.
@@ -279,7 +282,13 @@ async fn pages_render_in_a_browser_and_charts_draw_the_values() {
     assert_eq!(crowded.status, 400, "{}", crowded.text());
 
     // The map's script and Leaflet come from this server.
-    for asset in ["leaflet.js", "leaflet.css", "map.js", "leaflet-LICENSE.txt"] {
+    for asset in [
+        "leaflet.js",
+        "leaflet.css",
+        "map.js",
+        "leaflet-LICENSE.txt",
+        "outline.geojson",
+    ] {
         assert_eq!(get(&format!("{b}/assets/{asset}")).await.status, 200);
     }
     assert_eq!(get(&format!("{b}/assets/nope.js")).await.status, 404);

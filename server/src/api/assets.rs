@@ -1,5 +1,7 @@
 //! `GET /v1/assets/{name}`: the files the HTML pages load, compiled in: Leaflet (vendored from
-//! npm, see `server/assets/leaflet/README.md`, with its licence) and our map script.
+//! npm, see `server/assets/leaflet/README.md`, with its licence), our map script, and the
+//! outline of Germany and its neighbours the map draws without tiles (Natural Earth, public
+//! domain, see `server/assets/outline/README.md`).
 
 use crate::api::params::shorten;
 use crate::http::error::ApiError;
@@ -26,6 +28,11 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         "map.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../../assets/map.js"),
+    ),
+    (
+        "outline.geojson",
+        "application/geo+json",
+        include_bytes!("../../assets/outline/outline.geojson"),
     ),
 ];
 

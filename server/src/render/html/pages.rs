@@ -164,6 +164,8 @@ pub fn station_list(
         .to_string()
         .replace('<', "\\u003c");
     let tiles = site.config.map_tile_url.clone();
+    // Without tiles, the country's outline gives the map its bearings (`assets/outline`).
+    let outline = tiles.is_none().then(|| site.url("/assets/outline.geojson"));
     let near = hits.iter().any(|(_, d)| d.is_some());
     let content = html! {
         form.inline method="get" action=(site.url("/stations")) role="search" {
@@ -172,7 +174,8 @@ pub fn station_list(
             button type="submit" { "Search" }
         }
         p { (total) " stations; " (page.count) " shown from number " (offset + 1) "." }
-        div id="map" data-tiles=[tiles.as_deref()] role="region" aria-label="Map of the stations listed" {}
+        div id="map" data-tiles=[tiles.as_deref()] data-outline=[outline.as_deref()]
+            role="region" aria-label="Map of the stations listed" {}
         script id="map-stations" type="application/json" { (PreEscaped(map_json)) }
         table {
             caption { "Stations" }
