@@ -4,11 +4,8 @@
 
 mod common;
 
-use bytes::Bytes;
-use common::{Server, dataset, get, get_with, request};
-use datafusion::arrow::array::{Array, RecordBatch};
-use datafusion::arrow::ipc::reader::StreamReader;
-use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use common::{Server, batches, dataset, get, get_with, request};
+use datafusion::arrow::array::Array;
 use std::sync::OnceLock;
 
 fn server() -> &'static Server {
@@ -179,21 +176,6 @@ async fn near_beyond_half_the_earth_or_without_a_radius_is_every_station_nearest
     for bad in ["7,50,0", "7,50,-5", "7", "7,95", "7,50,x"] {
         let r = get(&format!("{base}/stations?near={bad}")).await;
         assert_eq!(r.status, 400, "{bad}");
-    }
-}
-
-fn batches(format: &str, body: &Bytes) -> Vec<RecordBatch> {
-    match format {
-        "arrow" => StreamReader::try_new(&body[..], None)
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap(),
-        _ => ParquetRecordBatchReaderBuilder::try_new(body.clone())
-            .unwrap()
-            .build()
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap(),
     }
 }
 

@@ -4,12 +4,9 @@
 
 mod common;
 
-use bytes::Bytes;
-use common::{Server, get};
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use common::{Server, batches, get};
+use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Float64Type;
-use datafusion::arrow::ipc::reader::StreamReader;
-use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -47,21 +44,6 @@ fn export() -> (String, Vec<Option<f64>>) {
         values.push((!gap).then_some(v));
     }
     (csv, values)
-}
-
-fn batches(format: &str, body: &Bytes) -> Vec<RecordBatch> {
-    match format {
-        "arrow" => StreamReader::try_new(&body[..], None)
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap(),
-        _ => ParquetRecordBatchReaderBuilder::try_new(body.clone())
-            .unwrap()
-            .build()
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap(),
-    }
 }
 
 /// What every format says of the series, checked against the export.

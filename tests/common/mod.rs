@@ -409,3 +409,21 @@ pub async fn first_station_id(base: &str) -> String {
         .expect("a station")
         .to_owned()
 }
+
+/// The record batches of an Arrow IPC stream (`format` "arrow") or a Parquet file (any other).
+pub fn batches(format: &str, body: &Bytes) -> Vec<datafusion::arrow::array::RecordBatch> {
+    use datafusion::arrow::ipc::reader::StreamReader;
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    match format {
+        "arrow" => StreamReader::try_new(&body[..], None)
+            .expect("an Arrow IPC stream")
+            .collect::<Result<_, _>>()
+            .expect("its batches"),
+        _ => ParquetRecordBatchReaderBuilder::try_new(body.clone())
+            .expect("a Parquet file")
+            .build()
+            .expect("its reader")
+            .collect::<Result<_, _>>()
+            .expect("its batches"),
+    }
+}

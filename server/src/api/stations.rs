@@ -11,7 +11,7 @@ use crate::render::envelope::Pagination;
 use crate::render::html::pages;
 use crate::render::reply::{Reply, attachment, built};
 use crate::render::resources::SortSpec;
-use crate::render::resources::{Includes, STATION_CSV, STATION_TABLE, project};
+use crate::render::resources::{Includes, STATION_CSV, STATION_TABLE_MORE, project};
 use crate::render::station_list;
 use http::{HeaderMap, header};
 use hydro_engine::catalog::StationFilter;
@@ -32,8 +32,12 @@ fn station_columns(
         return None;
     }
     let table = matches!(format, Format::Arrow | Format::Parquet);
-    let base = if table { STATION_TABLE } else { STATION_CSV };
-    let mut cols: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+    let more = if table { STATION_TABLE_MORE } else { &[] };
+    let mut cols: Vec<String> = STATION_CSV
+        .iter()
+        .chain(more)
+        .map(|s| s.to_string())
+        .collect();
     if near {
         cols.push("distance".into());
     }

@@ -71,19 +71,11 @@ pub const STATION_CSV: &[&str] = &[
     "coordinates.lon",
     "waterBodyName",
 ];
-/// Columns of a station table (Arrow, Parquet) without `fields`: the standard's CSV columns,
-/// then every other plain field. A table is for joining in pyarrow, polars or DuckDB, where a
+/// Columns a station table (Arrow, Parquet) without `fields` has after [`STATION_CSV`]'s:
+/// every other plain field. A table is for joining in pyarrow, polars or DuckDB, where a
 /// gauge's datum and river km are what the values are read against; a CSV keeps the
 /// standard's columns, and `fields=` adds to either.
-pub const STATION_TABLE: &[&str] = &[
-    "id",
-    "name",
-    "type",
-    "state",
-    "operator",
-    "coordinates.lat",
-    "coordinates.lon",
-    "waterBodyName",
+pub const STATION_TABLE_MORE: &[&str] = &[
     "waterBodyId",
     "riverKm",
     "gaugeZero.value",
