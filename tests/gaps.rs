@@ -215,3 +215,71 @@ fn a_gap_must_be_written_as_one() {
     );
     assert!(!out.join("manifest.json").exists(), "nothing published");
 }
+
+/// A Parquet export marks a gap with a null value: kept with quality `missing`, refused with
+/// another quality, and a value with quality `missing` is refused too.
+#[test]
+fn parquet_nulls_are_gaps_only_with_quality_missing() {
+    use datafusion::arrow::array::TimestampMicrosecondArray;
+    use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let write = |path: &Path, values: Vec<Option<f64>>, qualities: Vec<&str>| {
+        let n = values.len();
+        let start = 1_609_459_200_000_000i64; // 2021-01-01T00:00Z
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("stationId", Arc::new(StringArray::from(vec!["koeln"; n]))),
+            (
+                "parameterId",
+                Arc::new(StringArray::from(vec!["water-level-15min"; n])),
+            ),
+            (
+                "timestamp",
+                Arc::new(
+                    TimestampMicrosecondArray::from_iter_values(
+                        (0..n as i64).map(|i| start + i * 900_000_000),
+                    )
+                    .with_timezone("UTC"),
+                ),
+            ),
+            ("value", Arc::new(Float64Array::from(values))),
+            ("quality", Arc::new(StringArray::from(qualities))),
+        ];
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let file = std::fs::File::create(path).unwrap();
+        let mut w =
+            datafusion::parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.parquet");
+    write(
+        &good,
+        vec![Some(1.5), None, Some(2.5)],
+        vec!["good", "missing", "good"],
+    );
+    let out = dir.path().join("dataset");
+    let r = hydro(&["import"], &out, &good);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["counts"]["missing"], 1);
+
+    let bad = dir.path().join("bad.parquet");
+    write(
+        &bad,
+        vec![None, Some(3.0), None],
+        vec!["good", "missing", "missing"],
+    );
+    let refused = dir.path().join("refused");
+    let r = hydro(&["import"], &refused, &bad);
+    assert!(!r.status.success());
+    let said = String::from_utf8_lossy(&r.stderr);
+    assert!(said.contains("bad.parquet:1: value is required (a gap is an empty value with quality missing, not good)"), "{said}");
+    assert!(
+        said.contains("bad.parquet:2: value: '3' has quality missing"),
+        "{said}"
+    );
+    assert!(!said.contains("bad.parquet:3"), "{said}");
+    assert!(!refused.join("manifest.json").exists(), "nothing published");
+}

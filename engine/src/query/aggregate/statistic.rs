@@ -4,7 +4,6 @@
 
 use crate::dataset::rollups::DayRow;
 use crate::model::Micros;
-use crate::model::gap::is_gap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -144,13 +143,10 @@ impl Accumulator {
         (self.first.1, self.last.1)
     }
 
-    /// Adds a value; values come in time order. A recorded gap is no value: it is not
-    /// counted, and none of the statistics sees it.
+    /// Adds a value; values come in time order. (Recorded gaps reach a query as nulls, which
+    /// the callers skip.)
     #[inline]
     pub(crate) fn push(&mut self, t: Micros, v: f64) {
-        if is_gap(v) {
-            return;
-        }
         if self.count == 0 {
             self.min = (v, t);
             self.max = (v, t);

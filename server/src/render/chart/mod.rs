@@ -186,13 +186,12 @@ fn draw<DB: DrawingBackend>(
     let offset = spec.offset;
     let most_ticks = (plot_columns(spec.size.0) / X_TICK_PIXELS).clamp(2, MOST_X_TICKS);
     let (mut ticks, format) = ticks::calendar_ticks(x0, x1, offset, most_ticks);
-    let plot_width =
-        (plot_columns(spec.size.0) as i64 - i64::from(legend_beside(lines, spec.size.0))).max(10);
+    // A legend of more than a few series goes beside the plot, where it covers no line.
+    let beside = legend_beside(lines, spec.size.0);
+    let plot_width = (plot_columns(spec.size.0) as i64 - i64::from(beside)).max(10);
     let plot_height = spec.size.1.saturating_sub(X_AXIS + 2 * MARGIN + 30).max(10) as f64;
     let pixel = |t: i64| (t - x0) as f64 / (x1 - x0).max(1) as f64 * plot_width as f64;
     ticks.retain(|&t| pixel(t) <= (plot_width - X_LABEL_HALF) as f64);
-    // A legend of more than a few series goes beside the plot, where it covers no line.
-    let beside = legend_beside(lines, spec.size.0);
     let mut chart = ChartBuilder::on(&root)
         .margin(MARGIN)
         .margin_right(MARGIN + beside)
