@@ -192,112 +192,10 @@ SCHEMAS = {
 }
 
 
-def q(name, description, schema=None, example=None):
-    p = {"name": name, "in": "query", "required": False, "description": description,
-         "schema": schema or {"type": "string", "minLength": 1}}
-    if example is not None:
-        p["example"] = example
-    return p
-
-
-# What the server accepts, exactly enough that a generated client never sends a schema-valid
-# request that is refused: comma lists of at most 1000 items, names from fixed lists.
-MAX_LIST = 1000
-MAX_INT = 9223372036854775807
-ID_RE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
-
-
-def alts(names):
-    return "(?:" + "|".join(n.replace(".", r"\.") for n in names) + ")"
-
-
-def ci(name):
-    """`name` in any case, as the server compares it."""
-    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in name)
-
-
-def comma_list(item, example=None):
-    """Items are trimmed of white space and `+` (a form-encoded space) by the server."""
-    one = rf"[\s+]*{item}[\s+]*"
-    s = {"type": "string", "pattern": f"^{one}(?:,{one}){{0,{MAX_LIST - 1}}}$"}
-    if example:
-        s["example"] = example
-    return s
-
-
-def fields_param(names):
-    return q("fields", "comma-separated fields, dot notation for nested ones", comma_list(alts(names)))
-
-
-def sort_param(names):
-    return q("sort", "comma-separated fields, '-' prefix for descending",
-             comma_list("[-+]?" + alts(names)))
-
-
-STATION_FIELDS = ["id", "name", "type", "state", "operator", "waterBodyId", "waterBodyName", "coordinates",
-                  "coordinates.lat", "coordinates.lon", "location", "location.lat", "location.lon", "riverKm",
-                  "gaugeZero", "gaugeZero.value", "gaugeZero.unit", "gaugeZero.datum", "groundLevel",
-                  "elevation", "distance", "parameters", "characteristics"]
-STATION_SORT = ["id", "name", "type", "state", "operator", "waterBodyId", "waterBodyName", "coordinates.lat",
-                "coordinates.lon", "location.lat", "location.lon", "riverKm", "gaugeZero.value", "groundLevel",
-                "elevation", "distance"]
-PARAMETER_FIELDS = ["id", "name", "observedProperty", "unit", "interval", "availability"]
-PARAMETER_SORT = ["id", "name", "observedProperty", "unit", "interval"]
-CHAR_FIELDS = ["id", "name", "type", "parameterId", "value", "unit", "period", "period.start", "period.end",
-               "description"]
-CHAR_SORT = ["id", "name", "type", "parameterId", "value", "unit", "period.start", "period.end"]
-VALUE_FIELDS = ["timestamp", "value", "quality"]
-
-count = {"type": "integer", "minimum": 0, "maximum": MAX_INT}
-PAGING = [q("limit", "maximum number of items (0: only the count)", count),
-          q("offset", "items skipped before output starts", count)]
-
-
-def listing(fields, sort):
-    return PAGING + [sort_param(sort), fields_param(fields)]
-
-
-FMT = lambda formats: q("format", "output format (short name or media type); wins over Accept",
-                        {"type": "string", "enum": formats})
-path_id = lambda name, d: {"name": name, "in": "path", "required": True, "description": d,
-                           "schema": {"type": "string", "pattern": ID}}
-STATION_ID = path_id("stationId", "station id")
-PARAMETER_ID = path_id("parameterId", "parameter id, e.g. water-level-15min")
-CHAR_ID = path_id("characteristicId", "characteristic id, e.g. mhw")
-CATALOG = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
-# html: a page for people with a browser (also chosen by an Accept that prefers text/html);
-# svg, png: a chart of the values.
-STATIONS = ["json", "csv", "geojson", "xml", "ndjson", "arrow", "parquet", "html"]
-VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png", "html"]
-MEDIA = {"json": "application/json", "csv": "text/csv", "geojson": "application/geo+json",
-         "xml": "application/xml", "ndjson": "application/x-ndjson",
-         "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet",
-         "svg": "image/svg+xml", "png": "image/png", "html": "text/html"}
-CHART_SIZE = [q("width", "chart width in pixels (format=svg, png or html)",
-                {"type": "integer", "minimum": 200, "maximum": 4000}),
-              q("height", "chart height in pixels (format=svg, png or html)",
-                {"type": "integer", "minimum": 150, "maximum": 3000})]
-
-lon = {"type": "number", "minimum": -180, "maximum": 180}
-lat = {"type": "number", "minimum": -90, "maximum": 90}
-# Comma-separated numbers (an array, form style, not exploded).
-BBOX = {"name": "bbox", "in": "query", "required": False, "style": "form", "explode": False,
-        "description": "minLon,minLat,maxLon,maxLat (WGS 84 degrees); minLon > maxLon crosses the antimeridian; "
-                       "the two latitudes bound the box in either order",
-        "schema": {"type": "array", "prefixItems": [lon, lat, lon, lat], "items": False,
-                   "minItems": 4, "maxItems": 4}, "example": [6, 50, 8, 52]}
-NEAR = {"name": "near", "in": "query", "required": False, "style": "form", "explode": False,
-        "description": "lon,lat[,radius]: stations within radius km (great-circle), nearest first, with "
-                       "distance; without a radius (or one beyond half the Earth) every station, nearest first",
-        "schema": {"type": "array", "prefixItems": [lon, lat, {"type": "number", "exclusiveMinimum": 0}],
-                   "items": False, "minItems": 2, "maxItems": 3}, "example": [7, 50.7, 50]}
-STATE = "(?:[Dd][Ee]-)?[A-Za-z]{2}"
-STATION_TYPES = ["surfaceWater", "groundwater", "weather"]
-CHAR_TYPES = ["mainValue", "statistic", "derived", "mark"]
-TEXT_ITEM = r"[^,]*[^,\s+][^,]*"
-SEARCH = q("q", "text in the station's name or its water body's name, case- and accent-insensitive "
-              "(koeln, Köln and KOLN find Köln)", {"type": "string", "pattern": "[A-Za-z0-9]"}, "rhein")
-INCLUDE = q("include", "parameters, characteristics", comma_list(alts(["parameters", "characteristics"])))
+# Query parameters are not written here: the server defines each once
+# (server/src/api/query_parameters), and fills every operation's parameters, and the bodies of
+# the POSTs that take them, into this document when it serves it. An operation here lists its
+# path parameters alone.
 
 
 def problem(desc):
@@ -307,6 +205,10 @@ def problem(desc):
 ERRORS = {"400": problem("bad or unknown parameter"), "404": problem("unknown resource"),
           "405": problem("method not allowed"), "406": problem("no acceptable format"),
           "414": problem("URI too long"), "503": problem("overloaded or storage unavailable")}
+MEDIA = {"json": "application/json", "csv": "text/csv", "geojson": "application/geo+json",
+         "xml": "application/xml", "ndjson": "application/x-ndjson",
+         "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet",
+         "svg": "image/svg+xml", "png": "image/png", "html": "text/html"}
 
 
 def op(op_id, summary, schema, params, formats):
@@ -342,148 +244,11 @@ def ranged(path):
     return path
 
 
-N = r"[1-9]\d{0,2}"
-DATE_PART = (f"(?:{N}Y(?:{N}M)?(?:{N}W)?(?:{N}D)?|{N}M(?:{N}W)?(?:{N}D)?|{N}W(?:{N}D)?|{N}D)")
-TIME_PART = f"T(?:{N}H(?:{N}M)?(?:{N}S)?|{N}M(?:{N}S)?|{N}S)"
-DURATION = {"type": "string", "pattern": f"^P(?:{DATE_PART}(?:{TIME_PART})?|{TIME_PART})$",
-            "description": "ISO 8601 duration longer than zero, e.g. P1D, PT6H, P1Y2M, P2W"}
-# RFC 3339 date-times. The server also takes the other ISO 8601 forms with an offset (seconds
-# left out, ±HHMM or ±HH): said in the description, not in a pattern beside the format, whose
-# smallest example (year 0) made every generated window with both ends one that ends before it
-# starts.
-instant = {"type": "string", "format": "date-time",
-           "description": "ISO 8601 with an offset, e.g. 2024-03-01T00:00:00+01:00, 2024-03-01T00:00+0100 "
-                          "or 2024-03-01T00:00:00Z; a time without an offset is refused (ambiguous)"}
-# from/to, recent and last exclude each other: one object parameter, form style, exploded (each
-# member its own query parameter), whose schema says which members go together.
-WINDOW = {"name": "window", "in": "query", "required": False, "style": "form", "explode": True,
-          "description": "the part of the series: from/to (inclusive; from not after to), or recent "
-                         "(the newest N values), or last (the period ending at the newest value); "
-                         "they exclude each other",
-          "schema": {"anyOf": [
-              {"type": "object", "additionalProperties": False, "properties": {"from": instant, "to": instant}},
-              {"type": "object", "additionalProperties": False, "required": ["recent"],
-               "properties": {"recent": count}},
-              {"type": "object", "additionalProperties": False, "required": ["last"],
-               "properties": {"last": DURATION}}]}}
-# Which series: at least one of parameters and observedProperties (an answer is never the
-# whole archive by accident), with the station filters of /stations.
-SERIES = {"name": "series", "in": "query", "required": True, "style": "form", "explode": True,
-          "description": "parameters (comma list of parameter ids) and/or observedProperties (comma list); "
-                         "at least one of them. Unknown ids are 404, as on the single-series endpoint",
-          "schema": {"type": "object", "additionalProperties": False,
-                     "properties": {"parameters": comma_list(ID_RE, "water-level-15min"),
-                                    "observedProperties": comma_list(TEXT_ITEM, "waterLevel")},
-                     "anyOf": [{"required": ["parameters"]}, {"required": ["observedProperties"]}]}}
-SELECTION = [
-    q("stations", "comma list of station ids (unknown ids are 404)", comma_list(ID_RE)),
-    q("states", "comma list of DE-XX or XX", comma_list(STATE, "NW,DE-RP")),
-    q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
-    q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
-    BBOX, NEAR, SEARCH, SERIES]
-MANY = ["json", "csv", "ndjson", "arrow", "parquet", "svg", "png"]
-STATISTIC = r"(?:mean|min|max|sum|count|first|last|median|p(?:[1-9]|[1-9][0-9])|minTime|maxTime)"
-MINUTES = [m for m in range(1, 721) if 1440 % m == 0]
-INTERVALS = ([f"PT{m}M" for m in MINUTES if m % 60] + [f"PT{m // 60}H" for m in MINUTES if m % 60 == 0]
-             + ["P1D", "P1M", "P2M", "P3M", "P4M", "P6M", "P1Y"])
-# Any IANA name is taken; the document lists common ones (a pattern would let a generated
-# client make up names), and offsets by pattern.
-ZONES = ["UTC", "Etc/UTC", "Europe/Berlin", "Europe/Vienna", "Europe/Zurich", "Europe/Paris", "Europe/London",
-         "Europe/Amsterdam", "Europe/Prague", "Europe/Warsaw", "Europe/Copenhagen", "America/New_York",
-         "America/Chicago", "America/Denver", "America/Los_Angeles", "America/Santiago", "Asia/Tokyo",
-         "Asia/Kolkata", "Australia/Sydney", "Africa/Johannesburg"]
-ZONE = {"anyOf": [{"type": "string", "enum": ZONES},
-                  {"type": "string", "pattern": r"^[+-]((0\d|1[0-7]):[0-5]\d|18:00)$"}],
-        "example": "Europe/Berlin"}
-# aggregate and what shapes it: one object parameter, form style, exploded (each member its own
-# query parameter), whose schema says that the others need aggregate.
-AGGREGATE = {"name": "aggregation", "in": "query", "required": False, "style": "form", "explode": True,
-             "description": "aggregate: comma list of statistics per bucket (mean, min, max, sum, count, first, "
-                            "last, median, p1 … p99 linear as pandas quantile, minTime, maxTime), columns named as "
-                            "asked, then count and coverage; interval: the bucket (sub-day buckets on the UTC grid "
-                            "from midnight UTC, P1D and longer in the calendar of timeZone; not finer than the "
-                            "series' own interval); yearStart: the month years and quarters start (11: German "
-                            "hydrological years); minCoverage: statistics of buckets with less coverage are null. "
-                            "Without interval, one bucket over "
-                            "the window; recent=N is then the last N buckets. sort and fields name the columns",
-             "schema": {"type": "object", "additionalProperties": False, "properties": {
-                 "aggregate": comma_list(STATISTIC, "mean,min,max"),
-                 "interval": {"type": "string", "enum": INTERVALS},
-                 "yearStart": {"type": "integer", "minimum": 1, "maximum": 12},
-                 "minCoverage": {"type": "number", "minimum": 0, "maximum": 1}},
-                 "dependentRequired": {k: ["aggregate"] for k in ["interval", "yearStart", "minCoverage"]}}}
-QUALITIES = q("qualities", "comma list of qualities (good, estimated, suspect, unchecked, …): only values of these "
-                           "qualities, raw or aggregated; page, total, recent and sort apply to them",
-              comma_list(TEXT_ITEM, "good,estimated"))
-TIME_ZONE = q("timeZone", "IANA time zone (Europe/Berlin), UTC or ±HH:MM: the offset of every output time and "
-                          "the calendar of day, month and year buckets; default the service's output offset", ZONE)
-BUCKET_COLUMNS = ["timestamp", "count", "coverage"]
-LATEST = ["json", "csv", "geojson", "ndjson", "arrow", "parquet"]
-SERIES_FIELDS = ["stationId", "parameterId", "timestamp", "value", "quality"]
-
-
-def body_of(params):
-    """The request body of a POST that takes the query parameters `params` in its body: an
-    object with a member per parameter (the members of the exploded object parameters, window
-    and series, with their rules), lists and arrays as in the query string (comma lists as one
-    string; bbox and near as arrays of numbers in JSON, comma-separated in a form)."""
-    props, rules, arrays = {}, [], []
-    for p in params:
-        schema = p["schema"]
-        if p.get("explode") and "dependentRequired" in schema:  # aggregation: needs aggregate
-            props |= schema["properties"]
-            rules.append({"dependentRequired": schema["dependentRequired"]})
-        elif p.get("explode") and "oneOf" in schema:  # statistics: type, and the members it takes
-            members = {}
-            for alt in schema["oneOf"]:
-                members |= alt["properties"]
-            types = [t for alt in schema["oneOf"] for t in alt["properties"]["type"].get("enum", [])
-                     or [alt["properties"]["type"]["const"]]]
-            props |= members | {"type": {"enum": types}}
-            rules.append({"required": ["type"]})
-            rules += [{"if": {"properties": {"type": alt["properties"]["type"]}},
-                       "then": {"not": {"anyOf": [{"required": [m]} for m in members
-                                                  if m not in alt["properties"]]}}}
-                      for alt in schema["oneOf"]]
-        elif p.get("explode") and "properties" in schema:  # series: its members, one required
-            props |= schema["properties"]
-            rules.append({"anyOf": schema["anyOf"]})
-        elif p.get("explode"):  # window: from/to, recent or last
-            for alt in schema["anyOf"]:
-                props |= alt["properties"]
-            exclusive = [["recent", "last"], ["recent", "from"], ["recent", "to"], ["last", "from"], ["last", "to"]]
-            rules.append({"not": {"anyOf": [{"required": pair} for pair in exclusive]}})
-        else:
-            props[p["name"]] = schema
-            if schema.get("type") == "array":
-                arrays.append(p["name"])
-    schema = {"type": "object", "additionalProperties": False, "properties": props, "allOf": rules}
-    form = {"schema": schema, "encoding": {name: {"style": "form", "explode": False} for name in arrays}}
-    # In JSON, a comma list may also be an array of its items.
-    json_props = {}
-    for name, p in props.items():
-        pattern = p.get("pattern", "")
-        if p.get("type") == "string" and pattern.startswith("^") and "(?:," in pattern:
-            one = pattern[1:pattern.index("(?:,")]
-            items = {"type": "array", "minItems": 1, "maxItems": MAX_LIST,
-                     "items": {"type": "string", "pattern": f"^{one}$"}}
-            p = {"anyOf": [p, items]}
-        json_props[name] = p
-    json_schema = schema | {"properties": json_props}
-    return {"required": True, "description": "the parameters of the query string, for selections too long "
-                                             "for a URL (at most 1 MiB): a form, or a JSON object with lists "
-                                             "as strings or arrays, numbers as numbers; a parameter in both "
-                                             "the query and the body is a 400",
-            "content": {"application/x-www-form-urlencoded": form,
-                        "application/json": {"schema": json_schema}}}
-
-
-def posted(path, params):
+def posted(path, formats):
     """The operation `path` has for GET, as POST too: the same answer (and ETag) with the
-    parameters in the body."""
+    parameters in the body (which the server describes), in the data formats `formats`."""
     get = path["get"]
     responses = {k: v for k, v in get["responses"].items() if k not in ("206", "304", "416")}
-    formats = next(p for p in params if p["name"] == "format")["schema"]["enum"]
     responses["200"] = responses["200"] | {"content": {MEDIA[f]: responses["200"]["content"][MEDIA[f]]
                                                        for f in formats}}
     responses |= {"412": problem("If-None-Match matches: a POST is not answered 304"),
@@ -491,9 +256,29 @@ def posted(path, params):
                   "415": problem("request body neither a form nor JSON")}
     path["post"] = {"operationId": get["operationId"] + "Posted",
                     "summary": get["summary"] + " (parameters in the body)", "parameters": [],
-                    "requestBody": body_of(params), "responses": responses}
+                    "responses": responses}
     return path
 
+
+path_id = lambda name, d: {"name": name, "in": "path", "required": True, "description": d,
+                           "schema": {"type": "string", "pattern": ID}}
+STATION_ID = path_id("stationId", "station id")
+PARAMETER_ID = path_id("parameterId", "parameter id, e.g. water-level-15min")
+CHAR_ID = path_id("characteristicId", "characteristic id, e.g. mhw")
+CATALOG = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
+# html: a page for people with a browser (also chosen by an Accept that prefers text/html);
+# svg, png: a chart of the values.
+STATIONS = ["json", "csv", "geojson", "xml", "ndjson", "arrow", "parquet", "html"]
+VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png", "html"]
+MANY = ["json", "csv", "ndjson", "arrow", "parquet", "svg", "png"]
+LATEST = ["json", "csv", "geojson", "ndjson", "arrow", "parquet"]
+# A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
+# are GET's alone.
+POSTED = [f for f in MANY if f not in ("svg", "png")]
+STATISTICS_FORMATS = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png"]
+POSTED_STATISTICS = [f for f in STATISTICS_FORMATS if f not in ("svg", "png")]
+# A page shows one series' statistics.
+STATISTICS_PAGE = STATISTICS_FORMATS + ["html"]
 
 SQL_FORMATS = ["json", "csv", "ndjson", "arrow", "parquet"]
 SQL_STATEMENT = {"type": "string", "minLength": 1,
@@ -511,9 +296,7 @@ def sql_path():
     as application/sql or text/plain, or q in a JSON object or form)."""
     path = op("querySql", "The rows of one read-only SQL statement (SELECT, WITH or EXPLAIN) over the tables "
                           "values, daily (the rollups), stations, parameters and characteristics; see docs/sql.md",
-              "sql", [q("q", "one SQL statement: SELECT, WITH or EXPLAIN", SQL_STATEMENT) | {"required": True},
-                      FMT(SQL_FORMATS)],
-              SQL_FORMATS)
+              "sql", [], SQL_FORMATS)
     get = path["get"]
     # Never 304: SQL answers are not cached (a statement may ask for now() or random()).
     get["responses"] = {k: v for k, v in get["responses"].items() if k != "304"} | SQL_LIMITS
@@ -524,7 +307,7 @@ def sql_path():
     responses = get["responses"] | {"413": problem("request body larger than 1 MiB, or " + SQL_LIMITS["413"]["description"]),
                                     "415": problem("request body neither SQL, text, a form nor JSON")}
     path["post"] = {"operationId": "querySqlPosted", "summary": get["summary"] + " (the statement in the body)",
-                    "parameters": [FMT(SQL_FORMATS)],
+                    "parameters": [],
                     "requestBody": {"required": True, "content": {
                         "application/sql": text, "text/plain": text,
                         "application/json": {"schema": members},
@@ -533,54 +316,6 @@ def sql_path():
     return path
 
 
-STATISTICS_FORMATS = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png"]
-PROBABILITY = r"(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)"
-# type and what goes with it: one object parameter, form style, exploded, whose variants say
-# which other members each type takes.
-STATISTICS_KIND = {
-    "name": "statistics", "in": "query", "required": True, "style": "form", "explode": True,
-    "description": "type: dayOfYear (a row per calendar day, Jan 1 first, Feb 29 included: month, day, the "
-                   "statistics in aggregate (default mean) of that day's daily means across the years, years), "
-                   "monthOfYear (likewise per month), annual (a row per year with values: timestamp, year, min, "
-                   "minTime, max, maxTime, mean, count, coverage; yearStart for hydrological years) or duration "
-                   "(the duration curve over the values: exceedance, value, at the probabilities in exceedance, "
-                   "default 0.01, 0.05, 0.1, 0.2 … 0.9, 0.95, 0.99)",
-    "schema": {"oneOf": [
-        {"type": "object", "additionalProperties": False, "required": ["type"],
-         "properties": {"type": {"enum": ["dayOfYear", "monthOfYear"]},
-                        "aggregate": comma_list(STATISTIC, "mean,p10,p90")}},
-        {"type": "object", "additionalProperties": False, "required": ["type"],
-         "properties": {"type": {"const": "annual"}}},
-        {"type": "object", "additionalProperties": False, "required": ["type"],
-         "properties": {"type": {"const": "duration"},
-                        "exceedance": comma_list(PROBABILITY, "0.1,0.5,0.9")}}]}}
-REFERENCE_PERIOD = [q("from", "start of the reference period (inclusive)", instant),
-                    q("to", "end of the reference period (inclusive); not before from", instant),
-                    q("yearStart", "the month years start in (11: German hydrological years); default 1",
-                      {"type": "integer", "minimum": 1, "maximum": 12}),
-                    q("minCoverage", "days, months or years with less coverage (values over the values their "
-                                     "length holds) count for nothing in normals and have null annual statistics",
-                      {"type": "number", "minimum": 0, "maximum": 1})]
-STATISTICS_PARAMS = [STATISTICS_KIND] + REFERENCE_PERIOD + [QUALITIES, TIME_ZONE] + CHART_SIZE
-# A page shows one series' statistics.
-STATISTICS_PAGE = STATISTICS_FORMATS + ["html"]
-# What a mirror of an earlier version needs.
-CHANGED_SINCE = q("changedSince", "only the rows new or changed since this version (its id or generation), with "
-                                  "their values now (or as asOf's version has them): upserted into that version's "
-                                  "answer they make this one. Every such row in time order, in one answer: not with "
-                                  "recent, last, sort, limit, offset, qualities or aggregate, nor as a chart; many "
-                                  "series: only those with changes. A version newer than the one answered from is a "
-                                  "400, one removed by vacuum 410",
-                  {"anyOf": [{"type": "string", "pattern": r"^[0-9]{1,15}$"},
-                             {"type": "string", "pattern": r"^[0-9]{1,15}-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z$"}]})
-MANY_VALUES = (SELECTION + [WINDOW, AGGREGATE, QUALITIES, CHANGED_SINCE, TIME_ZONE, fields_param(SERIES_FIELDS)]
-               + PAGING + CHART_SIZE
-               + [FMT(MANY)])
-# A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
-# are GET's alone.
-POSTED = [f for f in MANY if f not in ("svg", "png")]
-POSTED_VALUES = MANY_VALUES[:-1] + [FMT(POSTED)]
-POSTED_STATISTICS = [f for f in STATISTICS_FORMATS if f not in ("svg", "png")]
 S = "/stations/{stationId}"
 openapi = {
     "openapi": "3.1.0",
@@ -588,59 +323,42 @@ openapi = {
              "description": "Hydrological Data API Standard, EXTENDED variant. Errors are RFC 9457 problem details."},
     "servers": [{"url": "/v1"}],
     "paths": {
-        "/": op("landing", "Landing page", "landing", [FMT(["json", "html"])], ["json", "html"]),
+        "/": op("landing", "Landing page", "landing", [], ["json", "html"]),
         "/health": {"get": {"operationId": "health", "summary": "Operational status", "parameters": [],
                             "responses": {"200": {"description": "ok or degraded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}},
                                           "503": {"description": "down", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}}}}},
-        "/stations": op("listStations", "Stations", "stations", [
-            q("states", "comma list of DE-XX or XX", comma_list(STATE, "NW,DE-RP")),
-            q("waterBodyIds", "comma list of water body ids", comma_list(TEXT_ITEM)),
-            q("types", "comma list of surfaceWater, groundwater, weather", comma_list(alts([ci(t) for t in STATION_TYPES]))),
-            BBOX, NEAR, SEARCH, INCLUDE] + listing(STATION_FIELDS, STATION_SORT) + [FMT(STATIONS)], STATIONS),
+        "/stations": op("listStations", "Stations", "stations", [], STATIONS),
         "/values": posted(ranged(or_aggregates(op("listSeriesValues",
                                     "Values of many series in one answer: stationId, parameterId, timestamp, "
                                     "value, quality by station, parameter and time; each series' window as on "
-                                    "the single-series endpoint", "seriesValues", MANY_VALUES, MANY),
-                                                 "seriesAggregates")),
-                          POSTED_VALUES),
+                                    "the single-series endpoint", "seriesValues", [], MANY),
+                                               "seriesAggregates")),
+                          POSTED),
         "/statistics": posted(op("listSeriesStatistics", "Statistics of many series over a reference period, "
                                                          "rows by station and parameter", "seriesStatistics",
-                                 SELECTION + STATISTICS_PARAMS + [FMT(STATISTICS_FORMATS)], STATISTICS_FORMATS),
-                              SELECTION + STATISTICS_PARAMS[:-len(CHART_SIZE)] + [FMT(POSTED_STATISTICS)]),
+                                 [], STATISTICS_FORMATS),
+                              POSTED_STATISTICS),
         "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
-                                    "coordinates (GeoJSON: a map layer of current values)", "latest",
-                      SELECTION + PAGING + [FMT(LATEST)], LATEST),
-        S: op("getStation", "One station", "station",
-              [STATION_ID, INCLUDE, fields_param(STATION_FIELDS), FMT(STATIONS)], STATIONS),
-        S + "/parameters": op("listParameters", "Parameters of a station", "parameters",
-                              [STATION_ID] + listing(PARAMETER_FIELDS, PARAMETER_SORT) + [FMT(CATALOG)], CATALOG),
+                                    "coordinates (GeoJSON: a map layer of current values)", "latest", [], LATEST),
+        S: op("getStation", "One station", "station", [STATION_ID], STATIONS),
+        S + "/parameters": op("listParameters", "Parameters of a station", "parameters", [STATION_ID], CATALOG),
         S + "/parameters/{parameterId}": op("getParameter", "One parameter", "parameter",
-                                            [STATION_ID, PARAMETER_ID, fields_param(PARAMETER_FIELDS), FMT(CATALOG)],
-                                            CATALOG),
+                                            [STATION_ID, PARAMETER_ID], CATALOG),
         S + "/parameters/{parameterId}/values": ranged(or_aggregates(op("listValues", "Values of a series", "values",
-                                                          [STATION_ID, PARAMETER_ID, WINDOW, AGGREGATE, QUALITIES,
-                                                           CHANGED_SINCE, TIME_ZONE]
-                                                          + listing(VALUE_FIELDS, VALUE_FIELDS) + CHART_SIZE
-                                                          + [FMT(VALUES)],
-                                                          VALUES), "aggregates")),
+                                                                        [STATION_ID, PARAMETER_ID], VALUES),
+                                                                     "aggregates")),
         S + "/parameters/{parameterId}/statistics": op("getStatistics",
                                                        "Statistics of a series over a reference period",
-                                                       "statistics", [STATION_ID, PARAMETER_ID] + STATISTICS_PARAMS
-                                                       + [FMT(STATISTICS_PAGE)], STATISTICS_PAGE),
+                                                       "statistics", [STATION_ID, PARAMETER_ID], STATISTICS_PAGE),
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
-                                   [STATION_ID,
-                                    q("types", "comma list of mainValue, statistic, derived, mark",
-                                      comma_list(alts([ci(t) for t in CHAR_TYPES]))),
-                                    q("parameterIds", "comma list of parameter ids", comma_list(ID_RE))]
-                                   + listing(CHAR_FIELDS, CHAR_SORT) + [FMT(CATALOG)], CATALOG),
+                                   [STATION_ID], CATALOG),
         S + "/characteristics/{characteristicId}": op("getCharacteristic", "One characteristic value", "characteristic",
-                                                      [STATION_ID, CHAR_ID, fields_param(CHAR_FIELDS), FMT(CATALOG)],
-                                                      CATALOG),
+                                                      [STATION_ID, CHAR_ID], CATALOG),
         "/versions": op("listVersions", "The versions of the dataset the store holds, newest first: ids to cite "
-                                        "and to give as asOf", "versions", PAGING + [FMT(CATALOG)], CATALOG),
+                                        "and to give as asOf", "versions", [], CATALOG),
         "/versions/{versionId}": op("getVersion", "One version of the dataset", "version",
                                     [path_id("versionId", "a version id, a generation number or a time (the "
-                                                          "version current then)"), FMT(CATALOG)], CATALOG),
+                                                          "version current then)")], CATALOG),
         "/sql": sql_path(),
         "/schemas/{name}": {"get": {"operationId": "getSchema", "summary": "JSON Schema of a resource",
                                     "parameters": [{"name": "name", "in": "path", "required": True,
@@ -648,7 +366,7 @@ openapi = {
                                     "responses": {"200": {"description": "JSON Schema", "content": {"application/json": {"schema": {"type": "object"}}}},
                                                   "404": problem("unknown schema")}}},
         "/openapi.json": {"get": {"operationId": "getOpenApi", "summary": "This document (to a browser: as a page)",
-                                  "parameters": [FMT(["json", "html"])],
+                                  "parameters": [],
                                   "responses": {"200": {"description": "OpenAPI 3.1",
                                                         "content": {"application/json": {"schema": {"type": "object"}},
                                                                     "text/html": {"schema": {"type": "string"}}}},
@@ -657,26 +375,11 @@ openapi = {
     "components": {"schemas": SCHEMAS},
 }
 
-# Every data answer, and the landing page, as an earlier version gave it.
-AS_OF = q("asOf", "answer as this version of the dataset did: its id (as /v1/versions lists them), its generation "
-                  "number, or a time with an offset (the version current then); answers for a version named are "
-                  "immutable. A version removed by vacuum is 410",
-          {"anyOf": [{"type": "string", "pattern": r"^[0-9]{1,15}$"},
-                     {"type": "string", "pattern": r"^[0-9]{1,15}-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z$"},
-                     instant]})
+# Every data answer, and the landing page, can be asked of an earlier version (asOf).
 for path, item in openapi["paths"].items():
     if path.startswith(("/versions", "/schemas", "/health", "/openapi")):
         continue
-    for method, operation in item.items():
-        if method == "get":
-            operation["parameters"].append(AS_OF)
-        elif operation["parameters"]:
-            # A POST that takes query parameters (/sql: the body is the statement) takes asOf
-            # among them.
-            operation["parameters"].append(AS_OF)
-        else:
-            for content in operation["requestBody"]["content"].values():
-                content["schema"]["properties"]["asOf"] = AS_OF["schema"]
+    for operation in item.values():
         operation["responses"]["410"] = problem("the version asOf names was removed (vacuum)")
 
 for name, schema in SCHEMAS.items():

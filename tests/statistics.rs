@@ -188,6 +188,24 @@ async fn post_takes_the_statistics_parameters_in_the_body() {
         "{}",
         chart.text()
     );
+    // Nor a chart's size, which the document's body does not list either.
+    let sized = send(
+        "POST",
+        &format!("{b}/statistics"),
+        &form,
+        format!("stations={station}&parameters=water-level-15min&type=annual&width=800")
+            .into_bytes(),
+    )
+    .await;
+    assert_eq!(sized.status, 400, "{}", sized.text());
+    assert_eq!(sized.json()["invalidParams"][0]["name"], "width");
+    // A page shows one series' statistics: the many-series endpoint does not offer one.
+    let page = get(&format!(
+        "{b}/statistics?stations={station}&parameters=water-level-15min&type=annual&format=html"
+    ))
+    .await;
+    assert_eq!(page.status, 400, "{}", page.text());
+    assert!(page.text().contains("formats here"), "{}", page.text());
     let single = send(
         "POST",
         &format!("{b}/stations/{station}/parameters/water-level-15min/statistics"),

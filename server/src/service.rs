@@ -5,6 +5,7 @@
 use crate::answer_store;
 use crate::api;
 use crate::api::params::RawQuery;
+use crate::api::query_parameters::json_form;
 use crate::http::body::{Body, BoxError, empty, full};
 use crate::http::compress;
 use crate::http::conditional::{self, Condition};
@@ -197,9 +198,9 @@ where
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
         let posted = if segments == ["sql"] {
-            RawQuery::from_sql_body(content_type, &bytes)?
+            RawQuery::from_sql_body(content_type, &bytes, json_form)?
         } else {
-            RawQuery::from_body(content_type, &bytes)?
+            RawQuery::from_body(content_type, &bytes, json_form)?
         };
         query = query.with_body(posted)?;
     }

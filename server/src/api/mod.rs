@@ -7,7 +7,8 @@
 //! One module per resource ([`landing`], [`health`], [`stations`], [`parameters`],
 //! [`characteristics`], [`values`], [`many_series`], [`statistics`], [`latest`], [`versions`],
 //! [`assets`]);
-//! [`params`] parses single parameters, [`chart`] plans the charts (`format=svg`, `png`),
+//! [`query_parameters`] defines every query parameter once (what takes it, its parser, its
+//! OpenAPI description), [`params`] parses single values, [`chart`] plans the charts (`format=svg`, `png`),
 //! [`changes`] the answers of `changedSince`; [`swapped`] hints at coordinates typed lat,lon; [`rows`] sends what a values-shaped answer
 //! planned.
 //! Handlers plan the HTML pages of their resources too, which `render::html::pages` makes.
@@ -23,6 +24,7 @@ pub mod latest;
 pub mod many_series;
 pub mod parameters;
 pub mod params;
+pub mod query_parameters;
 pub mod request;
 pub mod router;
 pub mod rows;

@@ -70,7 +70,13 @@ impl RawQuery {
     /// comma-separated as in a query string) or a JSON object (lists as arrays of strings or
     /// numbers, any other value as a string or number). The pairs are those of the equivalent
     /// query string, so that the answer and its ETag are the GET's.
-    pub fn from_body(content_type: Option<&str>, body: &[u8]) -> Result<Self, ApiError> {
+    ///
+    /// `form_of` tells how JSON writes a parameter (`query_parameters::json_form`).
+    pub fn from_body(
+        content_type: Option<&str>,
+        body: &[u8],
+        form_of: fn(&str) -> JsonForm,
+    ) -> Result<Self, ApiError> {
         let media = content_type
             .and_then(|t| t.split(';').next())
             .map(|t| t.trim().to_ascii_lowercase());
@@ -81,7 +87,7 @@ impl RawQuery {
                 })?;
                 Self::decoded(text, "the request body", true)
             }
-            Some("application/json") => Self::from_json(body),
+            Some("application/json") => Self::from_json(body, form_of),
             _ => Err(ApiError::UnsupportedMediaType(format!(
                 "send the parameters as application/x-www-form-urlencoded or application/json, \
                  not {}",
@@ -92,7 +98,11 @@ impl RawQuery {
 
     /// The parameters of a `/v1/sql` body: the statement itself (`application/sql`,
     /// `text/plain`) as `q`, or a form or JSON object as [`RawQuery::from_body`] reads them.
-    pub fn from_sql_body(content_type: Option<&str>, body: &[u8]) -> Result<Self, ApiError> {
+    pub fn from_sql_body(
+        content_type: Option<&str>,
+        body: &[u8],
+        form_of: fn(&str) -> JsonForm,
+    ) -> Result<Self, ApiError> {
         let media = content_type
             .and_then(|t| t.split(';').next())
             .map(|t| t.trim().to_ascii_lowercase());
@@ -106,7 +116,7 @@ impl RawQuery {
                 Ok(out)
             }
             Some("application/x-www-form-urlencoded" | "application/json") => {
-                Self::from_body(content_type, body)
+                Self::from_body(content_type, body, form_of)
             }
             _ => Err(ApiError::UnsupportedMediaType(format!(
                 "send the statement as application/sql or text/plain, or as q in \
@@ -116,14 +126,14 @@ impl RawQuery {
         }
     }
 
-    fn from_json(body: &[u8]) -> Result<Self, ApiError> {
+    fn from_json(body: &[u8], form_of: fn(&str) -> JsonForm) -> Result<Self, ApiError> {
         let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body)
             .map_err(|e| {
                 ApiError::BadRequest(format!("the request body is not a JSON object: {e}"))
             })?;
         let mut out = Self::default();
         for (name, value) in object {
-            let form = JsonForm::of(&name);
+            let form = form_of(&name);
             let text = form.text(&value).ok_or_else(|| {
                 ApiError::param(&shorten(&name), format!("must be {}", form.expected()))
             })?;
@@ -182,7 +192,8 @@ impl RawQuery {
 /// How a parameter is written in a JSON request body: as its query-string text, or where that
 /// text is a list or a number, as the JSON list or number (so that a body is what the OpenAPI
 /// document's JSON schema of it says, no more).
-enum JsonForm {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonForm {
     /// A string.
     Text,
     /// A comma list: a string, or an array of strings.
@@ -196,19 +207,6 @@ enum JsonForm {
 }
 
 impl JsonForm {
-    fn of(name: &str) -> Self {
-        match name {
-            "stations" | "states" | "waterBodyIds" | "types" | "parameters"
-            | "observedProperties" | "fields" | "aggregate" | "qualities" | "exceedance" => {
-                Self::List
-            }
-            "limit" | "offset" | "recent" | "width" | "height" | "yearStart" => Self::Count,
-            "minCoverage" => Self::Number,
-            "bbox" | "near" => Self::Numbers,
-            _ => Self::Text,
-        }
-    }
-
     /// The value as the query string would give it, if it has this form.
     fn text(&self, value: &serde_json::Value) -> Option<String> {
         use serde_json::Value;
@@ -296,24 +294,6 @@ pub fn timestamp(name: &str, v: &str) -> Result<Micros, ApiError> {
                 ),
             )
         })
-}
-
-/// `from` and `to` of `q`, each as [`timestamp`] reads it, `from` not after `to` (the problem
-/// names both as they were written).
-pub fn from_to(q: &RawQuery) -> Result<(Option<Micros>, Option<Micros>), ApiError> {
-    let from = q.get("from")?;
-    let to = q.get("to")?;
-    let read = |name, v: Option<&str>| v.map(|v| timestamp(name, v)).transpose();
-    let (from_at, to_at) = (read("from", from)?, read("to", to)?);
-    if let (Some(f), Some(t), Some(from), Some(to)) = (from_at, to_at, from, to)
-        && f > t
-    {
-        return Err(ApiError::param(
-            "from",
-            format!("'{}' is after to '{}'", shorten(from), shorten(to)),
-        ));
-    }
-    Ok((from_at, to_at))
 }
 
 pub fn duration(name: &str, v: &str) -> Result<IsoDuration, ApiError> {
@@ -471,20 +451,32 @@ mod tests {
             .collect()
     }
 
+    /// How JSON writes the parameters these tests send (the server asks
+    /// `query_parameters::json_form`).
+    fn form_of(name: &str) -> JsonForm {
+        match name {
+            "stations" | "states" => JsonForm::List,
+            "limit" => JsonForm::Count,
+            "near" => JsonForm::Numbers,
+            _ => JsonForm::Text,
+        }
+    }
+
     /// A body's parameters are the pairs of the equivalent query string: a form as forms are
     /// written (`+` a space), JSON lists and numbers as their text; a JSON value of another
     /// kind than its parameter's is refused, as is a parameter in both query and body.
     #[test]
     fn bodies_become_query_pairs() {
         let form = Some("application/x-www-form-urlencoded; charset=utf-8");
-        let q = RawQuery::from_body(form, b"q=a+b&from=2024-01-01T00:00:00%2B01:00").unwrap();
+        let q =
+            RawQuery::from_body(form, b"q=a+b&from=2024-01-01T00:00:00%2B01:00", form_of).unwrap();
         assert_eq!(
             pairs(&q),
             [("q", "a b"), ("from", "2024-01-01T00:00:00+01:00")]
         );
         let json = Some("application/json");
         let body = br#"{"stations": ["a", "b"], "states": "NW,BY", "limit": 480.0, "near": [7, 50.5, 10]}"#;
-        let q = RawQuery::from_body(json, body).unwrap();
+        let q = RawQuery::from_body(json, body, form_of).unwrap();
         assert_eq!(
             pairs(&q),
             [
@@ -504,14 +496,17 @@ mod tests {
             r#"{"from": 5}"#,
             r#"{"q": null}"#,
         ] {
-            assert!(RawQuery::from_body(json, bad.as_bytes()).is_err(), "{bad}");
+            assert!(
+                RawQuery::from_body(json, bad.as_bytes(), form_of).is_err(),
+                "{bad}"
+            );
         }
-        assert!(RawQuery::from_body(Some("text/plain"), b"q=x").is_err());
-        assert!(RawQuery::from_body(None, b"q=x").is_err());
+        assert!(RawQuery::from_body(Some("text/plain"), b"q=x", form_of).is_err());
+        assert!(RawQuery::from_body(None, b"q=x", form_of).is_err());
         let query = RawQuery::parse(Some("format=csv")).unwrap();
-        let both = RawQuery::from_body(form, b"format=json").unwrap();
+        let both = RawQuery::from_body(form, b"format=json", form_of).unwrap();
         assert!(query.clone().with_body(both).is_err());
-        let other = RawQuery::from_body(form, b"limit=5").unwrap();
+        let other = RawQuery::from_body(form, b"limit=5", form_of).unwrap();
         assert_eq!(
             pairs(&query.with_body(other).unwrap()),
             [("format", "csv"), ("limit", "5")]

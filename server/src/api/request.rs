@@ -3,27 +3,26 @@
 //! parameter table of the endpoint, and which the handler turns into catalog look-ups or an
 //! engine query. As ripgrep goes from `LowArgs` to `HiArgs`, nothing after this stage parses.
 //!
-//! Each request names the parameters its endpoint takes in the basic variant and those the
-//! extended variant adds ([`Request::BASIC`], [`Request::EXTENDED`]); any other parameter is a
-//! 400 (a typo must never widen an answer). The check runs before path ids are resolved, the
-//! parsing after: a bad id is a 404 whatever the query, as before this stage existed.
+//! Each request names its endpoint; the parameters an endpoint takes in each variant are
+//! those [`query_parameters`] defines for it, and any other is a 400 (a typo must never widen
+//! an answer). The check runs before path ids are resolved, the parsing after: a bad id is a
+//! 404 whatever the query, as before this stage existed.
 
-use crate::api::params::{self, RawQuery, SortSpec, shorten};
+use crate::api::params::{self, RawQuery, SortSpec};
+use crate::api::query_parameters::{self as param, Endpoint, QueryParameter};
 use crate::http::error::ApiError;
 use crate::http::negotiate::{Answer, Format, choose};
 use crate::render::chart;
 use crate::render::resources::{
-    CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, Includes, PARAMETER_FIELDS, PARAMETER_SORT,
-    STATION_FIELDS, STATION_SORT, VALUE_FIELDS, canon_station_path,
+    CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, Includes, MANY_VALUE_FIELDS, PARAMETER_FIELDS,
+    PARAMETER_SORT, STATION_FIELDS, STATION_SORT, VALUE_FIELDS, canon_station_path,
 };
 use crate::versions::AsOf;
 use hydro_engine::catalog::StationFilter;
-use hydro_engine::catalog::search::TextQuery;
 use hydro_engine::model::ids::ParameterId;
 use hydro_engine::model::zone::Zone;
-use hydro_engine::model::{CharacteristicType, StationType};
-use hydro_engine::query::aggregate::calendar::{INTERVALS, Interval};
-use hydro_engine::query::aggregate::statistic::{STATISTICS, Statistic};
+use hydro_engine::model::{CharacteristicType, Micros};
+use hydro_engine::query::aggregate::statistic::Statistic;
 use hydro_engine::query::aggregate::{AggregateSpec, BucketColumn};
 use hydro_engine::query::statistics::{
     DEFAULT_EXCEEDANCE, STATISTICS_TYPES, StatisticsSpec, StatisticsType,
@@ -33,13 +32,10 @@ use std::sync::Arc;
 
 /// A request of one endpoint, parsed from its query.
 pub trait Request: Sized {
-    /// Parameters of the basic variant.
-    const BASIC: &'static [&'static str];
-    /// Parameters the extended variant adds.
-    const EXTENDED: &'static [&'static str];
-    /// Whether the endpoint answers from a version `asOf` names (the extended variant's
-    /// parameter of every data endpoint, resolved before the handler runs: `service`).
-    const VERSIONED: bool = true;
+    /// The endpoint, whose parameters it takes.
+    const ENDPOINT: Endpoint;
+    /// The endpoint when the parameters come in a POST body.
+    const POSTED: Endpoint = Self::ENDPOINT;
     /// The validated request. Only parameters the endpoint takes are present (checked first).
     fn parse(q: &Query<'_>) -> Result<Self, ApiError>;
 }
@@ -52,8 +48,6 @@ pub struct Paging {
     /// Whether either was given: the answer then reports its pagination.
     pub given: bool,
 }
-
-const LIST: &[&str] = &["limit", "offset", "sort", "fields", "format"];
 
 /// A request's query as the typed requests read it: its pairs, the `Accept` header (which
 /// chooses the format when `format` does not) and the variant of the API.
@@ -70,21 +64,30 @@ pub struct Query<'a> {
 impl Query<'_> {
     /// Checks that only the parameters of `R`'s endpoint are present, split by variant.
     pub fn admit<R: Request>(&self) -> Result<(), ApiError> {
+        let endpoint = if self.posted { R::POSTED } else { R::ENDPOINT };
+        let extended = param::names(endpoint, false);
         if self.basic {
-            let hint =
-                self.raw.pairs.iter().any(|(k, _)| {
-                    R::EXTENDED.contains(&k.as_str()) || (R::VERSIONED && k == "asOf")
-                });
-            return self.raw.only(R::BASIC, hint);
+            let hint = self
+                .raw
+                .pairs
+                .iter()
+                .any(|(k, _)| extended.contains(&k.as_str()));
+            return self.raw.only(&param::names(endpoint, true), hint);
         }
-        let versioned: &[&str] = if R::VERSIONED { &["asOf"] } else { &[] };
-        let all: Vec<&str> = R::BASIC
-            .iter()
-            .chain(R::EXTENDED)
-            .chain(versioned)
-            .copied()
-            .collect();
-        self.raw.only(&all, false)
+        self.raw.only(&extended, false)
+    }
+
+    /// The value of `parameter`, parsed, if given.
+    pub fn value<T>(&self, parameter: &QueryParameter<T>) -> Result<Option<T>, ApiError> {
+        self.raw
+            .get(parameter.name)?
+            .map(|v| parameter.parse(v))
+            .transpose()
+    }
+
+    /// Whether `parameter` was given.
+    fn given<T>(&self, parameter: &QueryParameter<T>) -> Result<bool, ApiError> {
+        Ok(self.raw.get(parameter.name)?.is_some())
     }
 
     /// The format of an answer of kind `answer`: JSON alone in the basic variant.
@@ -94,20 +97,12 @@ impl Query<'_> {
         } else {
             Format::offered(answer)
         };
-        choose(self.raw.get("format")?, self.accept, &offered)
+        choose(self.raw.get(param::FORMAT.name)?, self.accept, &offered)
     }
 
     fn paging(&self) -> Result<Paging, ApiError> {
-        let limit = self
-            .raw
-            .get("limit")?
-            .map(|v| params::uint("limit", v))
-            .transpose()?;
-        let offset = self
-            .raw
-            .get("offset")?
-            .map(|v| params::uint("offset", v))
-            .transpose()?;
+        let limit = self.value(&param::LIMIT)?;
+        let offset = self.value(&param::OFFSET)?;
         Ok(Paging {
             limit,
             offset: offset.unwrap_or(0),
@@ -116,9 +111,8 @@ impl Query<'_> {
     }
 
     fn sort(&self, allowed: &[&str], canon: fn(&str) -> String) -> Result<Vec<SortSpec>, ApiError> {
-        self.raw
-            .get("sort")?
-            .map(|v| params::sort(v, allowed, canon))
+        self.value(&param::SORT)?
+            .map(|v| params::sort(&v, allowed, canon))
             .transpose()
             .map(Option::unwrap_or_default)
     }
@@ -128,9 +122,8 @@ impl Query<'_> {
         allowed: &[&str],
         canon: fn(&str) -> String,
     ) -> Result<Option<Vec<String>>, ApiError> {
-        self.raw
-            .get("fields")?
-            .map(|v| params::fields(v, allowed, canon))
+        self.value(&param::FIELDS)?
+            .map(|v| params::fields(&v, allowed, canon))
             .transpose()
     }
 }
@@ -140,8 +133,7 @@ impl Query<'_> {
 pub struct LandingRequest(pub Format);
 
 impl Request for LandingRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &["format"];
+    const ENDPOINT: Endpoint = Endpoint::Landing;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self(q.format(Answer::Landing)?))
     }
@@ -151,9 +143,7 @@ impl Request for LandingRequest {
 pub struct DocumentRequest(pub Format);
 
 impl Request for DocumentRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &["format"];
-    const VERSIONED: bool = false;
+    const ENDPOINT: Endpoint = Endpoint::Document;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self(q.format(Answer::Landing)?))
     }
@@ -163,9 +153,7 @@ impl Request for DocumentRequest {
 pub struct NoParameters;
 
 impl Request for NoParameters {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &[];
-    const VERSIONED: bool = false;
+    const ENDPOINT: Endpoint = Endpoint::Fixed;
     fn parse(_: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self)
     }
@@ -182,15 +170,11 @@ pub struct StationsRequest {
 }
 
 impl Request for StationsRequest {
-    const BASIC: &'static [&'static str] = &["states", "waterBodyIds"];
-    const EXTENDED: &'static [&'static str] = &[
-        "types", "bbox", "near", "q", "include", "limit", "offset", "sort", "fields", "format",
-    ];
+    const ENDPOINT: Endpoint = Endpoint::Stations;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        let raw = q.raw;
         Ok(Self {
-            filter: station_filter(raw)?,
-            include: includes(raw)?,
+            filter: station_filter(q)?,
+            include: q.value(&param::INCLUDE)?.unwrap_or_default(),
             sort: q.sort(STATION_SORT, canon_station_path)?,
             fields: q.fields(STATION_FIELDS, canon_station_path)?,
             paging: q.paging()?,
@@ -200,29 +184,15 @@ impl Request for StationsRequest {
 }
 
 /// The station filters of `/v1/stations`, shared by the endpoints that select stations.
-fn station_filter(raw: &RawQuery) -> Result<StationFilter, ApiError> {
+fn station_filter(q: &Query<'_>) -> Result<StationFilter, ApiError> {
     Ok(StationFilter {
-        states: raw.get("states")?.map(params::states).transpose()?,
-        water_body_ids: texts(raw, "waterBodyIds")?,
-        types: parsed_list::<StationType>(raw, "types")?,
-        bbox: raw.get("bbox")?.map(params::bbox).transpose()?,
-        near: raw.get("near")?.map(params::near).transpose()?,
-        text: raw
-            .get("q")?
-            .map(|v| {
-                TextQuery::new(v).ok_or_else(|| {
-                    ApiError::param("q", "give some letters or digits to search for")
-                })
-            })
-            .transpose()?,
+        states: q.value(&param::STATES)?,
+        water_body_ids: q.value(&param::WATER_BODY_IDS)?,
+        types: q.value(&param::STATION_TYPES)?,
+        bbox: q.value(&param::BBOX)?,
+        near: q.value(&param::NEAR)?,
+        text: q.value(&param::SEARCH)?,
     })
-}
-
-/// A comma list of texts.
-fn texts(raw: &RawQuery, name: &str) -> Result<Option<Vec<String>>, ApiError> {
-    raw.get(name)?
-        .map(|v| params::list(name, v).map(|l| l.into_iter().map(str::to_owned).collect()))
-        .transpose()
 }
 
 /// Series chosen by station filters and parameters (`/v1/values`, `/v1/latest`).
@@ -235,89 +205,24 @@ pub struct SeriesSelection {
 }
 
 impl SeriesSelection {
-    fn parse(raw: &RawQuery) -> Result<Self, ApiError> {
-        let parameters = texts(raw, "parameters")?;
-        let observed_properties = texts(raw, "observedProperties")?;
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        let parameters = q.value(&param::PARAMETERS)?;
+        let observed_properties = q.value(&param::OBSERVED_PROPERTIES)?;
         if parameters.is_none() && observed_properties.is_none() {
             return Err(ApiError::param(
-                "parameters",
+                param::PARAMETERS.name,
                 "give parameters (ids such as water-level-15min) or observedProperties, so \
                  that the answer holds the series meant",
             ));
         }
         Ok(Self {
-            filter: station_filter(raw)?,
-            stations: texts(raw, "stations")?,
+            filter: station_filter(q)?,
+            stations: q.value(&param::STATIONS)?,
             parameters,
             observed_properties,
         })
     }
 }
-
-/// The parameters of a [`SeriesSelection`] (the station filters, `parameters`,
-/// `observedProperties`) followed by `$rest`: the parameter list of a many-series request, as
-/// a constant (constant slices cannot be joined).
-macro_rules! selection_and {
-    ($($rest:literal),* $(,)?) => {
-        &[
-            "stations",
-            "states",
-            "types",
-            "waterBodyIds",
-            "bbox",
-            "near",
-            "q",
-            "parameters",
-            "observedProperties",
-            $($rest),*
-        ]
-    };
-}
-
-/// The parameters of both values endpoints that shape aggregates or filter values.
-const AGGREGATE_PARAMETERS: [&str; 6] = [
-    "aggregate",
-    "interval",
-    "timeZone",
-    "yearStart",
-    "minCoverage",
-    "qualities",
-];
-
-/// The extended parameters of `…/values` (`from` and `to` are basic).
-const VALUES_PARAMETERS: [&str; 16] = concat(
-    &[
-        "recent",
-        "last",
-        "limit",
-        "offset",
-        "sort",
-        "fields",
-        "format",
-        "width",
-        "height",
-        "changedSince",
-    ],
-    &AGGREGATE_PARAMETERS,
-);
-
-/// The parameters of `/v1/values`.
-const MANY_VALUES_PARAMETERS: [&str; 26] = concat(
-    selection_and![
-        "from",
-        "to",
-        "recent",
-        "last",
-        "fields",
-        "limit",
-        "offset",
-        "format",
-        "width",
-        "height",
-        "changedSince"
-    ],
-    &AGGREGATE_PARAMETERS,
-);
 
 /// `GET /v1/versions`: the versions the store holds.
 pub struct VersionsRequest {
@@ -326,9 +231,7 @@ pub struct VersionsRequest {
 }
 
 impl Request for VersionsRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &["limit", "offset", "format"];
-    const VERSIONED: bool = false;
+    const ENDPOINT: Endpoint = Endpoint::Versions;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             paging: q.paging()?,
@@ -341,9 +244,7 @@ impl Request for VersionsRequest {
 pub struct VersionRequest(pub Format);
 
 impl Request for VersionRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &["format"];
-    const VERSIONED: bool = false;
+    const ENDPOINT: Endpoint = Endpoint::Version;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self(q.format(Answer::Catalog)?))
     }
@@ -357,11 +258,10 @@ pub struct LatestRequest {
 }
 
 impl Request for LatestRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = selection_and!["limit", "offset", "format"];
+    const ENDPOINT: Endpoint = Endpoint::Latest;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
-            selection: SeriesSelection::parse(q.raw)?,
+            selection: SeriesSelection::parse(q)?,
             paging: q.paging()?,
             format: q.format(Answer::Latest)?,
         })
@@ -388,14 +288,13 @@ pub struct ManyValuesRequest {
 }
 
 impl Request for ManyValuesRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &MANY_VALUES_PARAMETERS;
+    const ENDPOINT: Endpoint = Endpoint::ManyValues;
+    const POSTED: Endpoint = Endpoint::PostedValues;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        let raw = q.raw;
-        let selection = SeriesSelection::parse(raw)?;
+        let selection = SeriesSelection::parse(q)?;
         let zone = time_zone(q)?;
-        let qualities = qualities(raw)?;
-        let aggregate = aggregate_spec(raw, zone, qualities.clone())?;
+        let qualities = qualities(q)?;
+        let aggregate = aggregate_spec(q, zone, qualities.clone())?;
         let (columns, aggregate) = match aggregate {
             Some(spec) => {
                 let all = BucketColumn::all(&spec);
@@ -426,7 +325,7 @@ impl Request for ManyValuesRequest {
         };
         Ok(Self {
             selection,
-            window: window(raw)?,
+            window: window(q)?,
             columns,
             qualities,
             aggregate,
@@ -438,8 +337,8 @@ impl Request for ManyValuesRequest {
             } else {
                 Answer::ManyValues
             })?,
-            size: chart_size(raw)?,
-            changed_since: changed_since(raw)?,
+            size: chart_size(q)?,
+            changed_since: changed_since(q)?,
         })
     }
 }
@@ -447,35 +346,22 @@ impl Request for ManyValuesRequest {
 /// `changedSince`: the version (an id or a generation) whose rows the answer's rows, upserted
 /// into, make this version's. The changes are all rows at once in time order, so what picks or
 /// orders other rows is not taken with it (`from` and `to` narrow it).
-fn changed_since(raw: &RawQuery) -> Result<Option<AsOf>, ApiError> {
-    let Some(v) = raw.get("changedSince")? else {
+fn changed_since(q: &Query<'_>) -> Result<Option<AsOf>, ApiError> {
+    let Some(base) = q.value(&param::CHANGED_SINCE)? else {
         return Ok(None);
     };
-    let base = match AsOf::parse(v) {
-        Ok(base @ (AsOf::Id { .. } | AsOf::Generation(_))) => base,
-        _ => {
-            return Err(ApiError::param(
-                "changedSince",
-                format!(
-                    "'{}' is not a version; give a version id (as /v1/versions lists them) or a \
-                     generation number",
-                    shorten(v)
-                ),
-            ));
-        }
-    };
     for other in [
-        "recent",
-        "last",
-        "aggregate",
-        "qualities",
-        "sort",
-        "limit",
-        "offset",
+        param::RECENT.name,
+        param::LAST.name,
+        param::AGGREGATE.name,
+        param::QUALITIES.name,
+        param::SORT.name,
+        param::LIMIT.name,
+        param::OFFSET.name,
     ] {
-        if raw.get(other)?.is_some() {
+        if q.raw.get(other)?.is_some() {
             return Err(ApiError::param(
-                "changedSince",
+                param::CHANGED_SINCE.name,
                 format!(
                     "is not taken with {other}: the changes are every row new or changed since \
                      that version, in time order, in one answer (from and to narrow them)"
@@ -486,10 +372,6 @@ fn changed_since(raw: &RawQuery) -> Result<Option<AsOf>, ApiError> {
     Ok(Some(base))
 }
 
-/// `fields` of `/v1/values`: the ids are always there (a row without them is no use).
-pub const MANY_VALUE_FIELDS: &[&str] =
-    &["stationId", "parameterId", "timestamp", "value", "quality"];
-
 /// `GET /v1/stations/{id}`.
 pub struct StationRequest {
     pub include: Includes,
@@ -498,11 +380,10 @@ pub struct StationRequest {
 }
 
 impl Request for StationRequest {
-    const BASIC: &'static [&'static str] = &["include", "fields", "format"];
-    const EXTENDED: &'static [&'static str] = &[];
+    const ENDPOINT: Endpoint = Endpoint::Station;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
-            include: includes(q.raw)?,
+            include: q.value(&param::INCLUDE)?.unwrap_or_default(),
             fields: q.fields(STATION_FIELDS, canon_station_path)?,
             format: q.format(Answer::Stations)?,
         })
@@ -518,8 +399,7 @@ pub struct ParametersRequest {
 }
 
 impl Request for ParametersRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = LIST;
+    const ENDPOINT: Endpoint = Endpoint::Parameters;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             sort: q.sort(PARAMETER_SORT, no_alias)?,
@@ -537,8 +417,7 @@ pub struct ParameterRequest {
 }
 
 impl Request for ParameterRequest {
-    const BASIC: &'static [&'static str] = &["fields", "format"];
-    const EXTENDED: &'static [&'static str] = &[];
+    const ENDPOINT: Endpoint = Endpoint::Parameter;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             fields: q.fields(PARAMETER_FIELDS, no_alias)?,
@@ -558,20 +437,11 @@ pub struct CharacteristicsRequest {
 }
 
 impl Request for CharacteristicsRequest {
-    const BASIC: &'static [&'static str] = &[
-        "types",
-        "parameterIds",
-        "limit",
-        "offset",
-        "sort",
-        "fields",
-        "format",
-    ];
-    const EXTENDED: &'static [&'static str] = &[];
+    const ENDPOINT: Endpoint = Endpoint::Characteristics;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
-            types: parsed_list::<CharacteristicType>(q.raw, "types")?,
-            parameter_ids: parsed_list::<ParameterId>(q.raw, "parameterIds")?,
+            types: q.value(&param::CHARACTERISTIC_TYPES)?,
+            parameter_ids: q.value(&param::PARAMETER_IDS)?,
             sort: q.sort(CHARACTERISTIC_SORT, no_alias)?,
             fields: q.fields(CHARACTERISTIC_FIELDS, no_alias)?,
             paging: q.paging()?,
@@ -587,8 +457,7 @@ pub struct CharacteristicRequest {
 }
 
 impl Request for CharacteristicRequest {
-    const BASIC: &'static [&'static str] = &["fields", "format"];
-    const EXTENDED: &'static [&'static str] = &[];
+    const ENDPOINT: Endpoint = Endpoint::Characteristic;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             fields: q.fields(CHARACTERISTIC_FIELDS, no_alias)?,
@@ -621,14 +490,13 @@ pub struct ValuesRequest {
 }
 
 impl Request for ValuesRequest {
-    const BASIC: &'static [&'static str] = &["from", "to"];
-    const EXTENDED: &'static [&'static str] = &VALUES_PARAMETERS;
+    const ENDPOINT: Endpoint = Endpoint::Values;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        let window = window(q.raw)?;
+        let window = window(q)?;
         let zone = time_zone(q)?;
-        let qualities = qualities(q.raw)?;
-        let changed_since = changed_since(q.raw)?;
-        if let Some(spec) = aggregate_spec(q.raw, zone, qualities.clone())? {
+        let qualities = qualities(q)?;
+        let changed_since = changed_since(q)?;
+        if let Some(spec) = aggregate_spec(q, zone, qualities.clone())? {
             let all = BucketColumn::all(&spec);
             let names: Vec<String> = all.iter().map(|c| c.name()).collect();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -653,7 +521,7 @@ impl Request for ValuesRequest {
                 }),
                 zone,
                 paging: q.paging()?,
-                size: chart_size(q.raw)?,
+                size: chart_size(q)?,
                 format: q.format(Answer::Values)?,
                 changed_since,
             });
@@ -686,7 +554,7 @@ impl Request for ValuesRequest {
             aggregate: None,
             zone,
             paging: q.paging()?,
-            size: chart_size(q.raw)?,
+            size: chart_size(q)?,
             format,
             changed_since,
         })
@@ -696,30 +564,11 @@ impl Request for ValuesRequest {
 /// `width` and `height` of a chart (`format=svg` or `png`, and the chart of a values page), each
 /// within the sizes a chart may have. Other formats have no use for them and leave them be,
 /// as they do `sort` (a request valid for one format stays valid for the others).
-fn chart_size(raw: &RawQuery) -> Result<(u32, u32), ApiError> {
-    let (default_width, default_height) = chart::DEFAULT_SIZE;
-    let size = |name: &str, range: std::ops::RangeInclusive<u32>, default: u32| {
-        let Some(v) = raw.get(name)? else {
-            return Ok(default);
-        };
-        params::uint(name, v)
-            .ok()
-            .and_then(|n| u32::try_from(n).ok())
-            .filter(|n| range.contains(n))
-            .ok_or_else(|| {
-                ApiError::param(
-                    name,
-                    format!(
-                        "{name} must be a whole number of pixels from {} to {}",
-                        range.start(),
-                        range.end()
-                    ),
-                )
-            })
-    };
+fn chart_size(q: &Query<'_>) -> Result<(u32, u32), ApiError> {
+    let (width, height) = chart::DEFAULT_SIZE;
     Ok((
-        size("width", chart::WIDTHS, default_width)?,
-        size("height", chart::HEIGHTS, default_height)?,
+        q.value(&param::WIDTH)?.unwrap_or(width),
+        q.value(&param::HEIGHT)?.unwrap_or(height),
     ))
 }
 
@@ -727,64 +576,42 @@ pub fn no_alias(p: &str) -> String {
     p.to_owned()
 }
 
-/// A comma list of values of `T`, each parsed by its `FromStr`.
-fn parsed_list<T>(q: &RawQuery, name: &str) -> Result<Option<Vec<T>>, ApiError>
-where
-    T: std::str::FromStr,
-    T::Err: std::fmt::Display,
-{
-    q.get(name)?
-        .map(|v| {
-            params::list(name, v)?
-                .into_iter()
-                .map(|t| {
-                    t.parse::<T>()
-                        .map_err(|e| ApiError::param(name, format!("'{}': {e}", shorten(t))))
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .transpose()
-}
-
-/// `include`: `parameters`, `characteristics`.
-fn includes(q: &RawQuery) -> Result<Includes, ApiError> {
-    let Some(v) = q.get("include")? else {
-        return Ok(Includes::default());
-    };
-    let mut out = Includes::default();
-    for item in params::list("include", v)? {
-        match item {
-            "parameters" => out.parameters = true,
-            "characteristics" => out.characteristics = true,
-            other => {
-                return Err(ApiError::param(
-                    "include",
-                    format!(
-                        "cannot include '{}'; use parameters, characteristics",
-                        shorten(other)
-                    ),
-                ));
-            }
-        }
+/// `from` and `to` (as `from_def` and `to_def` define them), `from` not after `to` (the
+/// problem names both as they were written).
+fn from_to(
+    q: &Query<'_>,
+    from_def: &QueryParameter<Micros>,
+    to_def: &QueryParameter<Micros>,
+) -> Result<(Option<Micros>, Option<Micros>), ApiError> {
+    let (from, to) = (q.value(from_def)?, q.value(to_def)?);
+    if let (Some(f), Some(t)) = (from, to)
+        && f > t
+    {
+        let written = |def: &QueryParameter<Micros>| {
+            q.raw
+                .get(def.name)
+                .ok()
+                .flatten()
+                .map(params::shorten)
+                .unwrap_or_default()
+        };
+        return Err(ApiError::param(
+            from_def.name,
+            format!("'{}' is after to '{}'", written(from_def), written(to_def)),
+        ));
     }
-    Ok(out)
+    Ok((from, to))
 }
 
 /// The time window of a values request: `from`/`to`, `recent` or `last`, exclusively.
-fn window(q: &RawQuery) -> Result<Window, ApiError> {
-    let (from, to) = params::from_to(q)?;
-    let recent = q
-        .get("recent")?
-        .map(|v| params::uint("recent", v))
-        .transpose()?;
-    let last = q
-        .get("last")?
-        .map(|v| params::duration("last", v))
-        .transpose()?;
+fn window(q: &Query<'_>) -> Result<Window, ApiError> {
+    let (from, to) = from_to(q, &param::FROM, &param::TO)?;
+    let recent = q.value(&param::RECENT)?;
+    let last = q.value(&param::LAST)?;
     let given: Vec<&str> = [
         ("from/to", from.is_some() || to.is_some()),
-        ("recent", recent.is_some()),
-        ("last", last.is_some()),
+        (param::RECENT.name, recent.is_some()),
+        (param::LAST.name, last.is_some()),
     ]
     .into_iter()
     .filter_map(|(n, g)| g.then_some(n))
@@ -820,33 +647,30 @@ fn chosen(all: Vec<BucketColumn>, fields: Option<&[String]>) -> Vec<BucketColumn
 
 /// `timeZone`: an IANA name, `UTC` or `±HH:MM`; the service's output offset without it.
 fn time_zone(q: &Query<'_>) -> Result<Zone, ApiError> {
-    q.raw
-        .get("timeZone")?
-        .map(|v| {
-            Zone::parse(v)
-                .map_err(|e| ApiError::param("timeZone", format!("'{}': {e}", shorten(v))))
-        })
-        .transpose()
-        .map(|z| z.unwrap_or(q.zone))
+    Ok(q.value(&param::TIME_ZONE)?.unwrap_or(q.zone))
 }
 
 /// `qualities`: only values of these qualities, raw or aggregated.
-fn qualities(raw: &RawQuery) -> Result<Option<Arc<[String]>>, ApiError> {
-    Ok(texts(raw, "qualities")?.map(Arc::from))
+fn qualities(q: &Query<'_>) -> Result<Option<Arc<[String]>>, ApiError> {
+    Ok(q.value(&param::QUALITIES)?.map(Arc::from))
 }
 
 /// `aggregate` and the parameters that shape it (`interval`, `yearStart`, `minCoverage`),
 /// which without it are a 400 naming it; `qualities` as given.
 fn aggregate_spec(
-    raw: &RawQuery,
+    q: &Query<'_>,
     zone: Zone,
     qualities: Option<Arc<[String]>>,
 ) -> Result<Option<AggregateSpec>, ApiError> {
-    let Some(asked) = raw.get("aggregate")? else {
-        for name in ["interval", "yearStart", "minCoverage"] {
-            if raw.get(name)?.is_some() {
+    let Some(statistics) = q.value(&param::AGGREGATE)? else {
+        for name in [
+            param::INTERVAL.name,
+            param::YEAR_START.name,
+            param::MIN_COVERAGE.name,
+        ] {
+            if q.raw.get(name)?.is_some() {
                 return Err(ApiError::param(
-                    "aggregate",
+                    param::AGGREGATE.name,
                     format!(
                         "{name} shapes an aggregate: give the statistics to compute, e.g. aggregate=mean,min,max"
                     ),
@@ -855,83 +679,14 @@ fn aggregate_spec(
         }
         return Ok(None);
     };
-    let statistics = statistics(asked)?;
-    let interval = raw
-        .get("interval")?
-        .map(|v| {
-            let bad = || {
-                ApiError::param(
-                    "interval",
-                    format!("'{}' is not a bucket length; use {INTERVALS}", shorten(v)),
-                )
-            };
-            params::duration("interval", v)
-                .ok()
-                .and_then(Interval::of)
-                .ok_or_else(bad)
-        })
-        .transpose()?;
-    let year_start = year_start(raw)?;
-    let min_coverage = min_coverage(raw)?;
     Ok(Some(AggregateSpec {
         statistics,
-        interval,
+        interval: q.value(&param::INTERVAL)?,
         zone,
-        year_start,
-        min_coverage,
+        year_start: q.value(&param::YEAR_START)?.unwrap_or(1),
+        min_coverage: q.value(&param::MIN_COVERAGE)?.unwrap_or(0.0),
         qualities,
     }))
-}
-
-/// `aggregate`: the statistics asked for, each once, in the order asked.
-fn statistics(asked: &str) -> Result<Vec<Statistic>, ApiError> {
-    let mut statistics: Vec<Statistic> = Vec::new();
-    for item in params::list("aggregate", asked)? {
-        let s: Statistic = item.parse().map_err(|()| {
-            ApiError::param(
-                "aggregate",
-                format!("'{}' is not a statistic; use {STATISTICS}", shorten(item)),
-            )
-        })?;
-        // A statistic asked for again adds nothing (as a repeated sort key does).
-        if !statistics.contains(&s) {
-            statistics.push(s);
-        }
-    }
-    Ok(statistics)
-}
-
-/// `yearStart`: the month years start in; 1 without it.
-fn year_start(raw: &RawQuery) -> Result<u32, ApiError> {
-    Ok(raw
-        .get("yearStart")?
-        .map(|v| {
-            params::uint("yearStart", v)
-                .ok()
-                .filter(|m| (1..=12).contains(m))
-                .ok_or_else(|| ApiError::param("yearStart", "must be the month a year starts in, 1 to 12 (e.g. 11 for German hydrological years)"))
-        })
-        .transpose()?
-        .map_or(1, |m| m as u32))
-}
-
-/// `minCoverage`: 0 without it.
-fn min_coverage(raw: &RawQuery) -> Result<f64, ApiError> {
-    Ok(raw
-        .get("minCoverage")?
-        .map(|v| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|c| (0.0..=1.0).contains(c))
-                .ok_or_else(|| {
-                    ApiError::param(
-                        "minCoverage",
-                        "must be a number from 0 to 1 (the share of a bucket's expected values)",
-                    )
-                })
-        })
-        .transpose()?
-        .unwrap_or(0.0))
 }
 
 /// `GET …/parameters/{parameterId}/statistics`: statistics of a series over a reference
@@ -946,122 +701,60 @@ pub struct StatisticsRequest {
     pub size: (u32, u32),
 }
 
-/// The parameters of both statistics endpoints besides the selection.
-const STATISTICS_PARAMETERS: [&str; 12] = [
-    "type",
-    "from",
-    "to",
-    "timeZone",
-    "yearStart",
-    "minCoverage",
-    "aggregate",
-    "exceedance",
-    "qualities",
-    "format",
-    "width",
-    "height",
-];
-
-/// `a` then `b`: a list of parameters made of two (`N` must be their lengths' sum).
-const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
-    assert!(N == a.len() + b.len(), "N is not the sum of the lengths");
-    let mut out = [""; N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
+impl Request for StatisticsRequest {
+    const ENDPOINT: Endpoint = Endpoint::Statistics;
+    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
+        Self::parse_for(q, Answer::Statistics)
     }
-    let mut j = 0;
-    while j < b.len() {
-        out[i + j] = b[j];
-        j += 1;
-    }
-    out
 }
 
-const MANY_STATISTICS_PARAMETERS: [&str; 21] = concat(selection_and![], &STATISTICS_PARAMETERS);
-
-impl Request for StatisticsRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &STATISTICS_PARAMETERS;
-    fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        let raw = q.raw;
-        let kind = match raw.get("type")? {
-            None => Err(format!("give the statistics wanted: {STATISTICS_TYPES}")),
-            Some(v) => v.parse::<StatisticsType>().map_err(|()| {
-                format!(
-                    "'{}' is not a statistics type; use {STATISTICS_TYPES}",
-                    shorten(v)
-                )
-            }),
-        }
-        .map_err(|reason| ApiError::param("type", reason))?;
+impl StatisticsRequest {
+    /// The request, its format among those of `answer` (a POST: the data formats).
+    fn parse_for(q: &Query<'_>, answer: Answer) -> Result<Self, ApiError> {
+        let kind = q.value(&param::STATISTICS_TYPE)?.ok_or_else(|| {
+            ApiError::param(
+                param::STATISTICS_TYPE.name,
+                format!("give the statistics wanted: {STATISTICS_TYPES}"),
+            )
+        })?;
         let normals = matches!(
             kind,
             StatisticsType::DayOfYear | StatisticsType::MonthOfYear
         );
-        let statistics = match raw.get("aggregate")? {
-            Some(_) if !normals => {
-                return Err(ApiError::param(
-                    "aggregate",
-                    "summarises normals: it goes with type=dayOfYear or type=monthOfYear",
-                ));
-            }
-            Some(asked) => statistics(asked)?,
-            None => vec![Statistic::Mean],
-        };
-        let exceedance = match raw.get("exceedance")? {
-            Some(_) if kind != StatisticsType::Duration => {
-                return Err(ApiError::param(
-                    "exceedance",
-                    "gives the points of a duration curve: it goes with type=duration",
-                ));
-            }
-            Some(asked) => exceedance(asked)?,
-            None => DEFAULT_EXCEEDANCE.to_vec(),
-        };
-        let (from, to) = params::from_to(raw)?;
+        if !normals && q.given(&param::NORMALS)? {
+            return Err(ApiError::param(
+                param::NORMALS.name,
+                "summarises normals: it goes with type=dayOfYear or type=monthOfYear",
+            ));
+        }
+        if kind != StatisticsType::Duration && q.given(&param::EXCEEDANCE)? {
+            return Err(ApiError::param(
+                param::EXCEEDANCE.name,
+                "gives the points of a duration curve: it goes with type=duration",
+            ));
+        }
+        let statistics = q
+            .value(&param::NORMALS)?
+            .unwrap_or_else(|| vec![Statistic::Mean]);
+        let exceedance = q
+            .value(&param::EXCEEDANCE)?
+            .unwrap_or_else(|| DEFAULT_EXCEEDANCE.to_vec());
+        let (from, to) = from_to(q, &param::PERIOD_FROM, &param::PERIOD_TO)?;
         Ok(Self {
             window: Window::Between { from, to },
             spec: StatisticsSpec {
                 kind,
                 statistics,
                 zone: time_zone(q)?,
-                year_start: year_start(raw)?,
-                min_coverage: min_coverage(raw)?,
-                qualities: qualities(raw)?,
+                year_start: q.value(&param::PERIOD_YEAR_START)?.unwrap_or(1),
+                min_coverage: q.value(&param::PERIOD_MIN_COVERAGE)?.unwrap_or(0.0),
+                qualities: qualities(q)?,
                 exceedance,
             },
-            // As for values, a selection sent in a body gets the data formats, not the charts.
-            format: q.format(if q.posted {
-                Answer::PostedStatistics
-            } else {
-                Answer::Statistics
-            })?,
-            size: chart_size(raw)?,
+            format: q.format(answer)?,
+            size: chart_size(q)?,
         })
     }
-}
-
-/// `exceedance`: probabilities from 0 to 1, in the order asked.
-fn exceedance(asked: &str) -> Result<Vec<f64>, ApiError> {
-    params::list("exceedance", asked)?
-        .into_iter()
-        .map(|item| {
-            item.parse::<f64>()
-                .ok()
-                .filter(|p| (0.0..=1.0).contains(p))
-                .ok_or_else(|| {
-                    ApiError::param(
-                        "exceedance",
-                        format!(
-                            "'{}' is not a probability; give numbers from 0 to 1, e.g. 0.1,0.5,0.9",
-                            shorten(item)
-                        ),
-                    )
-                })
-        })
-        .collect()
 }
 
 /// `GET /v1/statistics` (or POST, the parameters in the body): the statistics of many series,
@@ -1072,12 +765,20 @@ pub struct ManyStatisticsRequest {
 }
 
 impl Request for ManyStatisticsRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &MANY_STATISTICS_PARAMETERS;
+    const ENDPOINT: Endpoint = Endpoint::ManyStatistics;
+    const POSTED: Endpoint = Endpoint::PostedStatistics;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
-            selection: SeriesSelection::parse(q.raw)?,
-            statistics: StatisticsRequest::parse(q)?,
+            selection: SeriesSelection::parse(q)?,
+            // A selection sent in a body gets the data formats, not the charts.
+            statistics: StatisticsRequest::parse_for(
+                q,
+                if q.posted {
+                    Answer::PostedStatistics
+                } else {
+                    Answer::ManyStatistics
+                },
+            )?,
         })
     }
 }
@@ -1090,20 +791,16 @@ pub struct SqlRequest {
 }
 
 impl Request for SqlRequest {
-    const BASIC: &'static [&'static str] = &[];
-    const EXTENDED: &'static [&'static str] = &["q", "format"];
+    const ENDPOINT: Endpoint = Endpoint::Sql;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        let statement = q.raw.get("q")?.ok_or_else(|| {
+        let statement = q.value(&param::STATEMENT)?.ok_or_else(|| {
             ApiError::param(
-                "q",
+                param::STATEMENT.name,
                 "give one SQL statement, e.g. q=SELECT count(*) FROM stations",
             )
         })?;
-        if statement.trim().is_empty() {
-            return Err(ApiError::param("q", "must not be blank"));
-        }
         Ok(Self {
-            statement: statement.to_owned(),
+            statement,
             format: q.format(Answer::Sql)?,
         })
     }

@@ -63,10 +63,11 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
     }
 }
 
-/// The OpenAPI document: as it is, or as a page for a browser.
+/// The OpenAPI document (with the query parameters filled in): as it is, or as a page for a
+/// browser.
 fn openapi(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let DocumentRequest(format) = ctx.request()?;
-    let text = crate::render::schemas::OPENAPI;
+    let text = crate::api::query_parameters::openapi::document().map_err(ApiError::Internal)?;
     if format != Format::Html {
         return Ok(built(text.as_bytes().to_vec(), format, HeaderMap::new()));
     }

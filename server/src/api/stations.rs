@@ -1,6 +1,7 @@
 //! `GET /v1/stations` and `GET /v1/stations/{id}`.
 
 use crate::api::Ctx;
+use crate::api::query_parameters::SEARCH;
 use crate::api::request::{Paging, Request, StationRequest, StationsRequest};
 use crate::api::swapped::{Alternate, swapped_coordinates};
 use crate::http::error::ApiError;
@@ -170,7 +171,7 @@ fn station_page(
             .collect();
         (total, hits)
     };
-    let search = ctx.query.get("q").ok().flatten().unwrap_or("");
+    let search = ctx.query.get(SEARCH.name).ok().flatten().unwrap_or("");
     pages::station_list(
         &ctx.site(),
         (total, hits),

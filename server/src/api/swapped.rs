@@ -9,7 +9,7 @@
 //! [`NEIGHBOURHOOD_KM`]: hydro_engine::catalog::NEIGHBOURHOOD_KM
 
 use crate::api::Ctx;
-use crate::api::params;
+use crate::api::query_parameters::{BBOX, NEAR};
 use http::HeaderValue;
 use hydro_engine::catalog::StationFilter;
 use hydro_engine::catalog::spatial::BBox;
@@ -38,17 +38,17 @@ impl Alternate {
 pub(crate) fn swapped_coordinates(ctx: &Ctx<'_>, filter: &StationFilter) -> Option<Alternate> {
     let around = ctx.version.dataset.catalog.neighbourhood()?;
     let near = filter.near.and_then(|given| {
-        let written = ctx.query.get("near").ok().flatten()?;
+        let written = ctx.query.get(NEAR.name).ok().flatten()?;
         let swapped_text = swap_pairs(written);
-        let swapped = params::near(&swapped_text).ok()?;
+        let swapped = NEAR.parse(&swapped_text).ok()?;
         let meant =
             !around.contains(given.lon, given.lat) && around.contains(swapped.lon, swapped.lat);
         meant.then_some(swapped_text)
     });
     let bbox = filter.bbox.and_then(|given| {
-        let written = ctx.query.get("bbox").ok().flatten()?;
+        let written = ctx.query.get(BBOX.name).ok().flatten()?;
         let swapped_text = swap_pairs(written);
-        let swapped: BBox = params::bbox(&swapped_text).ok()?;
+        let swapped: BBox = BBOX.parse(&swapped_text).ok()?;
         let meant = !around.intersects(&given) && around.intersects(&swapped);
         meant.then_some(swapped_text)
     });

@@ -4,8 +4,8 @@
 
 use crate::http::error::ApiError;
 use Answer::{
-    Catalog, Landing, Latest, ManyValues, PostedStatistics, PostedValues, Sql, Stations,
-    Statistics, Values,
+    Catalog, Landing, Latest, ManyStatistics, ManyValues, PostedStatistics, PostedValues, Sql,
+    Stations, Statistics, Values,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,8 +43,10 @@ pub enum Answer {
     PostedValues,
     /// The newest value of each series (`/v1/latest`, with coordinates).
     Latest,
-    /// Statistics of series (`…/statistics`, `/v1/statistics`): tables of numbers.
+    /// Statistics of a series (`…/statistics`): tables of numbers, charts, a page.
     Statistics,
+    /// Many series' statistics (`/v1/statistics`): a page shows one series' alone.
+    ManyStatistics,
     /// Many series' statistics, the selection sent in a POST body: the data formats.
     PostedStatistics,
     /// The rows of a SQL query (`/v1/sql`): tables of any columns.
@@ -89,6 +91,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            ManyStatistics,
             PostedStatistics,
             Latest,
             Sql,
@@ -109,6 +112,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            ManyStatistics,
             PostedStatistics,
             Latest,
             Sql,
@@ -132,7 +136,14 @@ const FORMATS: [Spec; 10] = [
         text: true,
         compressible: true,
         attachment: None,
-        offered: &[Stations, Catalog, Values, Statistics, PostedStatistics],
+        offered: &[
+            Stations,
+            Catalog,
+            Values,
+            Statistics,
+            ManyStatistics,
+            PostedStatistics,
+        ],
     },
     Spec {
         format: Format::NdJson,
@@ -149,6 +160,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            ManyStatistics,
             PostedStatistics,
             Latest,
             Sql,
@@ -169,6 +181,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            ManyStatistics,
             PostedStatistics,
             Latest,
             Sql,
@@ -189,6 +202,7 @@ const FORMATS: [Spec; 10] = [
             ManyValues,
             PostedValues,
             Statistics,
+            ManyStatistics,
             PostedStatistics,
             Latest,
             Sql,
@@ -202,7 +216,7 @@ const FORMATS: [Spec; 10] = [
         text: true,
         compressible: true,
         attachment: None,
-        offered: &[Values, ManyValues, Statistics],
+        offered: &[Values, ManyValues, Statistics, ManyStatistics],
     },
     Spec {
         format: Format::Png,
@@ -212,7 +226,7 @@ const FORMATS: [Spec; 10] = [
         text: false,
         compressible: false,
         attachment: None,
-        offered: &[Values, ManyValues, Statistics],
+        offered: &[Values, ManyValues, Statistics, ManyStatistics],
     },
     Spec {
         format: Format::Html,

@@ -116,6 +116,9 @@ pub const CHARACTERISTIC_SORT: &[&str] = &[
     "period.end",
 ];
 pub const VALUE_FIELDS: &[&str] = &["timestamp", "value", "quality"];
+/// `fields` of `/v1/values`: the ids are always there (a row without them is no use).
+pub const MANY_VALUE_FIELDS: &[&str] =
+    &["stationId", "parameterId", "timestamp", "value", "quality"];
 
 /// `location` is an alias of `coordinates` (DESIGN.md).
 pub fn canon_station_path(p: &str) -> String {
