@@ -9,7 +9,9 @@ use futures::{StreamExt, TryStreamExt};
 use hydro_engine::Dataset;
 use hydro_engine::model::duration::IsoDuration;
 use hydro_engine::model::ids::{ParameterId, StationId};
+use hydro_engine::model::month::Month;
 use hydro_engine::query::AnswerPart;
+use hydro_engine::query::plan::{HowRead, PlannedMonth};
 use hydro_engine::query::{ReadAhead, ScanMetrics, SortKey, ValueColumn, ValuesQuery, Window};
 use hydro_engine::storage::Store;
 use hydro_engine::write::generate::{GenerateOptions, generate};
@@ -447,6 +449,85 @@ async fn pruning_reads_only_the_window() {
     let (_, rows, m) = run(&f, &q).await;
     assert_eq!(rows, all[all.len() - 10..all.len() - 5].to_vec());
     assert_eq!(m.files_scanned, 1, "{m:?}");
+}
+
+/// What a plan reads is known before it reads: the months in order and how each is read, and
+/// the stream then opens exactly those.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_tells_what_it_reads_before_reading() {
+    let f = fixture(1, 2).await;
+    let station = f.dataset.catalog.stations()[0].id.clone();
+    let parameter: ParameterId = "water-level-15min".parse().unwrap();
+    let months: Vec<Month> = f.dataset.value_files(&station).map(|v| v.month).collect();
+    let all = brute_force(&f, &station, &parameter);
+    let day = all[0].0 + 200 * 86_400_000_000;
+    let month_of = Month::of;
+    // Two days across a month's end: the two months, each cut.
+    let end_of_month = all
+        .iter()
+        .find(|r| r.0 > day && month_of(r.0) != month_of(day))
+        .unwrap()
+        .0;
+    let window = Window::Between {
+        from: Some(end_of_month - 86_400_000_000),
+        to: Some(end_of_month + 86_400_000_000),
+    };
+    let plan = f
+        .dataset
+        .plan_values(&query(&station, &parameter, window), ReadAhead::Monthly)
+        .await
+        .unwrap();
+    assert_eq!(
+        plan.reads.0,
+        [
+            PlannedMonth {
+                month: month_of(end_of_month - 86_400_000_000),
+                how: HowRead::Cut
+            },
+            PlannedMonth {
+                month: month_of(end_of_month),
+                how: HowRead::Cut
+            }
+        ]
+    );
+    // The newest 10 rows, newest first: the last month alone, its last rows.
+    let mut q = query(&station, &parameter, WHOLE_SERIES);
+    q.sort = vec![SortKey {
+        column: ValueColumn::Timestamp,
+        descending: true,
+    }];
+    q.limit = Some(10);
+    let plan = f.dataset.plan_values(&q, ReadAhead::Monthly).await.unwrap();
+    let last = *months.last().unwrap();
+    let rows_in_last = all.iter().filter(|r| month_of(r.0) == last).count();
+    assert_eq!(
+        plan.reads.0,
+        [PlannedMonth {
+            month: last,
+            how: HowRead::Decoded(Some(rows_in_last - 10..rows_in_last))
+        }]
+    );
+    // The whole series as stored row groups (a Parquet answer): every month, in order.
+    let plan = f
+        .dataset
+        .plan_parts(&query(&station, &parameter, WHOLE_SERIES))
+        .await
+        .unwrap();
+    assert_eq!(plan.reads.months(), months);
+    assert!(plan.reads.0.iter().all(|m| m.how == HowRead::Stored));
+    // Sorted by value: a DataFusion scan of every month; run, it opens as many files.
+    let mut q = query(&station, &parameter, WHOLE_SERIES);
+    q.sort = vec![SortKey {
+        column: ValueColumn::Value,
+        descending: false,
+    }];
+    q.limit = Some(3);
+    let plan = f.dataset.plan_values(&q, ReadAhead::Monthly).await.unwrap();
+    assert_eq!(plan.reads.months(), months);
+    assert!(plan.reads.0.iter().all(|m| m.how == HowRead::Scanned));
+    let (_, rows, m) = run(&f, &q).await;
+    assert_eq!(rows.len(), 3);
+    assert_eq!(m.files_scanned, months.len(), "{m:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,6 +34,7 @@ use crate::dataset::{Dataset, MonthFile};
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
+use crate::model::month::Month;
 use crate::query::months::{AnswerPart, MonthRead, rows_of};
 use crate::query::object_read::ObjectRead;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window, column_indices};
@@ -65,6 +66,8 @@ pub struct ValuesPlan {
     pub total: Option<u64>,
     pub schema: SchemaRef,
     pub stream: SendableRecordBatchStream,
+    /// What the stream will read, known before it reads anything.
+    pub reads: Reads,
     /// Every scan this query ran or will run, for metrics.
     pub scans: ScanLog,
 }
@@ -75,7 +78,42 @@ pub struct PartsPlan {
     pub total: Option<u64>,
     pub schema: SchemaRef,
     pub parts: PartStream,
+    /// What the parts will read, known before anything is read.
+    pub reads: Reads,
     pub scans: ScanLog,
+}
+
+/// What a plan will read, in the order it reads it, known before its first read: so that what
+/// a request costs can be told (and tested) before it is paid. Counting the rows of a month
+/// cut by the window (for a total, an offset or `recent`) happens while planning and is not
+/// listed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reads(pub Vec<PlannedMonth>);
+
+/// A station-month a plan reads, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedMonth {
+    pub month: Month,
+    pub how: HowRead,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HowRead {
+    /// Its row group copied as stored, not decoded (Parquet answers of whole months).
+    Stored,
+    /// Decoded: every row, or only the rows at these positions in the month.
+    Decoded(Option<Range<usize>>),
+    /// Decoded with its timestamps and cut to the window.
+    Cut,
+    /// Part of a DataFusion scan (answers sorted by another column than time).
+    Scanned,
+}
+
+impl Reads {
+    /// The months, in the order read.
+    pub fn months(&self) -> Vec<Month> {
+        self.0.iter().map(|m| m.month).collect()
+    }
 }
 
 pub type PartStream = BoxStream<'static, Result<AnswerPart>>;
@@ -563,6 +601,7 @@ impl Dataset {
             total: plan.total,
             schema: Arc::clone(&plan.schema),
             stream: Box::pin(RecordBatchStreamAdapter::new(plan.schema, stream)),
+            reads: plan.reads,
             scans: plan.scans,
         })
     }
@@ -668,10 +707,11 @@ impl Dataset {
                 total,
                 schema: out_schema,
                 parts: futures::stream::empty().boxed(),
+                reads: Reads::default(),
                 scans,
             });
         }
-        let stream = match time_order {
+        let (stream, reads) = match time_order {
             Some(false) => {
                 // Ascending rows [a, b) of the window.
                 let a = c0.saturating_add(q.offset).min(c1);
@@ -684,10 +724,12 @@ impl Dataset {
                     stored: stored && whole_window,
                     read_ahead,
                 };
+                let (parts, reads) = self.ascending(&parts, ascending, &scans)?;
                 return Ok(PartsPlan {
                     total,
                     schema: out_schema,
-                    parts: self.ascending(&parts, ascending, &scans)?,
+                    parts,
+                    reads,
                     scans,
                 });
             }
@@ -706,6 +748,14 @@ impl Dataset {
                 )?
             }
             None => {
+                let scanned = select(&parts, c0, c1)
+                    .0
+                    .iter()
+                    .map(|p| PlannedMonth {
+                        month: p.file().month,
+                        how: HowRead::Scanned,
+                    })
+                    .collect();
                 // Sort by other keys: the collection through a DataFusion sort (top-k when a
                 // page is asked for), then the page.
                 // The sort keys, and the timestamp that breaks their ties, whatever the answer's
@@ -759,10 +809,11 @@ impl Dataset {
                     Arc::clone(&out_schema),
                 );
                 let schema = stream.schema();
-                Box::pin(RecordBatchStreamAdapter::new(
+                let stream: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(
                     schema,
                     stream.map(|b| b.and_then(|b| Ok(canonical_dictionaries(b)?))),
-                ))
+                ));
+                (stream, Reads(scanned))
             }
         };
         let parts = stream
@@ -772,6 +823,7 @@ impl Dataset {
             total,
             schema: out_schema,
             parts,
+            reads,
             scans,
         })
     }
@@ -807,7 +859,7 @@ impl Dataset {
         parts: &[MonthPart<'_>],
         q: Ascending<'_>,
         scans: &ScanLog,
-    ) -> Result<PartStream> {
+    ) -> Result<(PartStream, Reads)> {
         let (lo, hi) = q.window;
         let (a, b) = q.rows;
         let (selected, mut skip) = select(parts, a, b);
@@ -839,6 +891,20 @@ impl Dataset {
             };
             planned.push((month, whole, part.stats.rows));
         }
+        let reads = Reads(
+            planned
+                .iter()
+                .zip(&selected)
+                .map(|((month, _, _), part)| PlannedMonth {
+                    month: part.file().month,
+                    how: match month {
+                        AscendingMonth::Cut(_) => HowRead::Cut,
+                        AscendingMonth::Stored(_) => HowRead::Stored,
+                        AscendingMonth::Decoded(_, rows) => HowRead::Decoded(rows.clone()),
+                    },
+                })
+                .collect(),
+        );
         self.read_objects_at_once(planned.iter_mut().map(|(m, _, _)| m.read_of()));
         // Up to PREFETCH_MONTHS (or _REMOTE) months (or groups of months) read ahead in parallel and
         // emitted in time order: file opening and decoding overlap instead of queueing, and
@@ -877,7 +943,7 @@ impl Dataset {
             .try_flatten();
         if q.stored {
             // The whole window: nothing to skip or cut.
-            return Ok(parts.boxed());
+            return Ok((parts.boxed(), reads));
         }
         let batches = parts.map(into_batch);
         let sliced = slice_stream(
@@ -885,9 +951,12 @@ impl Dataset {
             skip,
             b.saturating_sub(a),
         );
-        Ok(sliced
-            .map(|b| b.map(AnswerPart::Rows).map_err(EngineError::from))
-            .boxed())
+        Ok((
+            sliced
+                .map(|b| b.map(AnswerPart::Rows).map_err(EngineError::from))
+                .boxed(),
+            reads,
+        ))
     }
 
     /// Lets months that lie next to each other in one object (a station-year file) take their
@@ -948,7 +1017,7 @@ impl Dataset {
         a: u64,
         b: u64,
         scans: ScanLog,
-    ) -> Result<SendableRecordBatchStream> {
+    ) -> Result<(SendableRecordBatchStream, Reads)> {
         // (how to read the month, rows of it to keep counted from its first window row)
         let file_columns: Arc<[usize]> = column_indices(&columns)?.into();
         let mut months = Vec::new();
@@ -967,6 +1036,21 @@ impl Dataset {
             start += n;
         }
         months.reverse();
+        let reads = Reads(
+            months
+                .iter()
+                .map(|(read, from, to)| match read {
+                    DescendingMonth::Whole(m) => PlannedMonth {
+                        month: m.file().file.month,
+                        how: HowRead::Decoded(Some(*from as usize..*to as usize)),
+                    },
+                    DescendingMonth::Cut(m) => PlannedMonth {
+                        month: m.file().file.month,
+                        how: HowRead::Cut,
+                    },
+                })
+                .collect(),
+        );
         // Newest first: a station-year file is read when its newest month is.
         self.read_objects_at_once(months.iter_mut().map(|(m, _, _)| match m {
             DescendingMonth::Whole(m) | DescendingMonth::Cut(m) => (m, false),
@@ -1002,7 +1086,10 @@ impl Dataset {
             })
             .buffered(ahead)
             .map_err(|e: EngineError| into_datafusion(e));
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+        Ok((
+            Box::pin(RecordBatchStreamAdapter::new(schema, stream)),
+            reads,
+        ))
     }
 }
 

@@ -144,6 +144,7 @@ impl Dataset {
             total,
             schema: output_schema(&columns, self.has_gaps())?,
             parts: parts.boxed(),
+            reads: plan.reads,
             scans: plan.scans,
         })
     }
