@@ -23,6 +23,15 @@ async fn the_demo_catalog_is_plausible() {
             "no {kind} station"
         );
     }
+    // A table of each kind has the list's schema, though wells have no river km and weather
+    // stations no gauge zero: the pages of a list concatenate.
+    let whole = get(&format!("{b}/stations?format=parquet")).await;
+    let schema = common::batches("parquet", &whole.body)[0].schema();
+    for kind in ["surfaceWater", "groundwater", "weather"] {
+        let page = get(&format!("{b}/stations?format=parquet&types={kind}")).await;
+        let page = common::batches("parquet", &page.body);
+        assert_eq!(page[0].schema(), schema, "{kind}");
+    }
     // Wells and weather stations lie near a gauge (within 50 km), not anywhere in a box
     // around Germany.
     let others = get(&format!("{b}/stations?types=groundwater,weather"))

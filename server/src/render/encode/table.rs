@@ -2,10 +2,12 @@
 //! Parquet: research users join the catalog with the values in pyarrow, polars or DuckDB.
 //!
 //! The columns are those of the CSV answer (dotted paths of the flattened items, `fields`
-//! respected), each typed by its values: whole numbers as Int64, other numbers as Float64,
-//! booleans as Boolean, times as Timestamp(µs, UTC), text as Utf8, and lists (availability
-//! periods, included parameters) as their JSON text. Every column is nullable, since optional
-//! fields are absent where they do not apply.
+//! respected). A field whose type the resources' schemas fix ([`DECLARED`]: coordinates, river
+//! km, gauge zero, characteristic values, times of periods and versions) has that type on every
+//! page, whatever the page holds; any other column is typed by its values: whole numbers as
+//! Int64, other numbers as Float64, booleans as Boolean, times as Timestamp(µs, UTC), text as
+//! Utf8, and lists (availability periods, included parameters) as their JSON text. Every column
+//! is nullable, since optional fields are absent where they do not apply.
 
 use super::EncodeError;
 use crate::http::negotiate::Format;
@@ -72,11 +74,67 @@ fn record_batch(items: &[&Value], columns: &[String]) -> Result<RecordBatch, Enc
         .iter()
         .zip(&cells)
         .map(|(name, values)| {
-            let array = column(values);
+            let array = declared_column(name, values).unwrap_or_else(|| column(values));
             (Field::new(name, array.data_type().clone(), true), array)
         })
         .unzip();
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+}
+
+/// The type a resource's schema gives a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Declared {
+    Number,
+    Whole,
+    Flag,
+    Time,
+}
+
+/// Fields of the catalog resources whose type `schemas/` fixes, by their column names. Typed by
+/// its values, a column of them differed from page to page: text where a page had none (a page
+/// of groundwater wells has no river km), Int64 where a page's numbers happened to be whole;
+/// tables of two pages of one list then did not concatenate.
+const DECLARED: &[(&str, Declared)] = &[
+    ("coordinates.lat", Declared::Number),
+    ("coordinates.lon", Declared::Number),
+    ("location.lat", Declared::Number),
+    ("location.lon", Declared::Number),
+    ("riverKm", Declared::Number),
+    ("gaugeZero.value", Declared::Number),
+    ("groundLevel", Declared::Number),
+    ("elevation", Declared::Number),
+    ("distance", Declared::Number),
+    ("value", Declared::Number),
+    ("period.start", Declared::Time),
+    ("period.end", Declared::Time),
+    ("generation", Declared::Whole),
+    ("published", Declared::Time),
+    ("current", Declared::Flag),
+];
+
+/// The column of a field [`DECLARED`] lists, in its type; `None` (typed by the values) when a
+/// value is not of that type, which the schemas do not allow.
+fn declared_column(name: &str, values: &[Option<Value>]) -> Option<ArrayRef> {
+    let (_, kind) = DECLARED.iter().find(|(n, _)| *n == name)?;
+    let fits = |test: fn(&Value) -> bool| values.iter().flatten().all(test);
+    Some(match kind {
+        Declared::Number if fits(Value::is_number) => Arc::new(Float64Array::from_iter(
+            values.iter().map(|v| v.as_ref().and_then(Value::as_f64)),
+        )),
+        Declared::Whole if fits(Value::is_i64) => Arc::new(Int64Array::from_iter(
+            values.iter().map(|v| v.as_ref().and_then(Value::as_i64)),
+        )),
+        Declared::Flag if fits(Value::is_boolean) => Arc::new(BooleanArray::from_iter(
+            values.iter().map(|v| v.as_ref().and_then(Value::as_bool)),
+        )),
+        Declared::Time if fits(|v| v.as_str().and_then(micros).is_some()) => {
+            let times = values
+                .iter()
+                .map(|v| v.as_ref().and_then(Value::as_str).and_then(micros));
+            Arc::new(TimestampMicrosecondArray::from_iter(times).with_timezone("UTC"))
+        }
+        _ => return None,
+    })
 }
 
 /// A column of values typed by what they all are.
@@ -184,6 +242,34 @@ mod tests {
             .downcast_ref::<TimestampMicrosecondArray>()
             .unwrap();
         assert_eq!(start.value(0), 1_704_063_600_000_000);
+    }
+
+    /// A declared field has its type whatever a page holds: none of it, or whole numbers.
+    #[test]
+    fn declared_fields_keep_their_type_on_every_page() {
+        let wells = [json!({"id": "w", "groundLevel": 41}), json!({"id": "v"})];
+        let gauges = [json!({"id": "g", "riverKm": 688, "groundLevel": 40.5})];
+        let columns = ["id", "riverKm", "groundLevel", "period.start"].map(String::from);
+        let schema = |items: &[Value]| {
+            let refs: Vec<&Value> = items.iter().collect();
+            record_batch(&refs, &columns).unwrap().schema()
+        };
+        let (a, b) = (schema(&wells), schema(&gauges));
+        assert_eq!(a, b);
+        assert_eq!(
+            a.field_with_name("riverKm").unwrap().data_type(),
+            &DataType::Float64
+        );
+        assert_eq!(
+            a.field_with_name("period.start").unwrap().data_type(),
+            &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        );
+        // A value the schemas do not allow is not lost: the column is typed by its values.
+        let odd = [json!({"id": "x", "riverKm": "km 3"})];
+        assert_eq!(
+            schema(&odd).field_with_name("riverKm").unwrap().data_type(),
+            &DataType::Utf8
+        );
     }
 
     #[test]
