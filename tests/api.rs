@@ -1402,6 +1402,14 @@ async fn a_swapped_near_links_the_list_it_meant() {
     assert!(link.contains("rel=\"alternate\""), "{link}");
     let right = get(&alternate).await.json();
     assert_eq!(right["data"][0]["name"], "Köln", "{right}");
+    // The page for people says so too, and links the list meant.
+    let page = get(&format!("{b}/stations?near=50.94,6.96,20&format=html"))
+        .await
+        .text();
+    assert!(
+        page.contains("near=6.96,50.94,20") && page.contains("rel=\"alternate\""),
+        "{page}"
+    );
     let nowhere = get(&format!("{b}/stations?near=-170,-80,20")).await.json();
     assert_eq!(alternate_of(&nowhere), None);
     // Without a radius every station is listed either way; the link is there all the same.

@@ -172,6 +172,7 @@ fn station_page(
         (total, hits)
     };
     let search = ctx.query.get(SEARCH.name).ok().flatten().unwrap_or("");
+    let swapped = swapped_coordinates(ctx, filter);
     pages::station_list(
         &ctx.site(),
         (total, hits),
@@ -179,6 +180,7 @@ fn station_page(
         (limit, offset),
         search,
         &Format::offered(Answer::Stations),
+        swapped.as_ref().map(|a| (a.href.as_str(), a.title)),
     )
 }
 

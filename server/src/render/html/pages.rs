@@ -143,6 +143,7 @@ pub fn station_list(
     (limit, offset): (u64, u64),
     search: &str,
     offered: &[Format],
+    swapped: Option<(&str, &str)>,
 ) -> Reply {
     let page = Pagination::new(total as u64, Some(limit), offset);
     let mut url = site.here.clone();
@@ -174,6 +175,12 @@ pub fn station_list(
             button type="submit" { "Search" }
         }
         p { (total) " stations; " (page.count) " shown from number " (offset + 1) "." }
+        @if let Some((href, title)) = swapped {
+            p role="note" {
+                "The coordinates look like latitude, longitude (" (title) "): "
+                a href=(href) rel="alternate" { "the list with them swapped" } "."
+            }
+        }
         div id="map" data-tiles=[tiles.as_deref()] data-outline=[outline.as_deref()]
             role="region" aria-label="Map of the stations listed" {}
         script id="map-stations" type="application/json" { (PreEscaped(map_json)) }
