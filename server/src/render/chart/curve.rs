@@ -2,7 +2,10 @@
 //! of the time they are exceeded, from 0 to 100 %, a line a series. Its axes are numbers, not
 //! times, so it has a drawing of its own beside the time charts of [`super`].
 
-use super::{ChartError, LINE_COLOURS, MARGIN, X_AXIS, Y_AXIS, encoded_png, failed, fonts, titled};
+use super::{
+    ChartError, MARGIN, X_AXIS, Y_AXIS, encoded_png, failed, fonts, legend_key, line_look, titled,
+};
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 /// One series' curve: (exceedance probability 0..=1, value), by probability.
@@ -75,22 +78,23 @@ fn draw<DB: DrawingBackend>(
         .draw()
         .map_err(failed)?;
     for (i, curve) in curves.iter().enumerate() {
-        let colour = LINE_COLOURS[i % LINE_COLOURS.len()];
+        let (colour, dashed) = line_look(i);
         let points: Vec<(f64, f64)> = curve.points.iter().map(|p| (p.0 * 100.0, p.1)).collect();
         let dots = points
             .iter()
             .map(|p| Circle::new(*p, 2, colour.filled()))
             .collect::<Vec<_>>();
-        let drawn = chart
-            .draw_series(std::iter::once(PathElement::new(
-                points,
-                colour.stroke_width(1),
-            )))
-            .map_err(failed)?;
+        let style = colour.stroke_width(1);
+        let drawn = if dashed {
+            chart.draw_series(std::iter::once(DashedPathElement::new(points, 6, 3, style)))
+        } else {
+            chart.draw_series(std::iter::once(PathElement::new(points, style)))
+        }
+        .map_err(failed)?;
         if curves.len() > 1 {
-            drawn.label(curve.label.clone()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
-            });
+            drawn
+                .label(curve.label.clone())
+                .legend(move |at| legend_key(at, colour, dashed, false));
         }
         chart.draw_series(dots).map_err(failed)?;
     }

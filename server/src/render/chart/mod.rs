@@ -38,6 +38,37 @@ pub const LINE_COLOURS: [RGBColor; 6] = [
 /// Series one chart draws at most: beyond a few, lines cannot be told apart.
 pub const MOST_LINES: usize = 12;
 
+/// How series `i` is drawn: its colour, and whether its line is dashed (and its bars hollow):
+/// the seventh series on repeat the six colours.
+pub fn line_look(i: usize) -> (RGBColor, bool) {
+    (
+        LINE_COLOURS[i % LINE_COLOURS.len()],
+        i >= LINE_COLOURS.len(),
+    )
+}
+
+/// A legend's key of a series drawn as `dashed` lines or `bars`, `(x, y)` its left middle.
+fn legend_key<DB: DrawingBackend>(
+    (x, y): (i32, i32),
+    colour: RGBColor,
+    dashed: bool,
+    bars: bool,
+) -> DynElement<'static, DB, (i32, i32)> {
+    match (bars, dashed) {
+        (true, false) => Rectangle::new([(x, y - 4), (x + 16, y + 4)], colour.filled()).into_dyn(),
+        (true, true) => {
+            Rectangle::new([(x, y - 4), (x + 16, y + 4)], colour.stroke_width(1)).into_dyn()
+        }
+        (false, false) => {
+            PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2)).into_dyn()
+        }
+        (false, true) => {
+            DashedPathElement::new(vec![(x, y), (x + 16, y)], 4, 2, colour.stroke_width(2))
+                .into_dyn()
+        }
+    }
+}
+
 /// One series of a chart: its buckets and, when a chart has several, its legend text.
 pub struct Line {
     pub label: String,
@@ -262,21 +293,24 @@ fn draw<DB: DrawingBackend>(
             .map_err(failed)?;
     }
     for (i, line) in lines.iter().enumerate() {
-        let colour = LINE_COLOURS[i % LINE_COLOURS.len()];
+        let (colour, dashed) = line_look(i);
+        let keyed = lines.len() > 1 || has_band(spec);
         if line.bars {
             // A bar a bucket, from zero to its largest amount.
             let base = 0f64.clamp(y0, y1);
+            let style = if dashed {
+                colour.stroke_width(1)
+            } else {
+                colour.filled()
+            };
             let bars = line.buckets.iter().map(|b| {
-                Rectangle::new(
-                    [(b.first, base), (b.last.max(b.first + 1), b.max.v)],
-                    colour.filled(),
-                )
+                Rectangle::new([(b.first, base), (b.last.max(b.first + 1), b.max.v)], style)
             });
             let drawn = chart.draw_series(bars).map_err(failed)?;
-            if lines.len() > 1 || has_band(spec) {
-                drawn.label(line.label.clone()).legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 16, y + 5)], colour.filled())
-                });
+            if keyed {
+                drawn
+                    .label(line.label.clone())
+                    .legend(move |at| legend_key(at, colour, dashed, true));
             }
             continue;
         }
@@ -286,16 +320,17 @@ fn draw<DB: DrawingBackend>(
                 .flat_map(Bucket::points)
                 .map(|p| (p.t, p.v))
                 .collect();
-            let drawn = chart
-                .draw_series(std::iter::once(PathElement::new(
-                    points,
-                    colour.stroke_width(1),
-                )))
-                .map_err(failed)?;
-            if (lines.len() > 1 || has_band(spec)) && r == 0 {
-                drawn.label(line.label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
-                });
+            let style = colour.stroke_width(1);
+            let drawn = if dashed {
+                chart.draw_series(std::iter::once(DashedPathElement::new(points, 6, 3, style)))
+            } else {
+                chart.draw_series(std::iter::once(PathElement::new(points, style)))
+            }
+            .map_err(failed)?;
+            if keyed && r == 0 {
+                drawn
+                    .label(line.label.clone())
+                    .legend(move |at| legend_key(at, colour, dashed, false));
             }
         }
     }
@@ -389,14 +424,9 @@ fn legend_beside_plot<DB: DrawingBackend>(
     let font = ("sans-serif", 11).into_font().color(&BLACK);
     let row = |i: usize| y + 15 * i as i32;
     for (i, line) in lines.iter().enumerate() {
-        let colour = LINE_COLOURS[i % LINE_COLOURS.len()];
-        let key: DynElement<'static, DB, (i32, i32)> = match line.bars {
-            true => {
-                Rectangle::new([(x, row(i) - 4), (x + 16, row(i) + 4)], colour.filled()).into_dyn()
-            }
-            false => PathElement::new(vec![(x, row(i)), (x + 16, row(i))], colour.stroke_width(2))
-                .into_dyn(),
-        };
+        let (colour, dashed) = line_look(i);
+        let key: DynElement<'static, DB, (i32, i32)> =
+            legend_key((x, row(i)), colour, dashed, line.bars);
         root.draw(&key).map_err(failed)?;
         let text = font.clone().pos(Pos::new(HPos::Left, VPos::Center));
         root.draw(&Text::new(line.label.clone(), (x + 22, row(i)), text))
@@ -663,6 +693,32 @@ mod tests {
             buckets: d.finish(),
             bars,
         }
+    }
+
+    /// Series beyond the six colours repeat them dashed: a seventh line in the first colour is
+    /// many short strokes (its legend key too), where the first line is one stroke a run.
+    #[test]
+    fn series_beyond_six_colours_are_dashed() {
+        assert_eq!(line_look(0), (LINE_COLOURS[0], false));
+        assert_eq!(line_look(6), (LINE_COLOURS[0], true));
+        let lines = |n: usize| -> Vec<Line> {
+            (0..n)
+                .map(|k| Line {
+                    label: format!("series {k}"),
+                    ..day(|_| false, false)
+                })
+                .collect()
+        };
+        let stroke = format!(
+            "stroke=\"#{:02X}{:02X}{:02X}\"",
+            LINE_COLOURS[0].0, LINE_COLOURS[0].1, LINE_COLOURS[0].2
+        );
+        let six = svg(&spec(), &lines(6)).unwrap();
+        let seven = svg(&spec(), &lines(7)).unwrap();
+        assert!(
+            seven.matches(&stroke).count() > six.matches(&stroke).count() + 10,
+            "{seven:.400}"
+        );
     }
 
     /// Black strokes of `svg`: its crosses (the axes and mesh are grey or drawn as paths).
