@@ -1,4 +1,6 @@
-//! The OpenAPI document and JSON Schemas in `schemas/`, compiled in and served as they are.
+//! The OpenAPI document and JSON Schemas in `schemas/`, compiled in. The schemas are served as
+//! they are; the document is served with each operation's query parameters filled in
+//! (`api::query_parameters::openapi`).
 
 pub const OPENAPI: &str = include_str!("../../../schemas/openapi.json");
 
