@@ -4,7 +4,7 @@
 use crate::api::Ctx;
 use crate::api::context::catalog_list;
 use crate::api::params::shorten;
-use crate::api::request::{CharacteristicRequest, CharacteristicsRequest, Request};
+use crate::api::request::{CharacteristicRequest, CharacteristicsRequest};
 use crate::http::error::ApiError;
 use crate::render::encode::catalog::{Data, Document, encode};
 use crate::render::reply::{Reply, built};
@@ -22,7 +22,7 @@ pub fn characteristics(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         fields,
         paging,
         format,
-    } = CharacteristicsRequest::parse(&ctx.typed_query())?;
+    } = ctx.parse::<CharacteristicsRequest>()?;
     let mut tf = ctx.time();
     let items = ctx
         .version
@@ -73,8 +73,7 @@ pub fn characteristic(ctx: &Ctx<'_>, id: &str, cid: &str) -> Result<Reply, ApiEr
         .catalog
         .characteristic(&s.id, &cid)
         .ok_or_else(not_found)?;
-    let CharacteristicRequest { fields, format } =
-        CharacteristicRequest::parse(&ctx.typed_query())?;
+    let CharacteristicRequest { fields, format } = ctx.parse::<CharacteristicRequest>()?;
     let mut item = characteristic_json(c, &mut ctx.time());
     if let Some(f) = &fields {
         item = project(&item, f);

@@ -39,8 +39,8 @@ impl Ctx<'_> {
         self.state.basic()
     }
 
-    /// The request's query as the typed requests read it (its pairs, `Accept`, the variant).
-    pub(crate) fn typed_query(&self) -> Query<'_> {
+    /// The request's query as `R` reads it (its pairs, `Accept`, the variant, the endpoint).
+    fn typed_query<R: Request>(&self) -> Query<'_> {
         Query {
             raw: self.query,
             accept: self
@@ -48,21 +48,26 @@ impl Ctx<'_> {
                 .get(header::ACCEPT)
                 .and_then(|v| v.to_str().ok()),
             basic: self.basic(),
-            posted: self.posted,
+            endpoint: R::endpoint(self.posted),
             zone: hydro_engine::model::zone::Zone::Fixed(self.state.offset),
         }
     }
 
     /// The endpoint's request: its parameters checked, then parsed.
     pub(crate) fn request<R: Request>(&self) -> Result<R, ApiError> {
-        let query = self.typed_query();
-        query.admit::<R>()?;
+        let query = self.typed_query::<R>();
+        query.admit()?;
         R::parse(&query)
     }
 
     /// Checks that only the endpoint's parameters are present (before path ids are resolved).
     pub(crate) fn admit<R: Request>(&self) -> Result<(), ApiError> {
-        self.typed_query().admit::<R>()
+        self.typed_query::<R>().admit()
+    }
+
+    /// The endpoint's request, parsed after [`Self::admit`] (and the path's ids resolved).
+    pub(crate) fn parse<R: Request>(&self) -> Result<R, ApiError> {
+        R::parse(&self.typed_query::<R>())
     }
 
     /// A slot among the heavy queries running at once (value downloads, long or sorted station

@@ -2,7 +2,7 @@
 
 use crate::api::Ctx;
 use crate::api::context::catalog_list;
-use crate::api::request::{ParameterRequest, ParametersRequest, Request};
+use crate::api::request::{ParameterRequest, ParametersRequest};
 use crate::http::error::ApiError;
 use crate::render::encode::catalog::{Data, Document, encode};
 use crate::render::reply::{Reply, attachment, built};
@@ -17,7 +17,7 @@ pub fn parameters(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         fields,
         paging,
         format,
-    } = ParametersRequest::parse(&ctx.typed_query())?;
+    } = ctx.parse::<ParametersRequest>()?;
     let mut tf = ctx.time();
     let items = ctx
         .version
@@ -54,7 +54,7 @@ pub fn parameter(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> 
     ctx.admit::<ParameterRequest>()?;
     let s = ctx.station(id)?;
     let pid = ctx.parameter_id(s, pid)?;
-    let ParameterRequest { fields, format } = ParameterRequest::parse(&ctx.typed_query())?;
+    let ParameterRequest { fields, format } = ctx.parse::<ParameterRequest>()?;
     let p = ctx
         .version
         .dataset

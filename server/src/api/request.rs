@@ -11,7 +11,7 @@
 use crate::api::params::{self, RawQuery, SortSpec};
 use crate::api::query_parameters::{self as param, Endpoint, QueryParameter};
 use crate::http::error::ApiError;
-use crate::http::negotiate::{Answer, Format, choose};
+use crate::http::negotiate::{Format, choose};
 use crate::render::chart;
 use crate::render::resources::{
     CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, Includes, MANY_VALUE_FIELDS, PARAMETER_FIELDS,
@@ -36,6 +36,10 @@ pub trait Request: Sized {
     const ENDPOINT: Endpoint;
     /// The endpoint when the parameters come in a POST body.
     const POSTED: Endpoint = Self::ENDPOINT;
+    /// The endpoint asked, by whether the parameters came in a POST body.
+    fn endpoint(posted: bool) -> Endpoint {
+        if posted { Self::POSTED } else { Self::ENDPOINT }
+    }
     /// The validated request. Only parameters the endpoint takes are present (checked first).
     fn parse(q: &Query<'_>) -> Result<Self, ApiError>;
 }
@@ -55,16 +59,17 @@ pub struct Query<'a> {
     pub raw: &'a RawQuery,
     pub accept: Option<&'a str>,
     pub basic: bool,
-    /// Whether the parameters came in a POST body.
-    pub posted: bool,
+    /// The endpoint asked (the POST one when the parameters came in a body): the parameters
+    /// it takes and the formats it offers.
+    pub endpoint: Endpoint,
     /// The zone of output times without `timeZone`: the service's output offset.
     pub zone: Zone,
 }
 
 impl Query<'_> {
-    /// Checks that only the parameters of `R`'s endpoint are present, split by variant.
-    pub fn admit<R: Request>(&self) -> Result<(), ApiError> {
-        let endpoint = if self.posted { R::POSTED } else { R::ENDPOINT };
+    /// Checks that only the endpoint's parameters are present, split by variant.
+    pub fn admit(&self) -> Result<(), ApiError> {
+        let endpoint = self.endpoint;
         let extended = param::names(endpoint, false);
         if self.basic {
             let hint = self
@@ -90,12 +95,12 @@ impl Query<'_> {
         Ok(self.raw.get(parameter.name)?.is_some())
     }
 
-    /// The format of an answer of kind `answer`: JSON alone in the basic variant.
-    fn format(&self, answer: Answer) -> Result<Format, ApiError> {
+    /// The answer's format among those the endpoint offers: JSON alone in the basic variant.
+    fn format(&self) -> Result<Format, ApiError> {
         let offered = if self.basic {
             vec![Format::Json]
         } else {
-            Format::offered(answer)
+            Format::offered(self.endpoint.answer())
         };
         choose(self.raw.get(param::FORMAT.name)?, self.accept, &offered)
     }
@@ -135,7 +140,7 @@ pub struct LandingRequest(pub Format);
 impl Request for LandingRequest {
     const ENDPOINT: Endpoint = Endpoint::Landing;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        Ok(Self(q.format(Answer::Landing)?))
+        Ok(Self(q.format()?))
     }
 }
 
@@ -145,7 +150,7 @@ pub struct DocumentRequest(pub Format);
 impl Request for DocumentRequest {
     const ENDPOINT: Endpoint = Endpoint::Document;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        Ok(Self(q.format(Answer::Landing)?))
+        Ok(Self(q.format()?))
     }
 }
 
@@ -178,7 +183,7 @@ impl Request for StationsRequest {
             sort: q.sort(STATION_SORT, canon_station_path)?,
             fields: q.fields(STATION_FIELDS, canon_station_path)?,
             paging: q.paging()?,
-            format: q.format(Answer::Stations)?,
+            format: q.format()?,
         })
     }
 }
@@ -235,7 +240,7 @@ impl Request for VersionsRequest {
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             paging: q.paging()?,
-            format: q.format(Answer::Catalog)?,
+            format: q.format()?,
         })
     }
 }
@@ -246,7 +251,7 @@ pub struct VersionRequest(pub Format);
 impl Request for VersionRequest {
     const ENDPOINT: Endpoint = Endpoint::Version;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        Ok(Self(q.format(Answer::Catalog)?))
+        Ok(Self(q.format()?))
     }
 }
 
@@ -263,7 +268,7 @@ impl Request for LatestRequest {
         Ok(Self {
             selection: SeriesSelection::parse(q)?,
             paging: q.paging()?,
-            format: q.format(Answer::Latest)?,
+            format: q.format()?,
         })
     }
 }
@@ -331,12 +336,9 @@ impl Request for ManyValuesRequest {
             aggregate,
             zone,
             paging: q.paging()?,
-            // A selection too long for a URL is data to analyse, not a chart to look at.
-            format: q.format(if q.posted {
-                Answer::PostedValues
-            } else {
-                Answer::ManyValues
-            })?,
+            // A selection too long for a URL is data to analyse, not a chart to look at: a
+            // POST has the formats of `Endpoint::PostedValues`.
+            format: q.format()?,
             size: chart_size(q)?,
             changed_since: changed_since(q)?,
         })
@@ -385,7 +387,7 @@ impl Request for StationRequest {
         Ok(Self {
             include: q.value(&param::INCLUDE)?.unwrap_or_default(),
             fields: q.fields(STATION_FIELDS, canon_station_path)?,
-            format: q.format(Answer::Stations)?,
+            format: q.format()?,
         })
     }
 }
@@ -405,7 +407,7 @@ impl Request for ParametersRequest {
             sort: q.sort(PARAMETER_SORT, no_alias)?,
             fields: q.fields(PARAMETER_FIELDS, no_alias)?,
             paging: q.paging()?,
-            format: q.format(Answer::Catalog)?,
+            format: q.format()?,
         })
     }
 }
@@ -421,7 +423,7 @@ impl Request for ParameterRequest {
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             fields: q.fields(PARAMETER_FIELDS, no_alias)?,
-            format: q.format(Answer::Catalog)?,
+            format: q.format()?,
         })
     }
 }
@@ -445,7 +447,7 @@ impl Request for CharacteristicsRequest {
             sort: q.sort(CHARACTERISTIC_SORT, no_alias)?,
             fields: q.fields(CHARACTERISTIC_FIELDS, no_alias)?,
             paging: q.paging()?,
-            format: q.format(Answer::Catalog)?,
+            format: q.format()?,
         })
     }
 }
@@ -461,7 +463,7 @@ impl Request for CharacteristicRequest {
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             fields: q.fields(CHARACTERISTIC_FIELDS, no_alias)?,
-            format: q.format(Answer::Catalog)?,
+            format: q.format()?,
         })
     }
 }
@@ -522,7 +524,7 @@ impl Request for ValuesRequest {
                 zone,
                 paging: q.paging()?,
                 size: chart_size(q)?,
-                format: q.format(Answer::Values)?,
+                format: q.format()?,
                 changed_since,
             });
         }
@@ -545,7 +547,7 @@ impl Request for ValuesRequest {
                     .is_none_or(|f| f.iter().any(|n| n == c.name()))
             })
             .collect();
-        let format = q.format(Answer::Values)?;
+        let format = q.format()?;
         Ok(Self {
             window,
             sort,
@@ -704,13 +706,13 @@ pub struct StatisticsRequest {
 impl Request for StatisticsRequest {
     const ENDPOINT: Endpoint = Endpoint::Statistics;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
-        Self::parse_for(q, Answer::Statistics)
+        Self::parse_statistics(q)
     }
 }
 
 impl StatisticsRequest {
-    /// The request, its format among those of `answer` (a POST: the data formats).
-    fn parse_for(q: &Query<'_>, answer: Answer) -> Result<Self, ApiError> {
+    /// The statistics asked for, of one series or many (the format among the endpoint's).
+    fn parse_statistics(q: &Query<'_>) -> Result<Self, ApiError> {
         let kind = q.value(&param::STATISTICS_TYPE)?.ok_or_else(|| {
             ApiError::param(
                 param::STATISTICS_TYPE.name,
@@ -751,7 +753,7 @@ impl StatisticsRequest {
                 qualities: qualities(q)?,
                 exceedance,
             },
-            format: q.format(answer)?,
+            format: q.format()?,
             size: chart_size(q)?,
         })
     }
@@ -770,15 +772,9 @@ impl Request for ManyStatisticsRequest {
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         Ok(Self {
             selection: SeriesSelection::parse(q)?,
-            // A selection sent in a body gets the data formats, not the charts.
-            statistics: StatisticsRequest::parse_for(
-                q,
-                if q.posted {
-                    Answer::PostedStatistics
-                } else {
-                    Answer::ManyStatistics
-                },
-            )?,
+            // A selection sent in a body gets the data formats, not the charts
+            // (`Endpoint::PostedStatistics`).
+            statistics: StatisticsRequest::parse_statistics(q)?,
         })
     }
 }
@@ -801,7 +797,7 @@ impl Request for SqlRequest {
         })?;
         Ok(Self {
             statement,
-            format: q.format(Answer::Sql)?,
+            format: q.format()?,
         })
     }
 }

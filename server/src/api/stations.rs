@@ -2,7 +2,7 @@
 
 use crate::api::Ctx;
 use crate::api::query_parameters::SEARCH;
-use crate::api::request::{Paging, Request, StationRequest, StationsRequest};
+use crate::api::request::{Paging, StationRequest, StationsRequest};
 use crate::api::swapped::{Alternate, swapped_coordinates};
 use crate::http::error::ApiError;
 use crate::http::negotiate::{Answer, Format};
@@ -191,7 +191,7 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         include,
         fields,
         format,
-    } = StationRequest::parse(&ctx.typed_query())?;
+    } = ctx.parse::<StationRequest>()?;
     if format == Format::Html {
         let offered = Format::offered(Answer::Stations);
         let catalog = &ctx.version.dataset.catalog;

@@ -4,7 +4,7 @@
 
 use crate::api::changes::{Changes, changes};
 use crate::api::context::fault;
-use crate::api::request::{Paging, Request, ValuesRequest};
+use crate::api::request::{Paging, ValuesRequest};
 use crate::api::rows::{Planned, send_rows};
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
@@ -40,7 +40,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         format,
         size,
         changed_since,
-    } = ValuesRequest::parse(&ctx.typed_query())?;
+    } = ctx.parse::<ValuesRequest>()?;
     if let Some(base) = &changed_since {
         let asked = Changes {
             base,

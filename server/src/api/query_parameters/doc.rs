@@ -4,7 +4,7 @@
 //! ranges.
 
 use super::endpoint::Endpoint;
-use crate::http::negotiate::{Answer, Format};
+use crate::http::negotiate::Format;
 use crate::render::chart;
 use crate::render::resources::{
     CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, MANY_VALUE_FIELDS, PARAMETER_FIELDS,
@@ -179,29 +179,6 @@ fn zone() -> Value {
             "Africa/Johannesburg"]},
         {"type": "string", "pattern": r"^[+-]((0\d|1[0-7]):[0-5]\d|18:00)$"}],
         "example": "Europe/Berlin"})
-}
-
-/// What answer kind an endpoint's formats are those of.
-fn answer_of(endpoint: Endpoint) -> Answer {
-    match endpoint {
-        Endpoint::Landing | Endpoint::Document => Answer::Landing,
-        Endpoint::Stations | Endpoint::Station => Answer::Stations,
-        Endpoint::Values => Answer::Values,
-        Endpoint::ManyValues => Answer::ManyValues,
-        Endpoint::PostedValues => Answer::PostedValues,
-        Endpoint::Latest => Answer::Latest,
-        Endpoint::Statistics => Answer::Statistics,
-        Endpoint::ManyStatistics => Answer::ManyStatistics,
-        Endpoint::PostedStatistics => Answer::PostedStatistics,
-        Endpoint::Sql => Answer::Sql,
-        Endpoint::Parameters
-        | Endpoint::Parameter
-        | Endpoint::Characteristics
-        | Endpoint::Characteristic
-        | Endpoint::Versions
-        | Endpoint::Version
-        | Endpoint::Fixed => Answer::Catalog,
-    }
 }
 
 /// The names `sort` takes on an endpoint.
@@ -455,7 +432,7 @@ pub const HEIGHT: Doc = own(
 pub const FORMAT: Doc = own(
     "output format (short name or media type); wins over Accept",
     |endpoint| {
-        let names: Vec<&str> = Format::offered(answer_of(endpoint))
+        let names: Vec<&str> = Format::offered(endpoint.answer())
             .into_iter()
             .map(Format::short)
             .collect();
