@@ -42,9 +42,10 @@ use month_file::{FooterCache, ObjectSlots};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Budget of the engine's footer cache (month files' footers, page indexes and what the readers
-/// derive from them). A month file's footer is a few KB, so this holds those of tens of
-/// thousands of station-months.
+/// Budget of the engine's footer cache (month files' footers, offset indexes and what the
+/// readers derive from them). A month file of two series takes about 10 KB of it once a Parquet
+/// answer copied from it (190 MB for the 18 720 months of `benches/many_ab.py`'s answer), so
+/// this holds about 20 000 of them; an answer over more months than that reads footers again.
 pub const FOOTER_CACHE_BYTES: usize = 192 * 1024 * 1024;
 
 /// Budget of DataFusion's own metadata cache, which only its scans use (answers sorted by value

@@ -63,8 +63,8 @@ impl MonthFooter {
 }
 
 /// The engine's cache of month files' footers ([`MonthFooter`]), within a byte budget; each
-/// file keeps its own slot. A month file's metadata is a few KB, so the default budget holds
-/// the footers of tens of thousands of station-months.
+/// file keeps its own slot. A month file's footer takes about 10 KB of it (see
+/// [`super::FOOTER_CACHE_BYTES`]).
 pub type FooterCache = SlotCache<MonthFooter>;
 
 /// What reading an object of the store again and again keeps at hand: its location (parsed
@@ -209,8 +209,13 @@ impl MonthFile {
                 Some(bytes) => bytes,
                 None => self.read(store, start..size).await?,
             };
-            let mut reader =
-                ParquetMetaDataReader::new().with_page_index_policy(PageIndexPolicy::Optional);
+            // The offset index (where each page starts) serves page-by-page reads; the column
+            // index (each page's minimum and maximum) nothing here: left out, a footer takes
+            // 27 % less of the cache (6.6 KB instead of 9.0 for a month of two series) and
+            // less time to parse. Parquet answers copy the column index from the file's bytes.
+            let mut reader = ParquetMetaDataReader::new()
+                .with_column_index_policy(PageIndexPolicy::Skip)
+                .with_offset_index_policy(PageIndexPolicy::Optional);
             match reader.try_parse_sized(&bytes, size) {
                 Ok(()) => break (reader.finish()?, Tail { start, bytes }),
                 Err(ParquetError::NeedMoreData(needed)) if (needed as u64) > want => {
