@@ -4,7 +4,8 @@
 //! - NDJSON: ours vs `arrow_json::LineDelimitedWriter`.
 //!
 //! One year of a 15-minute series (35 040 rows) with two-decimal values, as `hydro generate`
-//! writes them. `cargo bench --bench encode`
+//! writes them: around 466 (a water level), and for CSV also around 2 174 (a discharge, whose
+//! numbers have a second group of digits). `cargo bench --bench encode`
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use datafusion::arrow::array::{
@@ -23,14 +24,15 @@ const ROWS: usize = 35_040;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn year() -> RecordBatch {
+/// The year's values start at `first_level / 100` and walk by up to 1.5 a step.
+fn year(first_level: i64) -> RecordBatch {
     let start = 1_420_070_400_000_000i64; // 2015-01-01T00:00:00Z
     let step = 15 * 60 * 1_000_000i64;
     let times: TimestampMicrosecondArray = (0..ROWS as i64)
         .map(|i| start + i * step)
         .collect::<Vec<_>>()
         .into();
-    let mut level = 46_616i64;
+    let mut level = first_level;
     let mut rng = 0x2545_f491_4f6c_dd1du64;
     let values: Float64Array = (0..ROWS)
         .map(|_| {
@@ -77,12 +79,16 @@ fn bytes(chunks: Vec<bytes::Bytes>) -> usize {
 }
 
 fn encode(c: &mut Criterion) {
-    let batch = year();
+    let batch = year(46_616);
+    let discharges = year(217_391);
     let mut g = c.benchmark_group("encode_year");
     g.throughput(Throughput::Elements(ROWS as u64));
     let csv = ours(Format::Csv);
     g.bench_function("csv/ours", |b| {
         b.iter(|| bytes(csv.rows(black_box(&batch)).unwrap()))
+    });
+    g.bench_function("csv/ours/discharge", |b| {
+        b.iter(|| bytes(csv.rows(black_box(&discharges)).unwrap()))
     });
     g.bench_function("csv/arrow_csv", |b| {
         b.iter(|| {
