@@ -12,7 +12,7 @@
 //! dozen bytes. That writer stays as the fallback ([`ConstantColumns::written`]), and the
 //! tests read both alike.
 
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::parquet::assembly::{Chunks, FileFooter};
 use bytes::Bytes;
 use datafusion::arrow::array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};
@@ -164,11 +164,10 @@ fn constant_chunk(
     text: &[u8],
     rows: usize,
 ) -> Result<(Bytes, ColumnCloseResult)> {
-    let count = u32::try_from(rows).map_err(|_| {
-        crate::error::EngineError::Internal(format!("{rows} rows in one constant chunk"))
-    })?;
+    let count = u32::try_from(rows)
+        .map_err(|_| EngineError::Internal(format!("{rows} rows in one constant chunk")))?;
     let len = u32::try_from(text.len())
-        .map_err(|_| crate::error::EngineError::Internal("a constant text over 4 GiB".into()))?;
+        .map_err(|_| EngineError::Internal("a constant text over 4 GiB".into()))?;
     let mut dictionary = len.to_le_bytes().to_vec();
     dictionary.extend_from_slice(text);
     // Keys: their bit width (0, for a dictionary of one value), then one RLE run of `rows`
