@@ -14,6 +14,7 @@
 
 use crate::error::{EngineError, Result};
 use crate::parquet::assembly::{Chunks, FileFooter};
+use crate::parquet::thrift;
 use bytes::Bytes;
 use datafusion::arrow::array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{Int32Type, SchemaRef};
@@ -172,18 +173,9 @@ fn constant_chunk(
     dictionary.extend_from_slice(text);
     // Keys: their bit width (0, for a dictionary of one value), then one RLE run of `rows`
     // zeros: its header is the run length shifted left once (the low bit 0 says RLE), as a
-    // ULEB128 varint, and a value of bit width 0 takes no bytes.
+    // ULEB128 varint (Thrift's too), and a value of bit width 0 takes no bytes.
     let mut keys = vec![0u8];
-    let mut header = u64::from(count) << 1;
-    loop {
-        let byte = (header & 0x7f) as u8;
-        header >>= 7;
-        if header == 0 {
-            keys.push(byte);
-            break;
-        }
-        keys.push(byte | 0x80);
-    }
+    thrift::put_varint(&mut keys, u64::from(count) << 1);
     let page = |page: Page| {
         let size = page.buffer().len();
         CompressedPage::new(page, size)
