@@ -99,6 +99,8 @@ fn series(c: &mut Criterion) {
     );
     let files: Vec<std::path::PathBuf> = ten
         .value_files(&station)
+        .expect("the station's files")
+        .into_iter()
         .filter(|f| f.month.year() == 2018)
         .map(|f| dir10.path().join(f.object()))
         .collect();

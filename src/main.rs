@@ -397,6 +397,21 @@ async fn ensure_demo() -> anyhow::Result<String> {
     Ok(DEMO_DIR.to_owned())
 }
 
+/// Warns when a dataset served from a bucket has months that `hydro compact` would join
+/// (each is a request of its own there).
+fn warn_of_loose_files(dataset: &Dataset, data: &str) {
+    let this_month = Month::current();
+    match dataset.loose_files(this_month) {
+        Ok(0) => tracing::info!("every month file before {this_month} is compacted"),
+        Ok(loose) => tracing::warn!(
+            "{loose} month files before {this_month} are not compacted: a download from the \
+             bucket reads each on its own; `hydro compact --out {data}` joins a station-year \
+             into one file"
+        ),
+        Err(e) => tracing::warn!("counting the month files to compact: {e}"),
+    }
+}
+
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -503,17 +518,7 @@ async fn run() -> anyhow::Result<()> {
                 );
             }
             dataset.cache_values(config.value_cache_bytes);
-            if store.read_cost() == ReadCost::RoundTrip {
-                let this_month = Month::current();
-                let loose = dataset.loose_files(this_month);
-                if loose > 0 {
-                    tracing::warn!(
-                        "{loose} month files before {this_month} are not compacted: a download \
-                         from the bucket reads each on its own; `hydro compact --out {data}` \
-                         joins a station-year into one file"
-                    );
-                }
-            }
+            dataset.cache_files(config.files_cache_bytes);
             let listener = tokio::net::TcpListener::bind(&bind)
                 .await
                 .with_context(|| format!("binding {bind}"))?;
@@ -521,6 +526,12 @@ async fn run() -> anyhow::Result<()> {
             let state = Arc::new(
                 AppState::new(dataset, config, &local.to_string()).map_err(anyhow::Error::msg)?,
             );
+            if store.read_cost() == ReadCost::RoundTrip {
+                // Decodes the whole files table: after start, not before it.
+                let dataset = Arc::clone(&state.version().dataset);
+                let data = data.clone();
+                tokio::task::spawn_blocking(move || warn_of_loose_files(&dataset, &data));
+            }
             let memory = state.version().dataset.memory();
             let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
             tracing::info!(

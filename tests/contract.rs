@@ -449,6 +449,14 @@ async fn metrics_report_the_memory_budgets_together() {
         gauge("hydro_memory_budget_bytes{part=\"value_cache\"}"),
         (64 << 20) as f64
     );
+    assert!(
+        gauge("hydro_memory_bytes{part=\"files_cache\"}") > 0.0,
+        "a station's files were decoded"
+    );
+    assert_eq!(
+        gauge("hydro_memory_budget_bytes{part=\"files_cache\"}"),
+        (128 << 20) as f64
+    );
 }
 
 /// `q` finds stations by name or water body name, however accents and case are typed, and

@@ -216,3 +216,101 @@ async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
     std::fs::write(&manifest, good).unwrap();
     wait_for(&b, |(v, s)| s == "ok" && *v == second_version).await;
 }
+
+/// A gauge of `/metrics`.
+async fn gauge(base: &str, name: &str) -> f64 {
+    let root = base.trim_end_matches("/v1");
+    let text = get(&format!("{root}/metrics")).await.text();
+    text.lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name} in {text}"))
+}
+
+/// Stations' files are decoded from the files table when a request first needs them and kept
+/// within `files_cache_bytes`: a server whose budget keeps none decodes them for every
+/// request, before and after it switches to an appended version, and answers as one that
+/// keeps them.
+#[tokio::test]
+async fn stations_files_are_decoded_when_asked_for_before_and_after_a_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    common::generate(
+        dir.path(),
+        &["--stations", "3", "--years", "2", "--seed", "5"],
+    );
+    let follow = ("HYDRO_FOLLOW_SECONDS", "1");
+    let none_kept = Server::start_with(dir.path(), &[follow, ("HYDRO_FILES_CACHE_BYTES", "1")]);
+    let kept = Server::start_with(dir.path(), &[follow]);
+    let stations: Vec<String> = get(&format!("{}/stations?fields=id", kept.base))
+        .await
+        .json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(stations.len(), 3);
+    let fresh = [("Cache-Control", "no-cache")];
+    let answers = |base: String| {
+        let stations = stations.clone();
+        async move {
+            let mut bodies = Vec::new();
+            for sid in &stations {
+                let url =
+                    format!("{base}/stations/{sid}/parameters/water-level-15min/values?format=csv");
+                let got = request("GET", &url, &fresh).await;
+                assert_eq!(got.status, 200, "{url}");
+                bodies.push(got.body);
+            }
+            bodies
+        }
+    };
+    let before = answers(kept.base.clone()).await;
+    assert_eq!(answers(none_kept.base.clone()).await, before);
+    let cache = "hydro_memory_bytes{part=\"files_cache\"}";
+    assert_eq!(gauge(&none_kept.base, cache).await, 0.0);
+    assert!(gauge(&kept.base, cache).await > 0.0);
+    assert_eq!(
+        gauge(
+            &none_kept.base,
+            "hydro_memory_budget_bytes{part=\"files_cache\"}"
+        )
+        .await,
+        1.0
+    );
+
+    // An append to the first station; both servers follow.
+    let (first_version, _) = serving(&kept.base).await;
+    let values = dir.path().join("append.csv");
+    std::fs::write(
+        &values,
+        format!(
+            "stationId,parameterId,timestamp,value,quality\n\
+             {},water-level-15min,2040-01-01T00:00:00Z,1.5,unchecked\n",
+            stations[0]
+        ),
+    )
+    .unwrap();
+    let appended = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["import", "--append", "--out"])
+        .arg(dir.path())
+        .arg("--values")
+        .arg(&values)
+        .output()
+        .unwrap();
+    assert!(
+        appended.status.success(),
+        "{}",
+        String::from_utf8_lossy(&appended.stderr)
+    );
+    for base in [&kept.base, &none_kept.base] {
+        wait_for(base, |(v, _)| *v != first_version).await;
+    }
+    let after = answers(kept.base.clone()).await;
+    assert_eq!(answers(none_kept.base.clone()).await, after);
+    assert_ne!(after[0], before[0], "the appended station's answer changed");
+    assert!(String::from_utf8_lossy(&after[0]).contains("2040-01-01T00:00:00"));
+    assert_eq!(after[1..], before[1..], "the other stations' did not");
+    assert_eq!(gauge(&none_kept.base, cache).await, 0.0);
+}

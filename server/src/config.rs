@@ -286,6 +286,10 @@ settings! {
     /// Bytes of value files kept in memory once read, so that answers made again from them do
     /// not read them again (0: none kept).
     value_cache_bytes: u64 = 64 << 20;
+    /// Bytes of stations' month file lists kept decoded from the files table once a request
+    /// needed them (a station of 20 years of two series takes ~60 KB); shared by every
+    /// version open.
+    files_cache_bytes: u64 = 128 << 20;
     /// Seconds between checks for a newer published version of the dataset, which is then
     /// served without a restart (0: never; the version served at start stays).
     follow_seconds: u64 = 5;

@@ -51,11 +51,13 @@ impl Version {
     /// The version of `dataset`, following `previous` if one was served before it; its
     /// series' newest values (for `/v1/latest`) are taken over from `previous` where its files
     /// say they are unchanged, and the rest found in the background when a runtime runs.
-    pub fn of(dataset: Dataset, previous: Option<&Dataset>) -> Self {
+    pub fn of(mut dataset: Dataset, previous: Option<&Dataset>) -> Self {
         let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
             .ok()
             .map(|t| t.with_timezone(&chrono::Utc));
         if let Some(previous) = previous {
+            // One budget for both while the previous one is still read.
+            dataset.share_files_cache(previous);
             let carried = dataset.carry_latest(previous);
             tracing::debug!("{carried} series' newest values carried over to the new version");
         }
@@ -483,6 +485,7 @@ impl Versions {
             .await
             .map_err(ApiError::Engine)?;
         dataset.share_value_cache(&current.dataset);
+        dataset.share_files_cache(&current.dataset);
         tracing::info!(
             version = %record.version,
             seconds = started.elapsed().as_secs_f64(),

@@ -43,6 +43,7 @@ use datafusion::object_store::ObjectStore;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
 use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::file::properties::EnabledStatistics;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
@@ -50,8 +51,13 @@ const W: &str = "files table";
 
 /// Files buffered before they go to the Parquet writer as one batch.
 const BATCH_FILES: usize = 4096;
-/// Rows of a row group of the table.
-const ROW_GROUP_ROWS: usize = 64 * 1024;
+/// Rows after which the writer closes a row group, at the end of a batch: a row group holds
+/// whole files (a month's rows never span two). Tables written before this were cut every
+/// 64 Ki rows, anywhere.
+const ROW_GROUP_ROWS: usize = 8 * 1024;
+/// Rows of a page: a station's rows are read through the offset index, the pages that hold
+/// them only (`dataset::station_files`), and a station of 20 years has 240-480 rows.
+const PAGE_ROWS: usize = 1024;
 
 fn schema() -> SchemaRef {
     static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
@@ -96,7 +102,11 @@ impl FilesTableWriter {
         let path = layout::catalog_path("files", generation);
         let props = writer_properties()
             .into_builder()
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_max_row_group_row_count(None)
+            .set_data_page_row_count_limit(PAGE_ROWS)
+            .set_write_batch_size(PAGE_ROWS)
+            // Statistics of row groups only: nothing reads a column index of the table.
+            .set_statistics_enabled(EnabledStatistics::Chunk)
             .build();
         let sink = BufWriter::new(store, Path::from(path.as_str()));
         let writer = AsyncArrowWriter::try_new(sink, schema(), Some(props))?;
@@ -185,6 +195,9 @@ impl FilesTableWriter {
             .write(&RecordBatch::try_new(schema(), columns)?)
             .await?;
         self.pending.clear();
+        if self.writer.in_progress_rows() >= ROW_GROUP_ROWS {
+            self.writer.flush().await?;
+        }
         Ok(())
     }
 
@@ -303,6 +316,16 @@ fn finished(mut file: ValueFile, series: Vec<SeriesStats>) -> Result<ValueFile> 
 /// The value files a files table lists, with ids sharing the catalog's texts.
 pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>> {
     let (rows, batches) = from_parquet(bytes, W)?;
+    decode_batches(rows, batches, texts)
+}
+
+/// The value files of `rows` rows of a files table: a whole table, or row groups of it (in
+/// which a file at either end may be cut, in tables written before groups held whole files).
+pub(crate) fn decode_batches(
+    rows: usize,
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+    texts: &mut Interner,
+) -> Result<Vec<ValueFile>> {
     // About two parameters a file; the exact count is not known before reading.
     let mut files: Vec<ValueFile> = room_for(rows / 2 + 1, W)?;
     let mut series: Vec<SeriesStats> = Vec::new();

@@ -17,6 +17,7 @@ pub mod layout;
 pub mod manifest;
 pub(crate) mod month_file;
 pub mod rollups;
+pub mod station_files;
 pub mod versions;
 
 use crate::catalog::Catalog;
@@ -37,8 +38,9 @@ use datafusion::object_store::{ObjectStore, ObjectStoreExt, UpdateVersion};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use layout::MANIFEST;
 use manifest::{FORMAT_WITH_GAPS, Manifest, OLDEST_FORMAT};
+use month_file::FooterCache;
 pub(crate) use month_file::MonthFile;
-use month_file::{FooterCache, ObjectSlots};
+use station_files::{FilesByStation, FilesCache};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -66,8 +68,12 @@ pub struct MemoryUse {
     pub value_cache_budget: usize,
     /// The catalog, whole in memory (an estimate; it has no budget).
     pub catalog: usize,
-    /// The month files listed by station (the files table as queries use it; an estimate).
+    /// The files table: its bytes and which stations it lists where (an estimate).
     pub files: usize,
+    /// Stations' files decoded from it (see [`station_files`]), and their budget: one cache
+    /// for every version open.
+    pub files_cache: usize,
+    pub files_cache_budget: usize,
 }
 
 /// What DataFusion needs to scan this dataset's value files: the store as registered with the
@@ -89,10 +95,9 @@ pub struct Dataset {
     pub(crate) footers: Arc<FooterCache>,
     /// About how many bytes the catalog holds: it never changes, so measured once.
     catalog_bytes: usize,
-    /// [`MemoryUse::files`], counted when the files were indexed.
-    files_bytes: usize,
     pub(crate) scan_source: ScanSource,
-    pub(crate) files: HashMap<StationId, StationFiles>,
+    /// The files table by station, decoded as stations are asked for.
+    files: FilesByStation,
     /// Each station's rollup file (`rollups`), where it has one.
     pub(crate) rollups: HashMap<StationId, rollups::RollupFile>,
     /// Series' newest values once found (see `query::latest`).
@@ -176,11 +181,26 @@ pub async fn read_published(store: &dyn ObjectStore) -> Result<Option<Published>
 
 /// Reads the tables `manifest` names.
 async fn read_tables(store: &dyn ObjectStore, manifest: Manifest) -> Result<Published> {
-    let get = |path: String| async move {
-        Ok::<_, EngineError>(store.get(&Path::from(path)).await?.bytes().await?)
-    };
-    // Shared texts; the interner itself is scratch, freed before the caller builds indexes.
     let mut texts = catalog_file::Interner::default();
+    let table = get(store, manifest.catalog.files.clone()).await?;
+    let files = files_table::decode_files(table, &mut texts)?;
+    let mut published = read_catalog(store, manifest, texts).await?;
+    published.files = files;
+    Ok(published)
+}
+
+async fn get(store: &dyn ObjectStore, path: String) -> Result<bytes::Bytes> {
+    Ok(store.get(&Path::from(path)).await?.bytes().await?)
+}
+
+/// Reads the tables `manifest` names but the files table (`files` left empty), sharing the
+/// texts of `texts`.
+async fn read_catalog(
+    store: &dyn ObjectStore,
+    manifest: Manifest,
+    mut texts: catalog_file::Interner,
+) -> Result<Published> {
+    let get = |path: String| get(store, path);
     let stations =
         catalog_file::decode_stations(get(manifest.catalog.stations.clone()).await?, &mut texts)?;
     let parameters = catalog_file::decode_parameters(
@@ -191,7 +211,6 @@ async fn read_tables(store: &dyn ObjectStore, manifest: Manifest) -> Result<Publ
         get(manifest.catalog.characteristics.clone()).await?,
         &mut texts,
     )?;
-    let files = files_table::decode_files(get(manifest.catalog.files.clone()).await?, &mut texts)?;
     let rollups = match manifest.catalog.rollups.clone() {
         Some(path) => rollups::decode_table(get(path).await?, &mut texts)?,
         None => Vec::new(),
@@ -201,7 +220,7 @@ async fn read_tables(store: &dyn ObjectStore, manifest: Manifest) -> Result<Publ
         stations,
         parameters,
         characteristics,
-        files,
+        files: Vec::new(),
         rollups,
     })
 }
@@ -220,58 +239,38 @@ impl Dataset {
 
     /// The version published in `store` now.
     pub async fn open(store: &Store) -> Result<Self> {
-        let published = read_published(store.object.as_ref())
+        let manifest = read_manifest(store.object.as_ref())
             .await?
             .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
-        Self::of(store, published)
+        Self::open_version(store, manifest).await
     }
 
     /// The version of `store` whose manifest (its record, [`versions`]) is `manifest`: the
-    /// current one or an earlier one.
+    /// current one or an earlier one. Its files table is indexed by station and decoded a
+    /// station at a time when asked for (see [`station_files`]).
     pub async fn open_version(store: &Store, manifest: Manifest) -> Result<Self> {
-        let published = read_tables(store.object.as_ref(), manifest).await?;
-        Self::of(store, published)
+        let path = manifest.catalog.files.clone();
+        let table = get(store.object.as_ref(), path.clone()).await?;
+        let cache = Arc::new(FilesCache::new(station_files::FILES_CACHE_BYTES));
+        let files = FilesByStation::new(path, table, cache)?;
+        let published = read_catalog(
+            store.object.as_ref(),
+            manifest,
+            catalog_file::Interner::default(),
+        )
+        .await?;
+        Self::of(store, published, files)
     }
 
-    fn of(store: &Store, published: Published) -> Result<Self> {
+    fn of(store: &Store, published: Published, files: FilesByStation) -> Result<Self> {
         let Published {
             manifest,
             stations,
             parameters,
             characteristics,
-            files: listed,
+            files: _,
             rollups,
         } = published;
-        let mut files: HashMap<StationId, StationFiles> = HashMap::new();
-        // The months of one station-year file share its slots (one footer for all of them).
-        let mut years: HashMap<(StationId, i32, u64), Arc<ObjectSlots>> = HashMap::new();
-        for f in listed {
-            let month = match f.stored {
-                manifest::Stored::Year(y) => {
-                    let key = (f.station.clone(), f.month.year(), y.generation);
-                    let slots = Arc::clone(years.entry(key).or_default());
-                    MonthFile::sharing(f, slots)
-                }
-                _ => MonthFile::new(f),
-            };
-            files
-                .entry(month.file.station.clone())
-                .or_default()
-                .push(Arc::new(month));
-        }
-        files.values_mut().for_each(|v| {
-            v.sort_by_key(|m| m.file.month);
-            v.shrink_to_fit();
-        });
-        let files_bytes = files
-            .values()
-            .flatten()
-            .map(|m| {
-                size_of::<Arc<MonthFile>>()
-                    + size_of::<MonthFile>()
-                    + m.file.series.len() * size_of::<manifest::SeriesStats>()
-            })
-            .sum();
         let catalog = Catalog::new(stations, parameters, characteristics);
         let catalog_bytes = catalog.memory_size();
 
@@ -298,7 +297,6 @@ impl Dataset {
             ctx,
             footers: Arc::new(FooterCache::new(FOOTER_CACHE_BYTES)),
             catalog_bytes,
-            files_bytes,
             scan_source,
             files,
             rollups: rollups
@@ -329,35 +327,56 @@ impl Dataset {
         self.values = (budget > 0).then(|| Arc::new(ValueCache::new(budget)));
     }
 
+    /// Keeps stations' decoded files within `budget` bytes (see [`station_files`]).
+    pub fn cache_files(&mut self, budget: u64) {
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+        self.files.keep_in(Arc::new(FilesCache::new(budget)));
+    }
+
+    /// Keeps stations' decoded files within `other`'s budget (one for both versions).
+    pub fn share_files_cache(&mut self, other: &Dataset) {
+        self.files.keep_in(Arc::clone(other.files.cache()));
+    }
+
+    /// A station's month files, ascending by month (none for a station without values); an
+    /// error when the part of the files table that lists them cannot be decoded.
+    pub(crate) fn station_files(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        self.files.get(station)
+    }
+
     /// A station's value files, ascending by month.
-    pub fn value_files(
-        &self,
-        station: &StationId,
-    ) -> impl DoubleEndedIterator<Item = &manifest::ValueFile> {
-        self.files
-            .get(station)
-            .into_iter()
-            .flatten()
-            .map(|m| &m.file)
+    pub fn value_files(&self, station: &StationId) -> Result<Vec<manifest::ValueFile>> {
+        let months = self.station_files(station)?;
+        Ok(months.iter().map(|m| m.file.clone()).collect())
+    }
+
+    /// Every station with value files, in the order of the files table (asking for their
+    /// files in this order decodes each part of the table about once).
+    pub fn stations_with_files(&self) -> &[StationId] {
+        self.files.stations()
     }
 
     /// Month files before `before` that are objects of their own, in station-years with at
     /// least two months before it: the files `write::compact` would join into station-year
     /// files (it would also join anew a year whose months lie in different files, which this
-    /// does not count).
-    pub fn loose_files(&self, before: Month) -> usize {
-        self.files
-            .values()
-            .flat_map(|months| months.chunk_by(|a, b| a.file.month.year() == b.file.month.year()))
-            .map(|year| {
-                let settled = year.iter().filter(|m| m.file.month < before).count();
-                let loose = year
-                    .iter()
-                    .filter(|m| m.file.month < before && !m.file.shares_object())
-                    .count();
-                if settled >= 2 { loose } else { 0 }
-            })
-            .sum()
+    /// does not count). Decodes the whole files table, a station at a time.
+    pub fn loose_files(&self, before: Month) -> Result<usize> {
+        let mut loose = 0;
+        for station in self.stations_with_files() {
+            let months = self.station_files(station)?;
+            loose += months
+                .chunk_by(|a, b| a.file.month.year() == b.file.month.year())
+                .map(|year| {
+                    let settled = year.iter().filter(|m| m.file.month < before).count();
+                    let loose = year
+                        .iter()
+                        .filter(|m| m.file.month < before && !m.file.shares_object())
+                        .count();
+                    if settled >= 2 { loose } else { 0 }
+                })
+                .sum::<usize>();
+        }
+        Ok(loose)
     }
 
     /// Requests made so far to the store, by kind, when it is remote (a bucket).
@@ -378,7 +397,9 @@ impl Dataset {
             value_cache: self.cached_value_bytes(),
             value_cache_budget: self.values.as_ref().map_or(0, |v| v.budget()),
             catalog: self.catalog_bytes,
-            files: self.files_bytes,
+            files: self.files.memory(),
+            files_cache: self.files.cache().bytes(),
+            files_cache_budget: self.files.cache().budget(),
         }
     }
 

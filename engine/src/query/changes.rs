@@ -73,12 +73,14 @@ impl Dataset {
         series: &[Series],
         from: Option<Micros>,
         to: Option<Micros>,
-    ) -> Vec<Series> {
-        series
-            .iter()
-            .filter(|s| !self.touched(base, s, from, to).is_empty())
-            .cloned()
-            .collect()
+    ) -> Result<Vec<Series>> {
+        let mut changed = Vec::new();
+        for s in series {
+            if !self.touched(base, s, from, to)?.is_empty() {
+                changed.push(s.clone());
+            }
+        }
+        Ok(changed)
     }
 
     /// The rows of one series (`ids`: false) or of many (with their station and parameter
@@ -95,11 +97,10 @@ impl Dataset {
         } else {
             output_schema(&columns, self.has_gaps())?
         };
-        let touched: Vec<Touched> = query
-            .series
-            .iter()
-            .flat_map(|s| self.touched(base, s, query.from, query.to))
-            .collect();
+        let mut touched: Vec<Touched> = Vec::new();
+        for s in &query.series {
+            touched.extend(self.touched(base, s, query.from, query.to)?);
+        }
         let (from, to) = (query.from, query.to);
         let store = self.store.object_store();
         let out = Arc::clone(&schema);
@@ -149,13 +150,11 @@ impl Dataset {
         (station, parameter): &Series,
         from: Option<Micros>,
         to: Option<Micros>,
-    ) -> Vec<Touched> {
-        let Some(months) = self.files.get(station) else {
-            return Vec::new();
-        };
+    ) -> Result<Vec<Touched>> {
+        let months = self.station_files(station)?;
         let (first, last) = (from.map(Month::of), to.map(Month::of));
-        let base_months = base.files.get(station);
-        months
+        let base_months = base.station_files(station)?;
+        let touched = months
             .iter()
             .map(|m| &m.file)
             .filter(|f| f.generation > base.manifest.generation)
@@ -164,13 +163,13 @@ impl Dataset {
             .map(|f| Touched {
                 series: (station.clone(), parameter.clone()),
                 file: f.clone(),
-                base: base_months.and_then(|b| {
-                    b.binary_search_by_key(&f.month, |m| m.file.month)
-                        .ok()
-                        .map(|i| b[i].file.clone())
-                }),
+                base: base_months
+                    .binary_search_by_key(&f.month, |m| m.file.month)
+                    .ok()
+                    .map(|i| base_months[i].file.clone()),
             })
-            .collect()
+            .collect();
+        Ok(touched)
     }
 }
 

@@ -11,8 +11,8 @@
 //! archive most series are unchanged, and a new version every few minutes would otherwise read
 //! every series' last month from the store again.
 
-use crate::dataset::Dataset;
 pub use crate::dataset::latest_values::Latest;
+use crate::dataset::{Dataset, StationFiles};
 use crate::error::{EngineError, Result};
 use crate::model::gap::is_gap;
 use crate::model::ids::Series;
@@ -22,6 +22,7 @@ use crate::query::spec::{ReadAhead, ValuesQuery, Window};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use futures::{StreamExt, TryStreamExt};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Series read at once while finding newest values.
@@ -56,43 +57,48 @@ impl Dataset {
     /// Keeps the newest values `previous` has found for the series whose newest month file is
     /// the same file (station, month and generation) in both versions: files are never
     /// rewritten in place, so such a series' newest value is the same. Returns how many.
+    /// Goes through the stations in the order of this version's files table (see
+    /// [`Dataset::stations_with_files`]); a station whose files cannot be read is left to the
+    /// requests for it.
     pub fn carry_latest(&self, previous: &Dataset) -> usize {
-        let mut carried = 0;
+        let mut found: HashMap<StationId, Vec<(ParameterId, Option<Latest>)>> = HashMap::new();
         for ((station, parameter), latest) in previous.latest.snapshot() {
-            let here = self.newest_file(&station, &parameter);
-            if here.is_some() && here == previous.newest_file(&station, &parameter) {
-                self.latest.put((station, parameter), latest);
-                carried += 1;
+            found.entry(station).or_default().push((parameter, latest));
+        }
+        let mut carried = 0;
+        for station in self.stations_with_files() {
+            let Some(series) = found.remove(station) else {
+                continue;
+            };
+            let (Ok(here), Ok(there)) =
+                (self.station_files(station), previous.station_files(station))
+            else {
+                continue;
+            };
+            for (parameter, latest) in series {
+                let newest = newest_file(&here, &parameter);
+                if newest.is_some() && newest == newest_file(&there, &parameter) {
+                    self.latest.put((station.clone(), parameter), latest);
+                    carried += 1;
+                }
             }
         }
         carried
-    }
-
-    /// The month and generation of the newest month file with rows of the series.
-    fn newest_file(&self, station: &StationId, parameter: &ParameterId) -> Option<(Month, u64)> {
-        self.value_files(station)
-            .rev()
-            .find(|f| {
-                f.series
-                    .iter()
-                    .any(|s| s.parameter == *parameter && s.rows > 0)
-            })
-            .map(|f| (f.month, f.generation))
     }
 
     /// Finds every series' newest value, so that requests find them kept. A series that
     /// cannot be read is left to the request that asks for it (which then fails as a read
     /// does).
     pub async fn warm_latest(self: Arc<Self>) {
+        // In the files table's order, so that each part of it is decoded about once.
         let all: Vec<Series> = self
-            .catalog
-            .stations()
+            .stations_with_files()
             .iter()
             .flat_map(|s| {
                 self.catalog
-                    .parameters(&s.id)
+                    .parameters(s)
                     .iter()
-                    .map(|p| (s.id.clone(), p.id.clone()))
+                    .map(|p| (s.clone(), p.id.clone()))
             })
             .collect();
         for chunk in all.chunks(256) {
@@ -161,4 +167,18 @@ fn newest_with_value(batch: &RecordBatch) -> Result<Option<Latest>> {
         value: Some(values.value(last)),
         quality: Arc::from(texts.value(key)),
     }))
+}
+
+/// The month and generation of the newest month file with rows of the series.
+fn newest_file(months: &StationFiles, parameter: &ParameterId) -> Option<(Month, u64)> {
+    months
+        .iter()
+        .rev()
+        .map(|m| &m.file)
+        .find(|f| {
+            f.series
+                .iter()
+                .any(|s| s.parameter == *parameter && s.rows > 0)
+        })
+        .map(|f| (f.month, f.generation))
 }

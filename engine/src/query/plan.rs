@@ -30,7 +30,7 @@ use crate::dataset::layout::{
     COL_PARAMETER, COL_QUALITY, COL_TIMESTAMP, UTC, values_schema, values_schema_with_gaps,
 };
 use crate::dataset::manifest::{SeriesStats, ValueFile};
-use crate::dataset::{Dataset, MonthFile};
+use crate::dataset::{Dataset, MonthFile, StationFiles};
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
@@ -490,24 +490,24 @@ impl Dataset {
     fn month_read(&self, part: &MonthPart<'_>, columns: Arc<[usize]>) -> MonthRead {
         MonthRead::new(self, part.month, part.row_group(), columns)
     }
+}
 
-    fn month_parts(&self, station: &StationId, parameter: &ParameterId) -> Vec<MonthPart<'_>> {
-        let Some(files) = self.files.get(station) else {
-            return Vec::new();
-        };
-        files
-            .iter()
-            .filter_map(|f| {
-                let stats = f.file.series.iter().find(|s| s.parameter == *parameter)?;
-                (stats.rows > 0).then_some(MonthPart {
-                    month: f,
-                    stats,
-                    rows: None,
-                })
+/// The station's month files with rows of `parameter`, ascending.
+fn month_parts<'a>(files: &'a StationFiles, parameter: &ParameterId) -> Vec<MonthPart<'a>> {
+    files
+        .iter()
+        .filter_map(|f| {
+            let stats = f.file.series.iter().find(|s| s.parameter == *parameter)?;
+            (stats.rows > 0).then_some(MonthPart {
+                month: f,
+                stats,
+                rows: None,
             })
-            .collect()
-    }
+        })
+        .collect()
+}
 
+impl Dataset {
     /// The predicate `parameter = P [AND timestamp >= lo] [AND timestamp <= hi]
     /// [AND quality IN (qualities)]`.
     fn predicate(
@@ -564,7 +564,8 @@ impl Dataset {
         columns: &[ValueColumn],
         qualities: Option<&[String]>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let parts = self.month_parts(station, parameter);
+        let months = self.station_files(station)?;
+        let parts = month_parts(&months, parameter);
         let files: Vec<&ValueFile> = parts
             .iter()
             .filter(|p| p.stats.max >= lo && p.stats.min <= hi)
@@ -647,7 +648,8 @@ impl Dataset {
             q.columns.clone()
         };
         let out_schema = output_schema(&columns, self.has_gaps())?;
-        let mut parts = self.month_parts(&q.station, &q.parameter);
+        let months = self.station_files(&q.station)?;
+        let mut parts = month_parts(&months, &q.parameter);
 
         // The window in time, inclusive.
         let (lo, hi) = match q.window {

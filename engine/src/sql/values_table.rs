@@ -29,7 +29,7 @@ use crate::query::sorted::scanned;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::Session;
-use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::common::{DFSchema, DataFusionError, ScalarValue};
 use datafusion::datasource::TableType;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
@@ -58,6 +58,11 @@ impl std::fmt::Debug for ValuesTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ValuesTable({})", self.dataset.manifest.version)
     }
+}
+
+/// An engine error as DataFusion carries it.
+fn external(e: crate::error::EngineError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
 }
 
 fn station_field() -> Field {
@@ -106,7 +111,7 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
         let one_series = Pick::of(filters.iter().copied())
-            .one_series(&self.dataset)
+            .one_series(&self.dataset)?
             .is_some();
         Ok(filters
             .iter()
@@ -130,7 +135,7 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let pick = Pick::of(filters);
-        if let Some(series) = pick.one_series(&self.dataset) {
+        if let Some(series) = pick.one_series(&self.dataset)? {
             let schema = table_schema(self.dataset.has_gaps());
             let projected = match projection {
                 Some(p) => Arc::new(schema.project(p)?),
@@ -148,7 +153,7 @@ impl datafusion::catalog::TableProvider for ValuesTable {
                 projected,
             )));
         }
-        let files = self.files(&pick);
+        let files = self.files(&pick)?;
         parquet_scan(
             &self.dataset,
             state,
@@ -217,39 +222,40 @@ pub(super) fn parquet_scan(
 impl ValuesTable {
     /// The station-months `pick` can match, as the scan reads them: each station's files in
     /// month order (a station-year file's months as that file), `station` set on each.
-    fn files(&self, pick: &Pick) -> Vec<Vec<PartitionedFile>> {
+    fn files(&self, pick: &Pick) -> Result<Vec<Vec<PartitionedFile>>> {
         let dataset = &self.dataset;
-        let mut stations: Vec<_> = match &pick.stations {
-            Some(ids) => dataset
-                .files
-                .iter()
-                .filter(|(id, _)| ids.contains(id.as_str()))
-                .collect(),
-            None => dataset.files.iter().collect(),
-        };
-        stations.sort_by(|a, b| a.0.cmp(b.0));
-        stations
-            .into_iter()
-            .filter_map(|(id, months)| {
-                let matching: Vec<&ValueFile> = months
-                    .iter()
-                    .map(|m| &m.file)
-                    .filter(|f| pick.matches(f))
-                    .collect();
-                if matching.is_empty() {
-                    return None;
-                }
-                let station = ScalarValue::Utf8(Some(id.as_str().to_owned()));
-                let files = scanned(&matching)
-                    .into_iter()
-                    .map(|mut f| {
-                        f.partition_values = vec![station.clone()];
-                        f
-                    })
-                    .collect();
-                Some(files)
+        let mut stations: Vec<&StationId> = dataset
+            .stations_with_files()
+            .iter()
+            .filter(|id| {
+                pick.stations
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(id.as_str()))
             })
-            .collect()
+            .collect();
+        stations.sort();
+        let mut groups = Vec::new();
+        for id in stations {
+            let months = dataset.station_files(id).map_err(external)?;
+            let matching: Vec<&ValueFile> = months
+                .iter()
+                .map(|m| &m.file)
+                .filter(|f| pick.matches(f))
+                .collect();
+            if matching.is_empty() {
+                continue;
+            }
+            let station = ScalarValue::Utf8(Some(id.as_str().to_owned()));
+            let files = scanned(&matching)
+                .into_iter()
+                .map(|mut f| {
+                    f.partition_values = vec![station.clone()];
+                    f
+                })
+                .collect();
+            groups.push(files);
+        }
+        Ok(groups)
     }
 }
 
@@ -299,23 +305,25 @@ impl Pick {
     }
 
     /// The one series the filters name (one station, one parameter), if the dataset has it.
-    fn one_series(&self, dataset: &Dataset) -> Option<(StationId, ParameterId)> {
+    fn one_series(&self, dataset: &Dataset) -> Result<Option<(StationId, ParameterId)>> {
         let only = |set: &Option<HashSet<String>>| match set {
             Some(s) if s.len() == 1 => s.iter().next().cloned(),
             _ => None,
         };
-        let (station, parameter) = (only(&self.stations)?, only(&self.parameters)?);
-        let (id, months) = dataset
-            .files
-            .iter()
-            .find(|(id, _)| id.as_str() == station)?;
+        let (Some(station), Some(parameter)) = (only(&self.stations), only(&self.parameters))
+        else {
+            return Ok(None);
+        };
+        let Ok(id) = station.parse::<StationId>() else {
+            return Ok(None);
+        };
+        let months = dataset.station_files(&id).map_err(external)?;
         let parameter = months
             .iter()
             .flat_map(|m| m.file.series.iter())
-            .find(|s| s.parameter.as_str() == parameter)?
-            .parameter
-            .clone();
-        Some((id.clone(), parameter))
+            .find(|s| s.parameter.as_str() == parameter)
+            .map(|s| s.parameter.clone());
+        Ok(parameter.map(|p| (id, p)))
     }
 
     /// Whether the month holds a series `self` can match.

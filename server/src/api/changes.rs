@@ -66,7 +66,7 @@ pub(crate) async fn changes(ctx: &Ctx<'_>, asked: Changes<'_>) -> Result<Reply, 
     let series = if many {
         target
             .dataset
-            .changed_series(&base.dataset, &asked.series, from, to)
+            .changed_series(&base.dataset, &asked.series, from, to)?
     } else {
         asked.series
     };

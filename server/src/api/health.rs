@@ -91,8 +91,8 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
 # HELP hydro_answer_store_bytes Bytes in the answer store.\n# TYPE hydro_answer_store_bytes gauge\nhydro_answer_store_bytes {}\n\
 # HELP hydro_answer_store_copies_given_up_total Copies of streamed answers not kept: larger than the store allows, or its writer too far behind.\n# TYPE hydro_answer_store_copies_given_up_total counter\nhydro_answer_store_copies_given_up_total {}\n\
 # HELP hydro_value_cache_bytes Bytes of value files kept in memory once read.\n# TYPE hydro_value_cache_bytes gauge\nhydro_value_cache_bytes {}\n\
-# HELP hydro_memory_bytes Bytes held in memory by the dataset, by part (the catalog's and the files table's are estimates).\n# TYPE hydro_memory_bytes gauge\nhydro_memory_bytes{{part=\"footer_cache\"}} {}\nhydro_memory_bytes{{part=\"value_cache\"}} {}\nhydro_memory_bytes{{part=\"catalog\"}} {}\nhydro_memory_bytes{{part=\"files\"}} {}\n\
-# HELP hydro_memory_budget_bytes Budgets of the dataset's caches (0: off).\n# TYPE hydro_memory_budget_bytes gauge\nhydro_memory_budget_bytes{{part=\"footer_cache\"}} {}\nhydro_memory_budget_bytes{{part=\"value_cache\"}} {}\n\
+# HELP hydro_memory_bytes Bytes held in memory by the dataset, by part (the catalog's is an estimate; files: the files table and where it lists each station; files_cache: stations' files decoded from it, for every version open).\n# TYPE hydro_memory_bytes gauge\nhydro_memory_bytes{{part=\"footer_cache\"}} {}\nhydro_memory_bytes{{part=\"value_cache\"}} {}\nhydro_memory_bytes{{part=\"catalog\"}} {}\nhydro_memory_bytes{{part=\"files\"}} {}\nhydro_memory_bytes{{part=\"files_cache\"}} {}\n\
+# HELP hydro_memory_budget_bytes Budgets of the dataset's caches (0: off).\n# TYPE hydro_memory_budget_bytes gauge\nhydro_memory_budget_bytes{{part=\"footer_cache\"}} {}\nhydro_memory_budget_bytes{{part=\"value_cache\"}} {}\nhydro_memory_budget_bytes{{part=\"files_cache\"}} {}\n\
 # HELP hydro_uptime_seconds Seconds since start.\n# TYPE hydro_uptime_seconds gauge\nhydro_uptime_seconds {}\n",
         m.status_2xx.load(Ordering::Relaxed),
         m.status_3xx.load(Ordering::Relaxed),
@@ -109,8 +109,10 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
         memory.value_cache,
         memory.catalog,
         memory.files,
+        memory.files_cache,
         memory.footer_cache_budget,
         memory.value_cache_budget,
+        memory.files_cache_budget,
         state.started.elapsed().as_secs(),
     );
     let (open, open_bytes) = state.versions.open_memory();

@@ -1,0 +1,442 @@
+//! The files table as queries read it: by station, decoded when a station is first asked for
+//! and kept within a byte budget.
+//!
+//! An archive of 200 000 station-years lists 2.4 M month files; decoded whole at open they
+//! took ~1 GB and seconds (issue 56), most of them for stations no request asks for. The
+//! table's Parquet bytes are small (~6 bytes a file: 7.7 MB at 1.2 M files), so a process
+//! keeps them, reads once at open which rows hold each station (the `station` column only),
+//! and decodes a station's rows from memory when it is first asked for: no request to the
+//! store, and only the pages that hold the station's rows (the offset index locates them;
+//! the writer cuts pages every 1 024 rows, so a station of 20 years is one or two pages of
+//! each column).
+//!
+//! A station's files stay while the budget ([`FILES_CACHE_BYTES`], `files_cache_bytes`) holds
+//! them, the oldest leaving first; a station read again after it left is decoded again (its
+//! month files' footers are then read again too, as they are kept with the files). Rows that
+//! cannot be decoded fail the requests for their stations, naming the table's row groups;
+//! others answer.
+
+use crate::dataset::StationFiles;
+use crate::dataset::catalog_file::{Interner, column};
+use crate::dataset::files_table::decode_batches;
+use crate::dataset::manifest::{SeriesStats, Stored, ValueFile};
+use crate::dataset::month_file::{MonthFile, ObjectSlots};
+use crate::error::{BoxError, EngineError, Result};
+use crate::model::ids::StationId;
+use crate::storage::slot_cache::{Slot, SlotCache};
+use bytes::Bytes;
+use datafusion::arrow::array::StringArray;
+use datafusion::parquet::arrow::ProjectionMask;
+use datafusion::parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+    RowSelector,
+};
+use datafusion::parquet::file::metadata::PageIndexPolicy;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, LazyLock};
+
+/// Default budget of the stations' files kept decoded: a station of 20 years of months with
+/// two series takes ~70 KB, so this holds ~1 800 such stations.
+pub const FILES_CACHE_BYTES: usize = 128 * 1024 * 1024;
+
+/// Rows decoded at a time.
+const BATCH_ROWS: usize = 8 * 1024;
+
+/// The budget over every station's decoded files (shared by the versions a server keeps open).
+pub(crate) type FilesCache = SlotCache<StationFiles>;
+
+/// Where a station's rows lie in the table, and the slot of its decoded files.
+struct Located {
+    /// Runs of rows of the table, ascending: one for a station written in one go.
+    runs: Box<[Range<u64>]>,
+    files: Arc<Slot<StationFiles>>,
+}
+
+/// A version's files table, by station; see the module doc.
+pub(crate) struct FilesByStation {
+    /// The table's path, to name it in errors.
+    path: String,
+    bytes: Bytes,
+    /// Its footer with the offset index (where each page lies), without the column index.
+    metadata: ArrowReaderMetadata,
+    /// The first row of each row group, and the rows of all of them at the end.
+    group_starts: Vec<u64>,
+    stations: HashMap<StationId, Located>,
+    /// Stations in the order their first rows lie in the table.
+    order: Vec<StationId>,
+    cache: Arc<FilesCache>,
+}
+
+impl FilesByStation {
+    /// Indexes the table at `path`, whose bytes are `bytes`, keeping stations' files within
+    /// `cache`.
+    pub(crate) fn new(path: String, bytes: Bytes, cache: Arc<FilesCache>) -> Result<Self> {
+        let name = format!("files table {path}");
+        let options = ArrowReaderOptions::new()
+            .with_column_index_policy(PageIndexPolicy::Skip)
+            .with_offset_index_policy(PageIndexPolicy::Optional);
+        let metadata = ArrowReaderMetadata::load(&bytes, options).map_err(damaged(&name))?;
+        let mut group_starts = vec![0u64];
+        for g in metadata.metadata().row_groups() {
+            let rows = u64::try_from(g.num_rows()).unwrap_or(0);
+            group_starts.push(group_starts[group_starts.len() - 1] + rows);
+        }
+        let station_only = ProjectionMask::columns(metadata.parquet_schema(), ["station"]);
+        let batches =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
+                .with_projection(station_only)
+                .with_batch_size(BATCH_ROWS)
+                .build()
+                .map_err(damaged(&name))?;
+        let mut texts = Interner::default();
+        let mut runs: HashMap<StationId, Vec<Range<u64>>> = HashMap::new();
+        let mut order = Vec::new();
+        let mut last: Option<StationId> = None;
+        let mut row = 0u64;
+        for batch in batches {
+            let batch = batch.map_err(damaged(&name))?;
+            let station = column::<StringArray>(&batch, "station", "files table")?;
+            for i in 0..batch.num_rows() {
+                let id = station.value(i);
+                match last.as_ref().filter(|s| s.as_str() == id) {
+                    Some(same) => {
+                        if let Some(run) = runs.get_mut(same).and_then(|r| r.last_mut()) {
+                            run.end = row + 1;
+                        }
+                    }
+                    None => {
+                        let id: StationId = texts.id(id, "files table")?;
+                        runs.entry(id.clone())
+                            .or_insert_with(|| {
+                                order.push(id.clone());
+                                Vec::new()
+                            })
+                            .push(row..row + 1);
+                        last = Some(id);
+                    }
+                }
+                row += 1;
+            }
+        }
+        let stations = runs
+            .into_iter()
+            .map(|(id, runs)| {
+                let located = Located {
+                    runs: runs.into_boxed_slice(),
+                    files: Arc::default(),
+                };
+                (id, located)
+            })
+            .collect();
+        Ok(Self {
+            path,
+            bytes,
+            metadata,
+            group_starts,
+            stations,
+            order,
+            cache,
+        })
+    }
+
+    /// Keeps stations' files within `cache` from now on (those kept so far stay counted in
+    /// the cache that holds them).
+    pub(crate) fn keep_in(&mut self, cache: Arc<FilesCache>) {
+        self.cache = cache;
+    }
+
+    pub(crate) fn cache(&self) -> &Arc<FilesCache> {
+        &self.cache
+    }
+
+    /// The station's value files, ascending by month; none for a station the table does not
+    /// list.
+    pub(crate) fn get(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        static NONE: LazyLock<Arc<StationFiles>> = LazyLock::new(Arc::default);
+        let Some(located) = self.stations.get(station) else {
+            return Ok(Arc::clone(&NONE));
+        };
+        if let Some(files) = self.cache.get(&located.files) {
+            return Ok(files);
+        }
+        let months = Arc::new(month_files(self.decode(&located.runs)?));
+        let size = size_of::<StationFiles>()
+            + months
+                .iter()
+                .map(|m| {
+                    size_of::<Arc<MonthFile>>()
+                        + size_of::<MonthFile>()
+                        + m.file.series.len() * size_of::<SeriesStats>()
+                })
+                .sum::<usize>();
+        self.cache.put(&located.files, Arc::clone(&months), size);
+        Ok(months)
+    }
+
+    /// Every station the table lists, in the order of its rows.
+    pub(crate) fn stations(&self) -> &[StationId] {
+        &self.order
+    }
+
+    /// Bytes held by the table and the index of its stations (an estimate); the decoded
+    /// files are the cache's.
+    pub(crate) fn memory(&self) -> usize {
+        let index = self.stations.len()
+            * (size_of::<(StationId, Located)>() + size_of::<Range<u64>>() + 64);
+        self.bytes.len() + self.metadata.metadata().memory_size() + index
+    }
+
+    /// The files of the rows `runs`: the row groups that hold them, read with a selection of
+    /// just those rows (pages without them are not decompressed).
+    fn decode(&self, runs: &[Range<u64>]) -> Result<Vec<ValueFile>> {
+        let groups: Vec<usize> = (0..self.group_starts.len() - 1)
+            .filter(|&g| {
+                let rows = self.group_starts[g]..self.group_starts[g + 1];
+                runs.iter()
+                    .any(|r| r.start < rows.end && rows.start < r.end)
+            })
+            .collect();
+        let name = format!("files table {}, row groups {groups:?}", self.path);
+        // The selection counts the rows of the chosen groups only.
+        let mut selectors = Vec::new();
+        let mut rows = 0usize;
+        for &g in &groups {
+            let mut at = self.group_starts[g];
+            let end = self.group_starts[g + 1];
+            for r in runs {
+                let (from, to) = (r.start.max(at), r.end.min(end));
+                if from < to {
+                    selectors.push(RowSelector::skip(to_usize(from - at)?));
+                    selectors.push(RowSelector::select(to_usize(to - from)?));
+                    rows += to_usize(to - from)?;
+                    at = to;
+                }
+            }
+            selectors.push(RowSelector::skip(to_usize(end - at)?));
+        }
+        let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            self.bytes.clone(),
+            self.metadata.clone(),
+        )
+        .with_row_groups(groups.clone())
+        .with_row_selection(RowSelection::from(selectors))
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(damaged(&name))?
+        .map(|b| b.map_err(damaged(&name)));
+        decode_batches(rows, batches, &mut Interner::default()).map_err(damaged(&name))
+    }
+}
+
+fn to_usize(rows: u64) -> Result<usize> {
+    usize::try_from(rows).map_err(|_| EngineError::corrupt(format!("files table: {rows} rows")))
+}
+
+/// An error of the table's bytes, naming `what` of it.
+fn damaged<E: Into<BoxError>>(what: &str) -> impl Fn(E) -> EngineError + '_ {
+    move |e| EngineError::corrupt_by(what.to_owned(), e)
+}
+
+/// A station's month files, ascending by month; the months of one station-year file share its
+/// slots (one footer for all of them).
+fn month_files(files: Vec<ValueFile>) -> StationFiles {
+    let mut years: HashMap<(i32, u64), Arc<ObjectSlots>> = HashMap::new();
+    let mut months: StationFiles = files
+        .into_iter()
+        .map(|f| {
+            Arc::new(match f.stored {
+                Stored::Year(y) => {
+                    let slots = years.entry((f.month.year(), y.generation)).or_default();
+                    MonthFile::sharing(f, Arc::clone(slots))
+                }
+                _ => MonthFile::new(f),
+            })
+        })
+        .collect();
+    months.sort_by_key(|m| m.file.month);
+    months
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::catalog_file::from_parquet;
+    use crate::dataset::files_table::{FilesTableWriter, decode_files};
+    use crate::model::month::Month;
+    use datafusion::object_store::memory::InMemory;
+    use datafusion::object_store::path::Path;
+    use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::file::properties::WriterProperties;
+
+    fn file(station: &str, month: Month) -> ValueFile {
+        let series = |parameter: &str| SeriesStats {
+            parameter: parameter.parse().unwrap(),
+            rows: 3,
+            missing: 0,
+            min: 0,
+            max: 2,
+        };
+        ValueFile {
+            station: station.parse().unwrap(),
+            month,
+            generation: 1,
+            size: 100,
+            series: Box::new([series("p"), series("q")]),
+            stored: Stored::File,
+        }
+    }
+
+    fn months(n: usize) -> impl Iterator<Item = Month> {
+        (0..n).map(|i| {
+            format!("{}-{:02}", 2001 + i / 12, i % 12 + 1)
+                .parse()
+                .unwrap()
+        })
+    }
+
+    /// 40 stations of 120 months (two row groups, station `s34` across both), and `late`
+    /// with months at the start and the end of the table.
+    fn listed() -> Vec<ValueFile> {
+        let mut files: Vec<ValueFile> = months(6).map(|m| file("late", m)).collect();
+        for s in 0..40 {
+            files.extend(months(120).map(|m| file(&format!("s{s}"), m)));
+        }
+        files.extend(months(12).skip(6).map(|m| file("late", m)));
+        files
+    }
+
+    async fn table(files: Vec<ValueFile>) -> Bytes {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let mut table = FilesTableWriter::new(Arc::clone(&store), 1).unwrap();
+        for f in files {
+            table.add(f).await.unwrap();
+        }
+        let path = table.finish().await.unwrap();
+        let got = store.get(&Path::from(path)).await.unwrap();
+        got.bytes().await.unwrap()
+    }
+
+    /// The same rows with row groups of `rows` rows, cut anywhere (as tables were written
+    /// before row groups held whole files).
+    fn regrouped(bytes: Bytes, rows: usize) -> Bytes {
+        let (_, batches) = from_parquet(bytes, "test").unwrap();
+        let batches: Vec<_> = batches.map(|b| b.unwrap()).collect();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(rows))
+            .build();
+        let mut out = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut out, batches[0].schema(), Some(props)).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.close().unwrap();
+        Bytes::from(out)
+    }
+
+    fn by_station(bytes: Bytes, budget: usize) -> FilesByStation {
+        let cache = Arc::new(FilesCache::new(budget));
+        FilesByStation::new("catalog/files-1.parquet".into(), bytes, cache).unwrap()
+    }
+
+    /// Each station's files as the whole table lists them, ascending by month.
+    fn expected(bytes: &Bytes, station: &StationId) -> Vec<ValueFile> {
+        let all = decode_files(bytes.clone(), &mut Interner::default()).unwrap();
+        let mut files: Vec<ValueFile> = all.into_iter().filter(|f| &f.station == station).collect();
+        files.sort_by_key(|f| f.month);
+        files
+    }
+
+    fn got(index: &FilesByStation, station: &StationId) -> Vec<ValueFile> {
+        let months = index.get(station).unwrap();
+        months.iter().map(|m| m.file.clone()).collect()
+    }
+
+    #[tokio::test]
+    async fn each_station_gets_its_files_from_its_row_groups() {
+        let bytes = table(listed()).await;
+        for bytes in [bytes.clone(), regrouped(bytes, 7)] {
+            let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+            assert!(index.metadata.metadata().num_row_groups() >= 2);
+            assert_eq!(index.stations().len(), 41);
+            assert_eq!(index.stations()[0].as_str(), "late");
+            let late = &index.stations[&"late".parse::<StationId>().unwrap()];
+            assert_eq!(&*late.runs, &[0..12, 9612..9624]);
+            for station in index.stations() {
+                assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
+            }
+            assert!(index.get(&"nowhere".parse().unwrap()).unwrap().is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn the_writer_closes_row_groups_between_files() {
+        let bytes = table(listed()).await;
+        let index = by_station(bytes, FILES_CACHE_BYTES);
+        let groups = index.metadata.metadata().row_groups();
+        // 4 096 files of two series each, then the rest.
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].num_rows(), 8192);
+        let s34 = &index.stations[&"s34".parse::<StationId>().unwrap()];
+        assert_eq!(s34.runs.len(), 1);
+        assert_eq!(s34.runs[0], 8172..8412);
+        assert_eq!(index.group_starts, [0, 8192, 9624]);
+    }
+
+    #[tokio::test]
+    async fn decoded_stations_stay_within_the_budget() {
+        let bytes = regrouped(table(listed()).await, 500);
+        // About three stations of 120 months.
+        let budget = 3 * 120 * (size_of::<MonthFile>() + 2 * size_of::<SeriesStats>() + 8);
+        let index = by_station(bytes.clone(), budget);
+        for _ in 0..2 {
+            for station in index.stations() {
+                assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
+                assert!(index.cache.bytes() <= budget);
+            }
+        }
+        assert!(index.cache.bytes() > 0);
+    }
+
+    #[tokio::test]
+    async fn damaged_pages_fail_their_stations_only() {
+        let bytes = table(listed()).await;
+        let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+        let meta = index.metadata.metadata();
+        let rows_column = meta
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .position(|c| c.name() == "rows")
+            .unwrap();
+        let mut damaged = bytes.to_vec();
+        let mut spoil = |start: u64, len: u64| {
+            for b in &mut damaged[start as usize..(start + len) as usize] {
+                *b = 0xff;
+            }
+        };
+        // The whole `rows` chunk of row group 1, and the last page of it in row group 0
+        // (rows 7 168 to 8 191: stations s29 to s34).
+        let (start, len) = meta.row_group(1).column(rows_column).byte_range();
+        spoil(start, len);
+        let pages = &index.metadata.metadata().offset_index().unwrap()[0][rows_column];
+        let last = pages.page_locations().last().unwrap();
+        assert_eq!(last.first_row_index, 7168);
+        spoil(last.offset as u64, last.compressed_page_size as u64);
+        let index = by_station(Bytes::from(damaged), FILES_CACHE_BYTES);
+        for (station, groups) in [("s39", "[1]"), ("s30", "[0]"), ("s34", "[0, 1]")] {
+            let Err(e) = index.get(&station.parse().unwrap()) else {
+                panic!("{station}: a damaged page decoded");
+            };
+            let says = format!("files table catalog/files-1.parquet, row groups {groups}");
+            assert!(e.to_string().contains(&says), "{station}: {e}");
+            assert!(matches!(e.kind(), crate::error::ErrorKind::Corrupt));
+        }
+        // Stations on other pages answer: their pages are the only ones decoded.
+        for station in ["s0", "s28"] {
+            assert_eq!(got(&index, &station.parse().unwrap()).len(), 120);
+        }
+    }
+}
