@@ -8,16 +8,18 @@ that a month is as many rows in both), records how long `hydro generate` took an
 and reports
   - seconds from start until /v1/health answers, and RSS then (the kernel's figures);
   - medians of requests alternating between the two servers, each to a random station:
-    `recent=1`, a one-month window, and a station list page (limit=10 at a random offset: the
-    small archive has 10 stations), with the ratio large/small of each pair's times. Each
+    `recent=1`, a one-month window, and a station list page (limit=5&offset=3), with the
+    ratio large/small of each pair's times. Each
     request runs in two rounds over the same stations: first (its files not read before, as
-    for a station nobody asked for lately) and again (footers and handles cached).
+    for a station nobody asked for lately) and again (footers and handles cached);
+  - RSS after --many random series requests (recent=1) on the large archive.
 Usage:
 
     python3 benches/archive.py [--no-build] [--stations 5000] [--years 20] [--runs 200]
 """
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -67,12 +69,33 @@ def series(base, count, rng):
     return out, len(ids)
 
 
+def many_series_requests(base, count, rng):
+    """`count` requests of `recent=1` of random series (every station, each of its
+    parameters), on one kept-alive connection: (seconds, {status: count})."""
+    ids = [s["id"] for s in json.loads(harness.sh("curl", "-s", f"{base}/stations?fields=id&limit=100000"))["data"]]
+    parameters = [p["id"] for p in json.loads(harness.sh("curl", "-s", f"{base}/stations/{ids[0]}/parameters?fields=id"))["data"]]
+    host, port = base.split("//")[1].split("/")[0].split(":")
+    conn = http.client.HTTPConnection(host, int(port))
+    statuses = {}
+    started = time.perf_counter()
+    for _ in range(count):
+        sid, pid = rng.choice(ids), rng.choice(parameters)
+        conn.request("GET", f"/v1/stations/{sid}/parameters/{pid}/values?recent=1",
+                     headers={"Cache-Control": "no-cache"})
+        response = conn.getresponse()
+        response.read()
+        statuses[response.status] = statuses.get(response.status, 0) + 1
+    return time.perf_counter() - started, statuses
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--stations", type=int, default=5000)
     ap.add_argument("--years", type=int, default=20)
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--many", type=int, default=10000,
+                    help="random series requests on the large archive before its RSS is read")
     args = ap.parse_args()
     harness.build_release(args.no_build)
     small, small_made = generate_measured("archive-small-1h", 10, 1, "PT1H")
@@ -94,7 +117,7 @@ def main():
         requests = {
             "recent=1": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?recent=1",
             "one month": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?from=2014-06-01T00:00:00Z&to=2014-07-01T00:00:00Z",
-            "station page": lambda base, sid, pid: f"{base}/stations?limit=10&offset={rng.randrange(0, 10**9) % max(1, stations_of[base] - 9)}",
+            "station page": lambda base, sid, pid: f"{base}/stations?limit=5&offset=3",
         }
         stations_of = {s.base: picks[name][1] for name, s in servers.items()}
         print()
@@ -117,6 +140,11 @@ def main():
                       f"| {med(p[1] for p in pairs) * 1e3:.2f} | {ratio:.2f} |", flush=True)
         for name, s in servers.items():
             print(f"{name}: RSS after the requests {s.rss_mb():.0f} MiB")
+        if args.many:
+            large = servers["large"]
+            seconds, statuses = many_series_requests(large.base, args.many, rng)
+            print(f"large: {args.many} random series requests (recent=1) in {seconds:.1f} s, "
+                  f"statuses {statuses}; RSS then {large.rss_mb():.0f} MiB, peak {large.peak_rss_mb():.0f} MiB")
     finally:
         for s in servers.values():
             s.stop()

@@ -46,9 +46,16 @@ const BATCH_ROWS: usize = 8 * 1024;
 /// The budget over every station's decoded files (shared by the versions a server keeps open).
 pub(crate) type FilesCache = SlotCache<StationFiles>;
 
+/// Rows of other stations a run of a station's rows may hold: writers that write stations
+/// side by side (an import's workers) interleave their files, and a run a file would cost
+/// memory for each, while the rows between them lie in the same pages anyway.
+const RUN_GAP_ROWS: u64 = 1024;
+
 /// Where a station's rows lie in the table, and the slot of its decoded files.
 struct Located {
-    /// Runs of rows of the table, ascending: one for a station written in one go.
+    /// Runs of rows of the table that hold the station's rows, ascending: one for a station
+    /// written in one go; rows of other stations between them, fewer than
+    /// [`RUN_GAP_ROWS`] at a time, are decoded and dropped.
     runs: Box<[Range<u64>]>,
     files: Arc<Slot<StationFiles>>,
 }
@@ -107,12 +114,14 @@ impl FilesByStation {
                     }
                     None => {
                         let id: StationId = texts.id(id, "files table")?;
-                        runs.entry(id.clone())
-                            .or_insert_with(|| {
-                                order.push(id.clone());
-                                Vec::new()
-                            })
-                            .push(row..row + 1);
+                        let runs = runs.entry(id.clone()).or_insert_with(|| {
+                            order.push(id.clone());
+                            Vec::new()
+                        });
+                        match runs.last_mut() {
+                            Some(run) if row - run.end <= RUN_GAP_ROWS => run.end = row + 1,
+                            _ => runs.push(row..row + 1),
+                        }
                         last = Some(id);
                     }
                 }
@@ -160,7 +169,9 @@ impl FilesByStation {
         if let Some(files) = self.cache.get(&located.files) {
             return Ok(files);
         }
-        let months = Arc::new(month_files(self.decode(&located.runs)?));
+        let mut files = self.decode(&located.runs)?;
+        files.retain(|f| &f.station == station);
+        let months = Arc::new(month_files(files));
         let size = size_of::<StationFiles>()
             + months
                 .iter()
@@ -367,6 +378,30 @@ mod tests {
                 assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
             }
             assert!(index.get(&"nowhere".parse().unwrap()).unwrap().is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn files_of_stations_written_side_by_side_are_one_run_each() {
+        let mut files = Vec::new();
+        for m in months(24) {
+            files.extend(["a", "b"].map(|s| file(s, m)));
+        }
+        files.extend(months(3).map(|m| file("c", m)));
+        let bytes = table(files).await;
+        let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+        // Each station's one run, as (first row, end).
+        let run = |s: &str| {
+            let runs = &index.stations[&s.parse::<StationId>().unwrap()].runs;
+            assert_eq!(runs.len(), 1, "{s}: {runs:?}");
+            (runs[0].start, runs[0].end)
+        };
+        assert_eq!(
+            (run("a"), run("b"), run("c")),
+            ((0, 94), (2, 96), (96, 102))
+        );
+        for station in index.stations() {
+            assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
         }
     }
 

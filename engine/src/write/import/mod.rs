@@ -459,6 +459,9 @@ pub async fn import(
         let mut carried: Vec<ValueFile> = carried.drain(..).map(|(_, f)| f).collect();
         let replaced: Vec<&ValueFile> = replaced.iter().map(|(_, f)| f).collect();
         compact::rejoin(&store, &mut carried, &replaced, writer.generation()).await?;
+        // By station, so that a reader finds each station's rows of the files table together
+        // (`dataset::station_files`); `previous` is a hash map, in no order.
+        carried.sort_unstable_by(|a, b| (&a.station, a.month).cmp(&(&b.station, b.month)));
         for file in carried {
             writer.carry(file).await?;
         }
