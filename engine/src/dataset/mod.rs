@@ -350,8 +350,7 @@ impl Dataset {
         Ok(months.iter().map(|m| m.file.clone()).collect())
     }
 
-    /// Every station with value files, in the order of the files table (asking for their
-    /// files in this order decodes each part of the table about once).
+    /// Every station with value files, in the order of the files table.
     pub fn stations_with_files(&self) -> &[StationId] {
         self.files.stations()
     }

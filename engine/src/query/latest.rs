@@ -57,22 +57,18 @@ impl Dataset {
     /// Keeps the newest values `previous` has found for the series whose newest month file is
     /// the same file (station, month and generation) in both versions: files are never
     /// rewritten in place, so such a series' newest value is the same. Returns how many.
-    /// Goes through the stations in the order of this version's files table (see
-    /// [`Dataset::stations_with_files`]); a station whose files cannot be read is left to the
-    /// requests for it.
+    /// A station whose files cannot be read is left to the requests for it.
     pub fn carry_latest(&self, previous: &Dataset) -> usize {
         let mut found: HashMap<StationId, Vec<(ParameterId, Option<Latest>)>> = HashMap::new();
         for ((station, parameter), latest) in previous.latest.snapshot() {
             found.entry(station).or_default().push((parameter, latest));
         }
         let mut carried = 0;
-        for station in self.stations_with_files() {
-            let Some(series) = found.remove(station) else {
-                continue;
-            };
-            let (Ok(here), Ok(there)) =
-                (self.station_files(station), previous.station_files(station))
-            else {
+        for (station, series) in found {
+            let (Ok(here), Ok(there)) = (
+                self.station_files(&station),
+                previous.station_files(&station),
+            ) else {
                 continue;
             };
             for (parameter, latest) in series {
@@ -90,7 +86,6 @@ impl Dataset {
     /// cannot be read is left to the request that asks for it (which then fails as a read
     /// does).
     pub async fn warm_latest(self: Arc<Self>) {
-        // In the files table's order, so that each part of it is decoded about once.
         let all: Vec<Series> = self
             .stations_with_files()
             .iter()
