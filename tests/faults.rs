@@ -192,3 +192,118 @@ async fn sigterm_finishes_in_flight_responses_and_exits_zero() {
     let status = server.child().wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// A damaged page of the files table fails the requests for the stations it lists (a 500,
+/// for a many-series answer before its first byte) while the others answer: a station's rows
+/// of the table are decoded only when a request needs them, from their own pages.
+#[tokio::test]
+async fn a_damaged_page_of_the_files_table_fails_its_stations_only() {
+    use datafusion::arrow::array::{Array, StringArray};
+    use datafusion::parquet::arrow::arrow_reader::{
+        ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    };
+    use datafusion::parquet::file::metadata::PageIndexPolicy;
+
+    let dir = tempfile::tempdir().unwrap();
+    generate(
+        dir.path(),
+        &["--stations", "6", "--years", "10", "--seed", "2"],
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
+    let table = dir
+        .path()
+        .join(manifest["catalog"]["files"].as_str().unwrap());
+    let bytes = bytes::Bytes::from(std::fs::read(&table).unwrap());
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required);
+    let reader =
+        ParquetRecordBatchReaderBuilder::try_new_with_options(bytes.clone(), options).unwrap();
+    let meta = std::sync::Arc::clone(reader.metadata());
+    let rows_column = meta
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .position(|c| c.name() == "rows")
+        .unwrap();
+    // The last page of `rows` in the last row group, and the stations with rows in it.
+    let last_group = meta.num_row_groups() - 1;
+    let pages = &meta.offset_index().unwrap()[last_group][rows_column];
+    assert!(pages.page_locations().len() >= 2, "{pages:?}");
+    let page = pages.page_locations().last().unwrap().clone();
+    let first_row: i64 = (0..last_group)
+        .map(|g| meta.row_group(g).num_rows())
+        .sum::<i64>()
+        + page.first_row_index;
+    let mut stations: Vec<(i64, String)> = Vec::new();
+    let mut row = 0i64;
+    for batch in reader.build().unwrap() {
+        let batch = batch.unwrap();
+        let column = batch.column_by_name("station").unwrap();
+        let ids = column.as_any().downcast_ref::<StringArray>().unwrap();
+        for i in 0..ids.len() {
+            stations.push((row, ids.value(i).to_owned()));
+            row += 1;
+        }
+    }
+    let broken: std::collections::BTreeSet<&str> = stations
+        .iter()
+        .filter(|(r, _)| *r >= first_row)
+        .map(|(_, s)| s.as_str())
+        .collect();
+    let whole: std::collections::BTreeSet<&str> = stations
+        .iter()
+        .map(|(_, s)| s.as_str())
+        .filter(|s| !broken.contains(s))
+        .collect();
+    assert!(
+        !broken.is_empty() && !whole.is_empty(),
+        "{broken:?} {whole:?}"
+    );
+    let mut damaged = bytes.to_vec();
+    let at = page.offset as usize;
+    damaged[at..at + page.compressed_page_size as usize].fill(0xff);
+    std::fs::write(&table, damaged).unwrap();
+
+    let server = Server::start_with(dir.path(), &[]);
+    let b = &server.base;
+    // Each station's first parameter (from the catalog, which the damage does not touch).
+    let mut first_parameter = std::collections::BTreeMap::new();
+    for s in whole.iter().chain(&broken) {
+        let listed = get(&format!("{b}/stations/{s}/parameters?fields=id")).await;
+        assert_eq!(listed.status, 200, "{s}");
+        let id = listed.json()["data"][0]["id"].as_str().unwrap().to_owned();
+        first_parameter.insert(*s, id);
+    }
+    let values = |s: &str| {
+        let p = &first_parameter[s];
+        format!("{b}/stations/{s}/parameters/{p}/values?recent=5")
+    };
+    for s in &whole {
+        assert_eq!(get(&values(s)).await.status, 200, "{s}");
+    }
+    for s in &broken {
+        let got = get(&values(s)).await;
+        assert_eq!(got.status, 500, "{s}");
+        assert_eq!(
+            got.header("content-type").as_deref(),
+            Some("application/problem+json")
+        );
+    }
+    let many = |stations: &mut dyn Iterator<Item = &&str>| {
+        let stations: Vec<&str> = stations.copied().collect();
+        let parameters: std::collections::BTreeSet<&str> = stations
+            .iter()
+            .map(|s| first_parameter[s].as_str())
+            .collect();
+        format!(
+            "{b}/values?stations={}&parameters={}&recent=5&format=csv",
+            stations.join(","),
+            parameters.into_iter().collect::<Vec<_>>().join(",")
+        )
+    };
+    let with_broken = many(&mut whole.iter().chain(&broken));
+    assert_eq!(get(&with_broken).await.status, 500, "{with_broken}");
+    let whole_only = many(&mut whole.iter());
+    assert_eq!(get(&whole_only).await.status, 200, "{whole_only}");
+}

@@ -43,7 +43,9 @@ use datafusion::object_store::ObjectStore;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
 use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::basic::Encoding;
 use datafusion::parquet::file::properties::EnabledStatistics;
+use datafusion::parquet::schema::types::ColumnPath;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
@@ -100,14 +102,29 @@ pub struct FilesTableWriter {
 impl FilesTableWriter {
     pub fn new(store: Arc<dyn ObjectStore>, generation: u64) -> Result<Self> {
         let path = layout::catalog_path("files", generation);
-        let props = writer_properties()
+        let mut props = writer_properties()
             .into_builder()
             .set_max_row_group_row_count(None)
             .set_data_page_row_count_limit(PAGE_ROWS)
             .set_write_batch_size(PAGE_ROWS)
             // Statistics of row groups only: nothing reads a column index of the table.
-            .set_statistics_enabled(EnabledStatistics::Chunk)
-            .build();
+            .set_statistics_enabled(EnabledStatistics::Chunk);
+        // Each path differs from the one before in a few bytes, each time range and size in a
+        // few bits: delta encodings make the table about a third of its size with
+        // dictionaries (45 MB against ~13 at 2.4 M files, pyarrow's rewrite of it), and the
+        // server keeps the table's bytes.
+        for (column, encoding) in [
+            ("path", Encoding::DELTA_BYTE_ARRAY),
+            ("min", Encoding::DELTA_BINARY_PACKED),
+            ("max", Encoding::DELTA_BINARY_PACKED),
+            ("size", Encoding::DELTA_BINARY_PACKED),
+        ] {
+            let column = ColumnPath::from(column);
+            props = props
+                .set_column_dictionary_enabled(column.clone(), false)
+                .set_column_encoding(column, encoding);
+        }
+        let props = props.build();
         let sink = BufWriter::new(store, Path::from(path.as_str()));
         let writer = AsyncArrowWriter::try_new(sink, schema(), Some(props))?;
         Ok(Self {

@@ -99,6 +99,11 @@ impl Dataset {
             q.columns.clone()
         };
         let schema = many_schema(&columns, self.has_gaps())?;
+        // Every station's files found before the first byte: a part of the files table that
+        // cannot be decoded fails the request with a status, not a cut stream.
+        for (station, _) in &q.series {
+            self.station_files(station)?;
+        }
         let paged = q.need_total || q.offset > 0 || q.limit.is_some();
         let (total, pages) = if paged {
             let (total, pages) = self.pages(&q).await?;
