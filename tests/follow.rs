@@ -37,6 +37,28 @@ async fn wait_for(base: &str, done: impl Fn(&(String, String)) -> bool) -> (Stri
     }
 }
 
+/// `hydro import --append` of value `rows` (CSV lines without the header) into `dir`.
+fn append(dir: &std::path::Path, rows: &str) {
+    let values = dir.join("append.csv");
+    std::fs::write(
+        &values,
+        format!("stationId,parameterId,timestamp,value,quality\n{rows}"),
+    )
+    .unwrap();
+    let appended = Command::new(env!("CARGO_BIN_EXE_hydro"))
+        .args(["import", "--append", "--out"])
+        .arg(dir)
+        .arg("--values")
+        .arg(&values)
+        .output()
+        .unwrap();
+    assert!(
+        appended.status.success(),
+        "{}",
+        String::from_utf8_lossy(&appended.stderr)
+    );
+}
+
 #[tokio::test]
 async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
     let dir = tempfile::tempdir().unwrap();
@@ -97,27 +119,12 @@ async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
     let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let first: Vec<&str> = lines.next().unwrap().split(',').collect();
     let first_time = first[at("timestamp")].to_owned();
-    let values = dir.path().join("append.csv");
-    std::fs::write(
-        &values,
-        format!(
-            "stationId,parameterId,timestamp,value,quality\n\
-             {sid},water-level-15min,{first_time},12345.5,good\n\
+    append(
+        dir.path(),
+        &format!(
+            "{sid},water-level-15min,{first_time},12345.5,good\n\
              {sid},water-level-15min,2040-01-01T00:00:00Z,1.5,unchecked\n"
         ),
-    )
-    .unwrap();
-    let appended = Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(["import", "--append", "--out"])
-        .arg(dir.path())
-        .arg("--values")
-        .arg(&values)
-        .output()
-        .unwrap();
-    assert!(
-        appended.status.success(),
-        "{}",
-        String::from_utf8_lossy(&appended.stderr)
     );
     let (second_version, status) = wait_for(&b, |(v, _)| *v != first_version).await;
     assert_eq!(status, "ok");
@@ -282,27 +289,12 @@ async fn stations_files_are_decoded_when_asked_for_before_and_after_a_switch() {
 
     // An append to the first station; both servers follow.
     let (first_version, _) = serving(&kept.base).await;
-    let values = dir.path().join("append.csv");
-    std::fs::write(
-        &values,
-        format!(
-            "stationId,parameterId,timestamp,value,quality\n\
-             {},water-level-15min,2040-01-01T00:00:00Z,1.5,unchecked\n",
+    append(
+        dir.path(),
+        &format!(
+            "{},water-level-15min,2040-01-01T00:00:00Z,1.5,unchecked\n",
             stations[0]
         ),
-    )
-    .unwrap();
-    let appended = Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(["import", "--append", "--out"])
-        .arg(dir.path())
-        .arg("--values")
-        .arg(&values)
-        .output()
-        .unwrap();
-    assert!(
-        appended.status.success(),
-        "{}",
-        String::from_utf8_lossy(&appended.stderr)
     );
     for base in [&kept.base, &none_kept.base] {
         wait_for(base, |(v, _)| *v != first_version).await;
