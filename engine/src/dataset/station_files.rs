@@ -2,8 +2,8 @@
 //! and kept within a byte budget.
 //!
 //! An archive of 200 000 station-years lists 2.4 M month files; decoded whole at open they
-//! took ~1 GB and seconds (issue 56), most of them for stations no request asks for. The
-//! table's Parquet bytes are small (~6 bytes a file: 7.7 MB at 1.2 M files), so a process
+//! took ~1 GB and 7 s (issue 56), most of them for stations no request asks for. The
+//! table's Parquet bytes are small (~9 bytes a file: 21 MB at 2.4 M files), so a process
 //! keeps them, reads once at open which rows hold each station (the `station` column only),
 //! and decodes a station's rows from memory when it is first asked for: no request to the
 //! store, and only the pages that hold the station's rows (the offset index locates them;
