@@ -305,4 +305,8 @@ async fn stations_files_are_decoded_when_asked_for_before_and_after_a_switch() {
     assert!(String::from_utf8_lossy(&after[0]).contains("2040-01-01T00:00:00"));
     assert_eq!(after[1..], before[1..], "the other stations' did not");
     assert_eq!(gauge(&none_kept.base, cache).await, 0.0);
+    for bad in ["-1", "lots", "1.5", "1e9"] {
+        let err = common::serve_refused(&[("HYDRO_FILES_CACHE_BYTES", bad)]);
+        assert!(err.contains("files_cache_bytes"), "{bad}: {err}");
+    }
 }

@@ -4,10 +4,11 @@
 //! one object a reader opens first; [`catalog_file`] encodes the catalog tables,
 //! [`files_table`] the list of value files and [`rollups`] the daily summaries;
 //! [`derived_settings`] are the manifest's settings of derived values; `month_file`
-//! is one station-month of values as the readers keep it; [`latest_values`] the newest value
+//! is one station-month of values as the readers keep it; [`station_files`] the files table as
+//! queries read it, a station at a time; [`latest_values`] the newest value
 //! of each series once a query found it. A [`Dataset`] holds the manifest,
 //! the catalog in memory, and what queries need to read value files: the store, the footer
-//! cache, DataFusion's session, and the month files indexed by station.
+//! cache, DataFusion's session, and the files table by station.
 
 pub mod catalog_file;
 pub mod derived_settings;
