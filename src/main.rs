@@ -711,7 +711,7 @@ async fn run() -> anyhow::Result<()> {
                 None => Month::current(),
             };
             let store = Store::at(&out, &s3_settings(config.as_deref())?)?.object_store();
-            let progress = progress_bar("compacting", "station-years");
+            let progress = progress_bar("compacting", "stations");
             let c = hydro_engine::write::compact::compact(store, before, progress).await?;
             match c.generation {
                 Some(g) => {

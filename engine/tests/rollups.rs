@@ -23,7 +23,7 @@ use std::path::Path;
 
 async fn rollups_of(root: &Path) -> HashMap<StationId, RollupFile> {
     let store = Store::dir(root).unwrap().object_store();
-    let published = read_published(store.as_ref()).await.unwrap().unwrap();
+    let (published, _) = read_published(store.as_ref()).await.unwrap().unwrap();
     published
         .rollups
         .into_iter()

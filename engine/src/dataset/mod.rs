@@ -161,41 +161,62 @@ pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> 
     Ok(Some(manifest))
 }
 
-/// The published version of a dataset, as its tables hold it (ids share their texts).
+/// The published version of a dataset as its catalog tables hold it (ids share their texts);
+/// its files table is read by station ([`FilesByStation`]).
 pub struct Published {
     pub manifest: Manifest,
     pub stations: Vec<crate::model::Station>,
     pub parameters: Vec<crate::model::Parameter>,
     pub characteristics: Vec<crate::model::Characteristic>,
-    pub files: Vec<manifest::ValueFile>,
     /// Empty for versions written before rollups.
     pub rollups: Vec<rollups::RollupFile>,
 }
 
-/// Reads the published version's manifest and tables, or None when nothing is published.
-pub async fn read_published(store: &dyn ObjectStore) -> Result<Option<Published>> {
-    match read_manifest(store).await? {
-        Some(manifest) => read_tables(store, manifest).await.map(Some),
-        None => Ok(None),
-    }
+/// Budget of stations' decoded files for a writer reading the published version's files
+/// table (an append looking up the months it rewrites, a compaction going station by
+/// station): it goes through stations once or in runs, so little is read again.
+const WRITER_FILES_CACHE_BYTES: usize = 16 << 20;
+
+/// Reads the published version's manifest and catalog, with its files table indexed by
+/// station, or None when nothing is published. Memory grows with the table's bytes (~9 bytes
+/// a month file) and its stations, not with its files decoded.
+pub async fn read_published(
+    store: &dyn ObjectStore,
+) -> Result<Option<(Published, FilesByStation)>> {
+    let Some(manifest) = read_manifest(store).await? else {
+        return Ok(None);
+    };
+    let files = read_files_table(store, &manifest, WRITER_FILES_CACHE_BYTES).await?;
+    let published = read_catalog(store, manifest, catalog_file::Interner::default()).await?;
+    Ok(Some((published, files)))
 }
 
-/// Reads the tables `manifest` names.
-async fn read_tables(store: &dyn ObjectStore, manifest: Manifest) -> Result<Published> {
-    let mut texts = catalog_file::Interner::default();
-    let table = get(store, manifest.catalog.files.clone()).await?;
-    let files = files_table::decode_files(table, &mut texts)?;
-    let mut published = read_catalog(store, manifest, texts).await?;
-    published.files = files;
-    Ok(published)
+/// The files table at `path`, whose bytes are `bytes`, indexed by station for a writer.
+pub(crate) fn files_for_writer(path: String, bytes: bytes::Bytes) -> Result<FilesByStation> {
+    FilesByStation::new(
+        path,
+        bytes,
+        Arc::new(FilesCache::new(WRITER_FILES_CACHE_BYTES)),
+    )
+}
+
+/// The files table `manifest` names, indexed by station, its stations' decoded files kept
+/// within `budget` bytes.
+async fn read_files_table(
+    store: &dyn ObjectStore,
+    manifest: &Manifest,
+    budget: usize,
+) -> Result<FilesByStation> {
+    let path = manifest.catalog.files.clone();
+    let table = get(store, path.clone()).await?;
+    FilesByStation::new(path, table, Arc::new(FilesCache::new(budget)))
 }
 
 async fn get(store: &dyn ObjectStore, path: String) -> Result<bytes::Bytes> {
     Ok(store.get(&Path::from(path)).await?.bytes().await?)
 }
 
-/// Reads the tables `manifest` names but the files table (`files` left empty), sharing the
-/// texts of `texts`.
+/// Reads the catalog tables `manifest` names, sharing the texts of `texts`.
 async fn read_catalog(
     store: &dyn ObjectStore,
     manifest: Manifest,
@@ -221,7 +242,6 @@ async fn read_catalog(
         stations,
         parameters,
         characteristics,
-        files: Vec::new(),
         rollups,
     })
 }
@@ -250,10 +270,12 @@ impl Dataset {
     /// current one or an earlier one. Its files table is indexed by station and decoded a
     /// station at a time when asked for (see [`station_files`]).
     pub async fn open_version(store: &Store, manifest: Manifest) -> Result<Self> {
-        let path = manifest.catalog.files.clone();
-        let table = get(store.object.as_ref(), path.clone()).await?;
-        let cache = Arc::new(FilesCache::new(station_files::FILES_CACHE_BYTES));
-        let files = FilesByStation::new(path, table, cache)?;
+        let files = read_files_table(
+            store.object.as_ref(),
+            &manifest,
+            station_files::FILES_CACHE_BYTES,
+        )
+        .await?;
         let published = read_catalog(
             store.object.as_ref(),
             manifest,
@@ -269,7 +291,6 @@ impl Dataset {
             stations,
             parameters,
             characteristics,
-            files: _,
             rollups,
         } = published;
         let catalog = Catalog::new(stations, parameters, characteristics);
@@ -345,10 +366,15 @@ impl Dataset {
         self.files.get(station)
     }
 
+    /// A station's month files like [`Self::station_files`], for a pass over every station
+    /// that should not push out of the budget the stations requests read again.
+    pub(crate) fn station_files_in_pass(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        self.files.get_in_pass(station)
+    }
+
     /// A station's value files, ascending by month.
     pub fn value_files(&self, station: &StationId) -> Result<Vec<manifest::ValueFile>> {
-        let months = self.station_files(station)?;
-        Ok(months.iter().map(|m| m.file.clone()).collect())
+        self.files.value_files(station)
     }
 
     /// Every station with value files, in the order of the files table.
@@ -363,7 +389,7 @@ impl Dataset {
     pub fn loose_files(&self, before: Month) -> Result<usize> {
         let mut loose = 0;
         for station in self.stations_with_files() {
-            let months = self.station_files(station)?;
+            let months = self.station_files_in_pass(station)?;
             loose += months
                 .chunk_by(|a, b| a.file.month.year() == b.file.month.year())
                 .map(|year| {

@@ -61,7 +61,7 @@ struct Located {
 }
 
 /// A version's files table, by station; see the module doc.
-pub(crate) struct FilesByStation {
+pub struct FilesByStation {
     /// The table's path, to name it in errors.
     path: String,
     bytes: Bytes,
@@ -162,6 +162,21 @@ impl FilesByStation {
     /// The station's value files, ascending by month; none for a station the table does not
     /// list.
     pub(crate) fn get(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        self.read(station, FilesCache::put)
+    }
+
+    /// The station's value files like [`Self::get`], for a pass over every station: decoded
+    /// ones are kept only while the budget has room, and leave before those requests decoded,
+    /// so that the pass does not push out the stations requests ask for again.
+    pub(crate) fn get_in_pass(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        self.read(station, FilesCache::put_first_out)
+    }
+
+    fn read(
+        &self,
+        station: &StationId,
+        keep: impl FnOnce(&FilesCache, &Arc<Slot<StationFiles>>, Arc<StationFiles>, usize),
+    ) -> Result<Arc<StationFiles>> {
         static NONE: LazyLock<Arc<StationFiles>> = LazyLock::new(Arc::default);
         let Some(located) = self.stations.get(station) else {
             return Ok(Arc::clone(&NONE));
@@ -181,13 +196,19 @@ impl FilesByStation {
                         + m.file.series.len() * size_of::<SeriesStats>()
                 })
                 .sum::<usize>();
-        self.cache.put(&located.files, Arc::clone(&months), size);
+        keep(&self.cache, &located.files, Arc::clone(&months), size);
         Ok(months)
     }
 
     /// Every station the table lists, in the order of its rows.
-    pub(crate) fn stations(&self) -> &[StationId] {
+    pub fn stations(&self) -> &[StationId] {
         &self.order
+    }
+
+    /// The station's value files, ascending by month (none for a station the table does not
+    /// list): what writers read of a published version, a station at a time.
+    pub fn value_files(&self, station: &StationId) -> Result<Vec<ValueFile>> {
+        Ok(self.get(station)?.iter().map(|m| m.file.clone()).collect())
     }
 
     /// Bytes held by the table and the index of its stations (an estimate); the decoded

@@ -18,6 +18,7 @@ use crate::model::gap::is_gap;
 use crate::model::ids::Series;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
+use crate::query::plan::into_batch;
 use crate::query::spec::{ReadAhead, ValuesQuery, Window};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
@@ -40,7 +41,10 @@ impl Dataset {
             .map(|(s, _)| s.clone())
             .collect();
         let found: Vec<Option<Latest>> = futures::stream::iter(missing.clone())
-            .map(|s| async move { self.newest(&s).await })
+            .map(|s| async move {
+                let months = self.station_files(&s.0)?;
+                self.newest(&months, &s).await
+            })
             .buffered(READS_AT_ONCE)
             .try_collect()
             .await?;
@@ -66,8 +70,8 @@ impl Dataset {
         let mut carried = 0;
         for (station, series) in found {
             let (Ok(here), Ok(there)) = (
-                self.station_files(&station),
-                previous.station_files(&station),
+                self.station_files_in_pass(&station),
+                previous.station_files_in_pass(&station),
             ) else {
                 continue;
             };
@@ -82,39 +86,51 @@ impl Dataset {
         carried
     }
 
-    /// Finds every series' newest value, so that requests find them kept. A series that
-    /// cannot be read is left to the request that asks for it (which then fails as a read
-    /// does).
+    /// Finds every series' newest value, so that requests find them kept. It decodes every
+    /// station's files as a pass (see [`Dataset::station_files_in_pass`]), several stations at
+    /// once. A series that cannot be read is left to the request that asks for it (which then
+    /// fails as a read does).
     pub async fn warm_latest(self: Arc<Self>) {
-        let all: Vec<Series> = self
-            .stations_with_files()
-            .iter()
-            .flat_map(|s| {
-                self.catalog
-                    .parameters(s)
-                    .iter()
-                    .map(|p| (s.clone(), p.id.clone()))
+        let this = &self;
+        futures::stream::iter(self.stations_with_files())
+            .for_each_concurrent(READS_AT_ONCE, |station| async move {
+                if let Err(e) = this.warm_station(station).await {
+                    tracing::warn!("finding the newest values of station {station}: {e}");
+                }
             })
-            .collect();
-        for chunk in all.chunks(256) {
-            if let Err(e) = self.latest(chunk).await {
-                tracing::warn!("finding the newest values: {e}");
+            .await;
+    }
+
+    /// Finds the newest values of `station`'s series not found yet.
+    async fn warm_station(&self, station: &StationId) -> Result<()> {
+        let months = self.station_files_in_pass(station)?;
+        for parameter in self.catalog.parameters(station) {
+            let series = (station.clone(), parameter.id.clone());
+            if self.latest.get(&series).is_none() {
+                let latest = self.newest(&months, &series).await?;
+                self.latest.put(series, latest);
             }
         }
+        Ok(())
     }
 
     /// The newest row of `series` with a value: `recent=1`, or where the newest rows are
     /// recorded gaps (a station that went silent), the rows before them, read sixteen times
     /// as many at a time.
-    async fn newest(&self, (station, parameter): &Series) -> Result<Option<Latest>> {
+    async fn newest(
+        &self,
+        months: &StationFiles,
+        (station, parameter): &Series,
+    ) -> Result<Option<Latest>> {
         let mut rows = 1u64;
         loop {
             let window = Window::Recent(rows);
             let query = ValuesQuery::of_series(station.clone(), parameter.clone(), window);
             let batches: Vec<RecordBatch> = self
-                .plan_values(&query, ReadAhead::Monthly)
+                .plan_all_in(months, &query, false, ReadAhead::Monthly)
                 .await?
-                .stream
+                .parts
+                .map(into_batch)
                 .try_collect()
                 .await?;
             for batch in batches.iter().rev() {

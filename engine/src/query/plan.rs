@@ -189,7 +189,7 @@ pub(crate) fn into_datafusion(e: EngineError) -> DataFusionError {
 }
 
 /// A piece of a batch answer as its batch; batch answers never hold stored row groups.
-fn into_batch(piece: Result<AnswerPart>) -> Result<RecordBatch, DataFusionError> {
+pub(super) fn into_batch(piece: Result<AnswerPart>) -> Result<RecordBatch, DataFusionError> {
     match piece {
         Ok(AnswerPart::Rows(batch)) => Ok(batch),
         Ok(AnswerPart::Stored(_)) => Err(DataFusionError::Internal(
@@ -641,6 +641,18 @@ impl Dataset {
         stored: bool,
         read_ahead: ReadAhead,
     ) -> Result<PartsPlan> {
+        let months = self.station_files(&q.station)?;
+        self.plan_all_in(&months, q, stored, read_ahead).await
+    }
+
+    /// Plans `q` like [`Self::plan_all`], over `months`, its station's files.
+    pub(super) async fn plan_all_in(
+        &self,
+        months: &StationFiles,
+        q: &ValuesQuery,
+        stored: bool,
+        read_ahead: ReadAhead,
+    ) -> Result<PartsPlan> {
         let scans = ScanLog::default();
         let columns = if q.columns.is_empty() {
             ValueColumn::ALL.to_vec()
@@ -648,8 +660,7 @@ impl Dataset {
             q.columns.clone()
         };
         let out_schema = output_schema(&columns, self.has_gaps())?;
-        let months = self.station_files(&q.station)?;
-        let mut parts = month_parts(&months, &q.parameter);
+        let mut parts = month_parts(months, &q.parameter);
 
         // The window in time, inclusive.
         let (lo, hi) = match q.window {

@@ -31,6 +31,13 @@ struct Filled<T> {
     slots: VecDeque<Arc<Slot<T>>>,
 }
 
+/// Where a value put in a slot goes in the order in which values leave.
+#[derive(Clone, Copy)]
+enum Leaves {
+    Last,
+    First,
+}
+
 /// A budget of bytes over values in slots; see the module doc.
 pub struct SlotCache<T> {
     budget: usize,
@@ -60,14 +67,27 @@ impl<T> SlotCache<T> {
     /// Keeps `value` (`size` bytes) in `slot`, in place of what it held; then the values held
     /// longest leave until the budget holds. A value larger than the whole budget is not kept.
     pub fn put(&self, slot: &Arc<Slot<T>>, value: Arc<T>, size: usize) {
+        self.keep(slot, value, size, Leaves::Last);
+    }
+
+    /// Keeps `value` like [`Self::put`], but as the first to leave, so that it is kept only
+    /// while the budget has room: for values that a pass over every key reads once (finding
+    /// every series' newest value at start), which would otherwise push out the values that
+    /// requests read again.
+    pub fn put_first_out(&self, slot: &Arc<Slot<T>>, value: Arc<T>, size: usize) {
+        self.keep(slot, value, size, Leaves::First);
+    }
+
+    fn keep(&self, slot: &Arc<Slot<T>>, value: Arc<T>, size: usize, leaves: Leaves) {
         if size > self.budget {
             return;
         }
         let mut filled = self.filled();
         let replaced = slot.value().replace((value, size));
-        match replaced {
-            Some((_, old)) => filled.bytes -= old,
-            None => filled.slots.push_back(Arc::clone(slot)),
+        match (replaced, leaves) {
+            (Some((_, old)), _) => filled.bytes -= old,
+            (None, Leaves::Last) => filled.slots.push_back(Arc::clone(slot)),
+            (None, Leaves::First) => filled.slots.push_front(Arc::clone(slot)),
         }
         filled.bytes += size;
         while filled.bytes > self.budget {
@@ -117,5 +137,27 @@ mod tests {
         cache.put(&slots[0], Arc::new(0), 30);
         assert!(cache.bytes() <= 100);
         assert_eq!(cache.get(&slots[0]).as_deref(), Some(&0));
+    }
+
+    #[test]
+    fn values_put_first_out_leave_before_the_others() {
+        let cache = SlotCache::<u32>::new(100);
+        let slots: Vec<Arc<Slot<u32>>> = (0..4).map(|_| Arc::default()).collect();
+        cache.put(&slots[0], Arc::new(0), 40);
+        cache.put_first_out(&slots[1], Arc::new(1), 40);
+        assert_eq!(
+            cache.get(&slots[1]).as_deref(),
+            Some(&1),
+            "kept while there is room"
+        );
+        cache.put(&slots[2], Arc::new(2), 40);
+        assert_eq!(cache.get(&slots[1]), None, "left first, though put after 0");
+        assert_eq!(cache.get(&slots[0]).as_deref(), Some(&0));
+        // With the budget full, it leaves at once and nothing else does.
+        cache.put_first_out(&slots[3], Arc::new(3), 40);
+        assert_eq!(cache.get(&slots[3]), None);
+        assert_eq!(cache.get(&slots[0]).as_deref(), Some(&0));
+        assert_eq!(cache.get(&slots[2]).as_deref(), Some(&2));
+        assert_eq!(cache.bytes(), 80);
     }
 }

@@ -38,6 +38,7 @@ mod spill;
 mod station_months;
 
 use crate::dataset::manifest::{Manifest, PublishKind, ValueFile};
+use crate::dataset::station_files::FilesByStation;
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
@@ -51,7 +52,7 @@ use datafusion::object_store::ObjectStore;
 use rows::{REC_BYTES, Rec, RowParser, SeriesIndex};
 use source::{Block, ValueInput};
 use spill::{Partitioner, SpillFile};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -275,7 +276,7 @@ pub async fn import(
         ..Problems::default()
     };
     let (existing, previous) = if input.append {
-        let published = crate::dataset::read_published(store.as_ref())
+        let (published, files) = crate::dataset::read_published(store.as_ref())
             .await?
             .ok_or_else(|| {
                 EngineError::Import(vec![
@@ -287,12 +288,7 @@ pub async fn import(
             parameters: published.parameters,
             characteristics: published.characteristics,
         };
-        let previous: HashMap<(StationId, Month), ValueFile> = published
-            .files
-            .into_iter()
-            .map(|f| ((f.station.clone(), f.month), f))
-            .collect();
-        (existing, previous)
+        (existing, Some(files))
     } else {
         for (name, path) in [
             ("stations", &input.stations),
@@ -302,7 +298,7 @@ pub async fn import(
                 problems.add(Path::new(name), 0, "a new dataset needs this file");
             }
         }
-        (CatalogInput::default(), HashMap::new())
+        (CatalogInput::default(), None)
     };
     // The catalog and the values files' first bytes are read off the runtime's threads:
     // reading from a bucket blocks on its client.
@@ -414,7 +410,7 @@ pub async fn import(
         tokio::task::spawn_blocking(move || {
             let context = WriteContext {
                 store: store.as_ref(),
-                previous: &previous,
+                previous: previous.as_ref().as_ref(),
                 rewritten: &rewritten,
                 replaced: &replaced,
                 spills: &spills,
@@ -451,23 +447,10 @@ pub async fn import(
         .ok_or_else(|| EngineError::Internal("import writer still shared".into()))?;
     let rewritten = std::mem::take(&mut *lock(&rewritten));
     let months_written = writer.files_written()?;
-    let previous = Arc::into_inner(previous).unwrap_or_default();
-    let carried = async {
-        let (mut carried, replaced): (Vec<_>, Vec<_>) = previous
-            .into_iter()
-            .partition(|(key, _)| !rewritten.contains(key));
-        let mut carried: Vec<ValueFile> = carried.drain(..).map(|(_, f)| f).collect();
-        let replaced: Vec<&ValueFile> = replaced.iter().map(|(_, f)| f).collect();
-        compact::rejoin(&store, &mut carried, &replaced, writer.generation()).await?;
-        // By station, so that a reader finds each station's rows of the files table together
-        // (`dataset::station_files`); `previous` is a hash map, in no order.
-        carried.sort_unstable_by(|a, b| (&a.station, a.month).cmp(&(&b.station, b.month)));
-        for file in carried {
-            writer.carry(file).await?;
-        }
-        Ok::<_, EngineError>(())
-    }
-    .await;
+    let carried = match previous.as_ref() {
+        Some(previous) => carry(&store, &writer, previous, &rewritten).await,
+        None => Ok(()),
+    };
     if let Err(e) = carried {
         writer.abandon().await;
         return Err(e);
@@ -486,6 +469,34 @@ pub async fn import(
         months_written,
         warnings: take(&problems).warnings,
     })
+}
+
+/// Lists in the new version every file of `previous` whose station-month the append did not
+/// write anew, a station at a time in the order of the previous files table (so that each
+/// station's rows stay together: `dataset::station_files`); months of a station-year file
+/// whose other months it rewrote are joined into a new file (`compact::rejoin`).
+async fn carry(
+    store: &Arc<dyn ObjectStore>,
+    writer: &DatasetWriter,
+    previous: &FilesByStation,
+    rewritten: &HashSet<(StationId, Month)>,
+) -> Result<()> {
+    let touched: HashSet<&StationId> = rewritten.iter().map(|(s, _)| s).collect();
+    for station in previous.stations() {
+        let mut files = previous.value_files(station)?;
+        if touched.contains(station) {
+            let (mut carried, replaced): (Vec<_>, Vec<_>) = files
+                .into_iter()
+                .partition(|f| !rewritten.contains(&(f.station.clone(), f.month)));
+            let replaced: Vec<&ValueFile> = replaced.iter().collect();
+            compact::rejoin(store, &mut carried, &replaced, writer.generation()).await?;
+            files = carried;
+        }
+        for file in files {
+            writer.carry(file).await?;
+        }
+    }
+    Ok(())
 }
 
 fn take(problems: &Mutex<Problems>) -> Problems {
@@ -584,8 +595,8 @@ fn partition(
 /// What pass 2 works with.
 struct WriteContext<'a> {
     store: &'a dyn ObjectStore,
-    /// The published version's files by station-month (empty unless appending).
-    previous: &'a HashMap<(StationId, Month), ValueFile>,
+    /// The published version's files (None unless appending).
+    previous: Option<&'a FilesByStation>,
     /// Station-months of `previous` written anew.
     rewritten: &'a Mutex<HashSet<(StationId, Month)>>,
     /// Stored values replaced by new ones.
@@ -675,8 +686,8 @@ impl WriteContext<'_> {
                 station_months::each_station_month(&records, self.index, &mut |mut month| {
                     let n: u64 = month.chunks.iter().map(|c| c.timestamps.len() as u64).sum();
                     let key = (month.station.clone(), month.month);
-                    if let Some(stored) = self.previous.get(&key) {
-                        let old = self.runtime.block_on(read_month(self.store, stored))?;
+                    if let Some(stored) = self.previous_file(&key)? {
+                        let old = self.runtime.block_on(read_month(self.store, &stored))?;
                         let (merged, replaced) = merge::merge_chunks(old, month.chunks);
                         month.chunks = merged;
                         self.replaced.fetch_add(replaced, Ordering::Relaxed);
@@ -694,6 +705,17 @@ impl WriteContext<'_> {
                 })?;
             }
         }
+    }
+
+    /// The published version's file of a station-month, if it has one.
+    fn previous_file(&self, (station, month): &(StationId, Month)) -> Result<Option<ValueFile>> {
+        let Some(previous) = self.previous else {
+            return Ok(None);
+        };
+        Ok(previous
+            .value_files(station)?
+            .into_iter()
+            .find(|f| f.month == *month))
     }
 
     fn report_repeats(&self, found: &[station_months::Repeated]) {
