@@ -9,7 +9,8 @@ and reports
   - seconds from start until /v1/health answers, and RSS then (the kernel's figures);
   - medians of requests alternating between the two servers, each to a random station:
     `recent=1`, a one-month window, and a station list page (limit=5&offset=3), with the
-    ratio large/small of each pair's times. Each
+    ratio large/small of each pair's times, once each server's pass at start (every series'
+    newest value found, also timed) is done. Each
     request runs in two rounds over the same stations: first (its files not read before, as
     for a station nobody asked for lately) and again (footers and handles cached);
   - RSS after --many random series requests (recent=1) on the large archive.
@@ -56,7 +57,29 @@ def start(data):
             break
         except subprocess.CalledProcessError:
             time.sleep(0.02)
-    return server, time.perf_counter() - t, server.rss_mb()
+    server.healthy_at = time.perf_counter()
+    return server, server.healthy_at - t, server.rss_mb()
+
+
+def warmed_up(server):
+    """Seconds from /v1/health answering until the server's pass at start has found every
+    series' newest value (`hydro_newest_values_known` on /metrics unchanged for a second), and
+    RSS (MiB) then."""
+    metrics = server.base.removesuffix("/v1") + "/metrics"
+
+    def known():
+        for line in harness.sh("curl", "-sf", metrics).splitlines():
+            if line.startswith("hydro_newest_values_known "):
+                return int(line.split()[1])
+        raise SystemExit("no hydro_newest_values_known on /metrics")
+
+    last, steady = known(), 0
+    while steady < 10:
+        time.sleep(0.1)
+        now = known()
+        steady = steady + 1 if now == last and now > 0 else 0
+        last = now
+    return time.perf_counter() - server.healthy_at - 1.0, server.rss_mb()
 
 
 def series(base, count, rng):
@@ -119,6 +142,11 @@ def main():
         server, seconds, rss = start(data)
         servers[name] = server
         print(f"{name}: /v1/health after {seconds:.2f} s, RSS {rss:.0f} MiB")
+    # The rounds below measure a server past its start: its pass over every station (each
+    # series' newest value) done.
+    for name, server in servers.items():
+        seconds, rss = warmed_up(server)
+        print(f"{name}: every series' newest value found {seconds:.1f} s after /v1/health, RSS {rss:.0f} MiB")
     try:
         picks = {name: series(s.base, args.runs, rng) for name, s in servers.items()}
         requests = {

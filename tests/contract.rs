@@ -457,6 +457,24 @@ async fn metrics_report_the_memory_budgets_together() {
         gauge("hydro_memory_budget_bytes{part=\"files_cache\"}"),
         (128 << 20) as f64
     );
+    // The pass at start finds every series' newest value; the gauge counts them.
+    let mut known = 0.0;
+    for _ in 0..200 {
+        let text = get(&format!("{}/metrics", base.trim_end_matches("/v1")))
+            .await
+            .text();
+        known = text
+            .lines()
+            .find(|l| l.starts_with("hydro_newest_values_known "))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("hydro_newest_values_known in {text}"));
+        if known > 0.0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(known > 0.0, "newest values found at start: {known}");
 }
 
 /// `q` finds stations by name or water body name, however accents and case are typed, and

@@ -36,6 +36,11 @@ impl LatestValues {
             .collect()
     }
 
+    /// Series whose newest value is known (None included).
+    pub(crate) fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
     pub(crate) fn put(&self, s: Series, latest: Option<Latest>) {
         self.0
             .lock()

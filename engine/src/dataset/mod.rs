@@ -24,7 +24,7 @@ pub mod versions;
 use crate::catalog::Catalog;
 use crate::dataset::latest_values::LatestValues;
 use crate::error::{EngineError, Result};
-use crate::model::ids::StationId;
+use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use crate::storage::Store;
 use crate::storage::counted::RequestCounts;
@@ -364,6 +364,16 @@ impl Dataset {
     /// error when the part of the files table that lists them cannot be decoded.
     pub(crate) fn station_files(&self, station: &StationId) -> Result<Arc<StationFiles>> {
         self.files.get(station)
+    }
+
+    /// A series' newest month file, once its station was decoded (see
+    /// [`station_files::SeriesNewest`]).
+    pub(crate) fn series_newest(
+        &self,
+        station: &StationId,
+        parameter: &ParameterId,
+    ) -> Option<&station_files::SeriesNewest> {
+        self.files.newest(station, parameter)
     }
 
     /// A station's month files like [`Self::station_files`], for a pass over every station

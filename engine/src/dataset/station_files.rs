@@ -12,9 +12,12 @@
 //!
 //! A station's files stay while the budget ([`FILES_CACHE_BYTES`], `files_cache_bytes`) holds
 //! them, the oldest leaving first; a station read again after it left is decoded again (its
-//! month files' footers are then read again too, as they are kept with the files). Rows that
-//! cannot be decoded fail the requests for their stations, naming the table's row groups;
-//! others answer.
+//! month files' footers are then read again too, as they are kept with the files), but each
+//! series' newest month stays for good once decoded ([`SeriesNewest`]): `recent=N` within it
+//! needs no decoding, and its footer, read at start for the series' newest value, is found
+//! again. Passes over every station ([`FilesByStation::get_in_pass`]) keep a station only
+//! while the budget has room. Rows that cannot be decoded fail the requests for their
+//! stations, naming the table's row groups; others answer.
 
 use crate::dataset::StationFiles;
 use crate::dataset::catalog_file::{Interner, column};
@@ -22,7 +25,7 @@ use crate::dataset::files_table::decode_batches;
 use crate::dataset::manifest::{SeriesStats, Stored, ValueFile};
 use crate::dataset::month_file::{MonthFile, ObjectSlots};
 use crate::error::{BoxError, EngineError, Result};
-use crate::model::ids::StationId;
+use crate::model::ids::{ParameterId, StationId};
 use crate::storage::slot_cache::{Slot, SlotCache};
 use bytes::Bytes;
 use datafusion::arrow::array::StringArray;
@@ -34,7 +37,7 @@ use datafusion::parquet::arrow::arrow_reader::{
 use datafusion::parquet::file::metadata::PageIndexPolicy;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 /// Default budget of the stations' files kept decoded: a station of 20 years of months with
 /// two series takes ~70 KB, so this holds ~1 800 such stations.
@@ -51,13 +54,43 @@ pub(crate) type FilesCache = SlotCache<StationFiles>;
 /// memory for each, while the rows between them lie in the same pages anyway.
 const RUN_GAP_ROWS: u64 = 1024;
 
-/// Where a station's rows lie in the table, and the slot of its decoded files.
+/// Where a station's rows lie in the table, the slot of its decoded files, and what is kept of
+/// them once decoded.
 struct Located {
     /// Runs of rows of the table that hold the station's rows, ascending: one for a station
     /// written in one go; rows of other stations between them, fewer than
     /// [`RUN_GAP_ROWS`] at a time, are decoded and dropped.
     runs: Box<[Range<u64>]>,
     files: Arc<Slot<StationFiles>>,
+    /// Each series' newest month, from the first time the station was decoded.
+    newest: OnceLock<Box<[SeriesNewest]>>,
+}
+
+/// A series' newest month file with rows: kept for every station decoded once, outside the budget (a few hundred bytes a series), so that
+/// `recent=N` within the newest month plans without decoding the station again, and so that
+/// the newest month's footer and bytes, read at start for every series' newest value, stay
+/// where that month's readers find them (they are kept in the month file's slots, which
+/// leave with a station's decoded files).
+pub(crate) struct SeriesNewest {
+    pub(crate) parameter: ParameterId,
+    pub(crate) month: Arc<MonthFile>,
+}
+
+/// Each series' [`SeriesNewest`] in `months` (a station's files, ascending by month).
+fn newest_of(months: &StationFiles) -> Box<[SeriesNewest]> {
+    let mut newest: Vec<SeriesNewest> = Vec::new();
+    for month in months {
+        for stats in month.file.series.iter().filter(|s| s.rows > 0) {
+            match newest.iter_mut().find(|n| n.parameter == stats.parameter) {
+                Some(n) => n.month = Arc::clone(month),
+                None => newest.push(SeriesNewest {
+                    parameter: stats.parameter.clone(),
+                    month: Arc::clone(month),
+                }),
+            }
+        }
+    }
+    newest.into_boxed_slice()
 }
 
 /// A version's files table, by station; see the module doc.
@@ -134,6 +167,7 @@ impl FilesByStation {
                 let located = Located {
                     runs: runs.into_boxed_slice(),
                     files: Arc::default(),
+                    newest: OnceLock::new(),
                 };
                 (id, located)
             })
@@ -186,7 +220,23 @@ impl FilesByStation {
         }
         let mut files = self.decode(&located.runs)?;
         files.retain(|f| &f.station == station);
-        let months = Arc::new(month_files(files));
+        let mut months = month_files(files);
+        match located.newest.get() {
+            // The newest months as kept, so that what their slots hold is found again.
+            Some(newest) => {
+                for n in newest {
+                    if let Ok(i) =
+                        months.binary_search_by_key(&n.month.file.month, |m| m.file.month)
+                    {
+                        months[i] = Arc::clone(&n.month);
+                    }
+                }
+            }
+            None => {
+                let _ = located.newest.set(newest_of(&months));
+            }
+        }
+        let months = Arc::new(months);
         let size = size_of::<StationFiles>()
             + months
                 .iter()
@@ -198,6 +248,21 @@ impl FilesByStation {
                 .sum::<usize>();
         keep(&self.cache, &located.files, Arc::clone(&months), size);
         Ok(months)
+    }
+
+    /// The series' newest month with rows, once its station was decoded (None before, and
+    /// for a series without rows).
+    pub(crate) fn newest(
+        &self,
+        station: &StationId,
+        parameter: &ParameterId,
+    ) -> Option<&SeriesNewest> {
+        self.stations
+            .get(station)?
+            .newest
+            .get()?
+            .iter()
+            .find(|n| n.parameter == *parameter)
     }
 
     /// Every station the table lists, in the order of its rows.
@@ -216,7 +281,18 @@ impl FilesByStation {
     pub(crate) fn memory(&self) -> usize {
         let index = self.stations.len()
             * (size_of::<(StationId, Located)>() + size_of::<Range<u64>>() + 64);
-        self.bytes.len() + self.metadata.metadata().memory_size() + index
+        let newest: usize = self
+            .stations
+            .values()
+            .filter_map(|l| l.newest.get())
+            .map(|n| {
+                n.len()
+                    * (size_of::<SeriesNewest>()
+                        + size_of::<MonthFile>()
+                        + 2 * size_of::<SeriesStats>())
+            })
+            .sum();
+        self.bytes.len() + self.metadata.metadata().memory_size() + index + newest
     }
 
     /// The files of the rows `runs`: the row groups that hold them, read with a selection of
@@ -453,6 +529,42 @@ mod tests {
             }
         }
         assert!(index.cache.bytes() > 0);
+    }
+
+    #[tokio::test]
+    async fn each_series_newest_month_is_kept_once_its_station_was_decoded() {
+        let mut files = listed();
+        // `q` of station s0 ends a month before `p`.
+        for f in files.iter_mut().filter(|f| f.station.as_str() == "s0") {
+            if f.month == months(120).last().unwrap() {
+                f.series[1].rows = 0;
+            }
+        }
+        let bytes = table(files).await;
+        // A budget that keeps no station: each is decoded anew every time.
+        let index = by_station(bytes, 1);
+        let (s0, p, q) = (
+            "s0".parse().unwrap(),
+            "p".parse().unwrap(),
+            "q".parse().unwrap(),
+        );
+        assert!(
+            index.newest(&s0, &p).is_none(),
+            "not before the station is decoded"
+        );
+        let first = index.get(&s0).unwrap();
+        let newest_p = index.newest(&s0, &p).unwrap();
+        let newest_q = index.newest(&s0, &q).unwrap();
+        assert_eq!(newest_p.month.file.month, months(120).last().unwrap());
+        assert_eq!(newest_q.month.file.month, months(119).last().unwrap());
+        assert!(Arc::ptr_eq(&newest_p.month, first.last().unwrap()));
+        // Decoded again after it left the budget, the station lists the kept month files
+        // themselves, so that what their slots hold (footers, bytes) is found again.
+        drop(first);
+        let again = index.get(&s0).unwrap();
+        assert!(Arc::ptr_eq(&newest_p.month, again.last().unwrap()));
+        assert!(Arc::ptr_eq(&newest_q.month, &again[again.len() - 2]));
+        assert!(index.newest(&s0, &"r".parse().unwrap()).is_none());
     }
 
     #[tokio::test]

@@ -91,6 +91,7 @@ impl Dataset {
     /// once. A series that cannot be read is left to the request that asks for it (which then
     /// fails as a read does).
     pub async fn warm_latest(self: Arc<Self>) {
+        let started = std::time::Instant::now();
         let this = &self;
         futures::stream::iter(self.stations_with_files())
             .for_each_concurrent(READS_AT_ONCE, |station| async move {
@@ -99,6 +100,18 @@ impl Dataset {
                 }
             })
             .await;
+        tracing::info!(
+            version = %self.manifest.version,
+            series = self.latest.len(),
+            seconds = started.elapsed().as_secs_f64(),
+            "found the newest value of every series"
+        );
+    }
+
+    /// Series whose newest value this version has found (every series once
+    /// [`Self::warm_latest`] is done).
+    pub fn newest_values_known(&self) -> usize {
+        self.latest.len()
     }
 
     /// Finds the newest values of `station`'s series not found yet.

@@ -641,8 +641,33 @@ impl Dataset {
         stored: bool,
         read_ahead: ReadAhead,
     ) -> Result<PartsPlan> {
+        if let Some(newest) = self.newest_holds(q) {
+            return self.plan_all_in(&newest, q, stored, read_ahead).await;
+        }
         let months = self.station_files(&q.station)?;
         self.plan_all_in(&months, q, stored, read_ahead).await
+    }
+
+    /// The series' newest month alone, when it holds every row `q` can answer: `recent=N`
+    /// (of every quality) with N at most its rows. The rows before it only count towards
+    /// positions that such an answer never reaches, so it is planned over that month alone,
+    /// without the station's files decoded (see `dataset::station_files::SeriesNewest`).
+    fn newest_holds(&self, q: &ValuesQuery) -> Option<StationFiles> {
+        let Window::Recent(n) = q.window else {
+            return None;
+        };
+        if q.qualities.is_some() {
+            return None;
+        }
+        let newest = self.series_newest(&q.station, &q.parameter)?;
+        let rows = newest
+            .month
+            .file
+            .series
+            .iter()
+            .find(|s| s.parameter == q.parameter)?
+            .rows;
+        (n <= rows).then(|| vec![Arc::clone(&newest.month)])
     }
 
     /// Plans `q` like [`Self::plan_all`], over `months`, its station's files.
