@@ -58,8 +58,12 @@ const BATCH_FILES: usize = 4096;
 /// 64 Ki rows, anywhere.
 const ROW_GROUP_ROWS: usize = 8 * 1024;
 /// Rows of a page: a station's rows are read through the offset index, the pages that hold
-/// them only (`dataset::station_files`), and a station of 20 years has 240-480 rows.
-const PAGE_ROWS: usize = 1024;
+/// them only (`dataset::station_files`), and a station of 20 years has 240-480 rows. A page
+/// that holds a station's first rows is decompressed and decoded whole and the rows before
+/// them skipped: with pages of 256 rows rather than 1 024 a station not decoded lately is
+/// read 23 % faster (server time of a one-month answer, 1.76 against 2.28 ms at 2.4 M files)
+/// for a table 69 % larger (37.0 MB against 21.9; the server keeps it in memory).
+const PAGE_ROWS: usize = 256;
 
 fn schema() -> SchemaRef {
     static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {

@@ -39,14 +39,15 @@ use std::sync::Arc;
 /// Stations whose rollups are built at once.
 const STATIONS_AT_ONCE: usize = 8;
 
-/// Writes the rollup files of generation `generation`, whose files table is at `files_table`,
-/// and its rollups table; returns the table's path. The previous version is the one published
+/// Writes the rollup files of generation `generation`, whose files table is at `files_table`
+/// and which wrote months of the stations `written`, and its rollups table; returns the table's path. The previous version is the one published
 /// now (the writer holds the write lock); its derived-value settings, changed by `change`, are
 /// the new version's.
 pub(crate) async fn write_rollups(
     store: &Arc<dyn ObjectStore>,
     generation: u64,
     files_table: &str,
+    written: &HashSet<StationId>,
     parameters: &[Parameter],
     change: DerivedChange,
 ) -> Result<RollupsWritten> {
@@ -101,6 +102,15 @@ pub(crate) async fn write_rollups(
                     rederive,
                 };
                 async move {
+                    // No month of it written, the settings unchanged: its rollup file as it
+                    // was, without the station's files decoded (an append to one station
+                    // decodes one).
+                    if !derive.rederive && !written.contains(station) {
+                        let kept = previous
+                            .get(station)
+                            .map(|b| (b.clone(), false, Vec::new()));
+                        return Ok(kept);
+                    }
                     let files = files.value_files(station)?;
                     station_rollup(
                         &store,

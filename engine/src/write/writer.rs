@@ -35,7 +35,7 @@ use datafusion::object_store::{
 };
 use datafusion::parquet::arrow::ArrowWriter;
 use futures::TryStreamExt;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 pub use crate::write::chunk::SeriesChunk;
@@ -346,10 +346,13 @@ impl DatasetWriter {
             .into_inner()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
         let files_table = self.table.into_inner().finish().await?;
+        let stations_written: HashSet<StationId> =
+            written.written.keys().map(|(s, _)| s.clone()).collect();
         let rollups = rollup::write_rollups(
             &self.store,
             self.generation,
             &files_table,
+            &stations_written,
             &parameters,
             self.derive,
         )
