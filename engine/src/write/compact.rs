@@ -48,7 +48,7 @@ use tokio::io::AsyncWriteExt;
 /// upload's buffer in memory, and a file larger than the buffer has up to [`PARTS_AT_ONCE`]
 /// parts of that size in flight: at most 4 x (3 x 5 MiB + a month) whatever the archive's
 /// size.
-const YEARS_AT_ONCE: usize = 4;
+const STATIONS_AT_ONCE: usize = 4;
 
 /// Bytes of a station-year file buffered before they go to the store; a larger file goes up
 /// in parts of this size (S3's smallest part).
@@ -150,7 +150,7 @@ async fn join_all(
             }
             Ok::<_, EngineError>(done)
         })
-        .buffer_unordered(YEARS_AT_ONCE)
+        .buffer_unordered(STATIONS_AT_ONCE)
         .try_fold(YearDone::default(), |mut sum, station| {
             done += 1;
             progress(done, total);
