@@ -178,7 +178,7 @@ pub struct Published {
 const WRITER_FILES_CACHE_BYTES: usize = 16 << 20;
 
 /// Reads the published version's manifest and catalog, with its files table indexed by
-/// station, or None when nothing is published. Memory grows with the table's bytes (~9 bytes
+/// station, or None when nothing is published. Memory grows with the table's bytes (~15 bytes
 /// a month file) and its stations, not with its files decoded.
 pub async fn read_published(
     store: &dyn ObjectStore,
