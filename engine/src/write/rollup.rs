@@ -40,9 +40,9 @@ use std::sync::Arc;
 const STATIONS_AT_ONCE: usize = 8;
 
 /// Writes the rollup files of generation `generation`, whose files table is at `files_table`
-/// and which wrote months of the stations `written`, and its rollups table; returns the table's path. The previous version is the one published
-/// now (the writer holds the write lock); its derived-value settings, changed by `change`, are
-/// the new version's.
+/// and which wrote months of the stations `written`, and its rollups table; returns the
+/// table's path. The previous version is the one published now (the writer holds the write
+/// lock); its derived-value settings, changed by `change`, are the new version's.
 pub(crate) async fn write_rollups(
     store: &Arc<dyn ObjectStore>,
     generation: u64,
