@@ -79,7 +79,9 @@ pub async fn compact(
     before: Month,
     progress: impl Fn(u64, u64),
 ) -> Result<Compacted> {
-    let writer = DatasetWriter::begin(Arc::clone(&store), PublishKind::Compact).await?;
+    let writer = DatasetWriter::begin(store, PublishKind::Compact).await?;
+    // The writer's store notes where files go before they are written (`write::journal`).
+    let store = writer.store();
     match join_all(&store, &writer, before, &progress).await {
         Ok((compacted, published)) if compacted.files + compacted.moved > 0 => {
             let manifest = writer

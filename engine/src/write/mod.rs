@@ -12,6 +12,7 @@ pub mod derived;
 pub mod gauges;
 pub mod generate;
 pub mod import;
+pub(crate) mod journal;
 pub(crate) mod rollup;
 pub(crate) mod stored;
 pub mod vacuum;

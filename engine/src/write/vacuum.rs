@@ -4,19 +4,33 @@
 //! servers still on them, and for answers `asOf` them. Vacuum keeps the current version, every
 //! version superseded less than the grace period ago (a version is superseded when the next
 //! one was created) and the newest [`Retention::versions`] whatever their age, and
-//! deletes value files, rollup files, catalog tables and version records none of them names. It holds the
-//! dataset's write lock meanwhile, so it never deletes the files of an import under way.
+//! deletes value files, rollup files, catalog tables and version records none of them names.
+//! It holds the dataset's write lock meanwhile, so it never deletes the files of an import
+//! under way.
+//!
+//! It does not list the store: what it deletes is what the dropped versions' files tables name
+//! and no kept version's does (compared a station at a time, so memory holds the tables' bytes
+//! and one station's files), plus what writers that crashed left under the stations they noted
+//! in the journal (`write::journal`), plus the catalog tables and version records (a few
+//! objects a version, listed). Objects left by writers before there was a journal are not
+//! found.
 
-use crate::dataset::layout::{self, MANIFEST};
-use crate::dataset::manifest::Manifest;
-use crate::dataset::{catalog_file, files_table, read_manifest, rollups};
+use crate::dataset::layout;
+use crate::dataset::manifest::{Manifest, ValueFile};
+use crate::dataset::station_files::FilesByStation;
+use crate::dataset::{catalog_file, files_for_writer, read_manifest, rollups};
 use crate::error::{EngineError, Result};
-use crate::write::writer::{WRITE_LOCK, release_write_lock, take_write_lock};
+use crate::model::ids::StationId;
+use crate::write::journal;
+use crate::write::writer::{release_write_lock, take_write_lock};
 use chrono::{DateTime, Utc};
 use datafusion::object_store::path::Path;
-use datafusion::object_store::{ObjectStore, ObjectStoreExt};
-use futures::TryStreamExt;
-use std::collections::HashSet;
+use datafusion::object_store::{self, ObjectStore, ObjectStoreExt};
+use futures::{StreamExt, TryStreamExt};
+use std::collections::{HashMap, HashSet};
+
+/// Objects deleted at once.
+const DELETES_AT_ONCE: usize = 16;
 
 /// What a vacuum did.
 #[derive(Debug)]
@@ -45,10 +59,102 @@ pub async fn vacuum(store: &dyn ObjectStore, retention: Retention) -> Result<Vac
 }
 
 async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed> {
-    let grace = retention.grace;
     let current = read_manifest(store)
         .await?
         .ok_or_else(|| EngineError::InvalidQuery("no dataset is published there".into()))?;
+    let versions = version_records(store).await?;
+    let kept = kept_versions(&current, &versions, retention);
+    let dropped: Vec<Manifest> = versions
+        .into_iter()
+        .filter(|v| !kept.iter().any(|k| k.generation == v.generation))
+        .collect();
+    let kept_files = files_tables(store, &kept).await?;
+    let kept_rollups: HashSet<String> = rollup_files(store, &kept).await?.into_keys().collect();
+    let mut deleted = Deleted::default();
+
+    // Value files the dropped versions name and no kept one does, a station at a time.
+    let dropped_files = files_tables(store, &dropped).await?;
+    let mut stations: Vec<&StationId> = dropped_files
+        .iter()
+        .flat_map(FilesByStation::stations)
+        .collect();
+    stations.sort_unstable();
+    stations.dedup();
+    for station in stations {
+        let keep = objects_of(&kept_files, station)?;
+        let mut gone = HashMap::new();
+        for table in &dropped_files {
+            for file in table.value_files(station)? {
+                let object = file.object();
+                if !keep.contains(&object) {
+                    gone.insert(object, file.size);
+                }
+            }
+        }
+        deleted.add(delete_all(store, gone).await?);
+    }
+    drop(dropped_files);
+    let mut gone = rollup_files(store, &dropped).await?;
+    gone.retain(|path, _| !kept_rollups.contains(path));
+    deleted.add(delete_all(store, gone).await?);
+
+    // What writers that crashed left, under the stations they noted before writing there.
+    for (station, entries) in journal::left_behind(store).await? {
+        let keep = match station.parse::<StationId>() {
+            Ok(id) => objects_of(&kept_files, &id)?,
+            Err(_) => HashSet::new(),
+        };
+        let mut gone = HashMap::new();
+        for prefix in journal::station_prefixes(&station) {
+            let listed: Vec<_> = store.list(Some(&prefix)).try_collect().await?;
+            for meta in listed {
+                let object = meta.location.to_string();
+                if !keep.contains(&object) && !kept_rollups.contains(&object) {
+                    gone.insert(object, meta.size);
+                }
+            }
+        }
+        deleted.add(delete_all(store, gone).await?);
+        let entries = entries.into_iter().map(|e| (e.to_string(), 0));
+        delete_all(store, entries).await?;
+    }
+
+    // Catalog tables and version records: a few objects a version, listed whole. Last, so
+    // that a vacuum cut short leaves the records and tables the next one reads.
+    let mut referenced: HashSet<String> = HashSet::new();
+    for v in &kept {
+        referenced.insert(layout::version_path(v.generation));
+        referenced.extend(
+            [
+                &v.catalog.stations,
+                &v.catalog.parameters,
+                &v.catalog.characteristics,
+                &v.catalog.files,
+            ]
+            .into_iter()
+            .chain(&v.catalog.rollups)
+            .cloned(),
+        );
+    }
+    for prefix in ["catalog", "versions"] {
+        let listed: Vec<_> = store.list(Some(&Path::from(prefix))).try_collect().await?;
+        let gone = listed
+            .into_iter()
+            .filter(|meta| !referenced.contains(meta.location.as_ref()))
+            .map(|meta| (meta.location.to_string(), meta.size));
+        deleted.add(delete_all(store, gone).await?);
+    }
+    let mut kept_versions: Vec<u64> = kept.iter().map(|v| v.generation).collect();
+    kept_versions.sort_unstable();
+    Ok(Vacuumed {
+        kept_versions,
+        deleted_files: deleted.files,
+        deleted_bytes: deleted.bytes,
+    })
+}
+
+/// The records of published versions, oldest first.
+async fn version_records(store: &dyn ObjectStore) -> Result<Vec<Manifest>> {
     let mut versions: Vec<Manifest> = Vec::new();
     let listed: Vec<_> = store
         .list(Some(&Path::from("versions")))
@@ -63,6 +169,12 @@ async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed
         }
     }
     versions.sort_by_key(|m| m.generation);
+    Ok(versions)
+}
+
+/// The versions `retention` keeps: the current one, those superseded within the grace
+/// period, and the newest ones the count keeps.
+fn kept_versions(current: &Manifest, versions: &[Manifest], retention: Retention) -> Vec<Manifest> {
     let now = Utc::now();
     let created =
         |m: &Manifest| DateTime::parse_from_rfc3339(&m.created).map(|t| t.with_timezone(&Utc));
@@ -79,56 +191,205 @@ async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed
         }
         // Superseded when the next version was created; without a readable date, kept.
         let superseded = versions.get(i + 1).map_or(Ok(now), &created);
-        let young = superseded.is_err() || superseded.is_ok_and(|t| now - t < grace);
+        let young = superseded.is_err() || superseded.is_ok_and(|t| now - t < retention.grace);
         if young || i >= kept_by_count {
             kept.push(v.clone());
         }
     }
-    let mut referenced: HashSet<String> = [MANIFEST.to_owned(), WRITE_LOCK.to_owned()].into();
-    for v in &kept {
-        referenced.insert(layout::version_path(v.generation));
-        for table in [
-            &v.catalog.stations,
-            &v.catalog.parameters,
-            &v.catalog.characteristics,
-            &v.catalog.files,
-        ] {
-            referenced.insert(table.clone());
-        }
-        let table = store
-            .get(&Path::from(v.catalog.files.as_str()))
-            .await?
-            .bytes()
-            .await?;
-        let mut texts = catalog_file::Interner::default();
-        for f in files_table::decode_files(table, &mut texts)? {
-            referenced.insert(f.object());
-        }
-        if let Some(path) = &v.catalog.rollups {
-            referenced.insert(path.clone());
-            let table = store.get(&Path::from(path.as_str())).await?.bytes().await?;
-            for f in rollups::decode_table(table, &mut texts)? {
-                referenced.insert(f.path());
-            }
+    kept
+}
+
+/// The files tables of `versions`, each read by station (the table's bytes held, a
+/// station's files decoded when asked for).
+async fn files_tables(
+    store: &dyn ObjectStore,
+    versions: &[Manifest],
+) -> Result<Vec<FilesByStation>> {
+    let mut tables = Vec::with_capacity(versions.len());
+    for v in versions {
+        let path = v.catalog.files.clone();
+        let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
+        tables.push(files_for_writer(path, bytes)?);
+    }
+    Ok(tables)
+}
+
+/// The objects that hold the station's values in any of `tables`.
+fn objects_of(tables: &[FilesByStation], station: &StationId) -> Result<HashSet<String>> {
+    let mut objects = HashSet::new();
+    for table in tables {
+        objects.extend(table.value_files(station)?.iter().map(ValueFile::object));
+    }
+    Ok(objects)
+}
+
+/// The rollup files `versions` name, with their sizes: a row a station each.
+async fn rollup_files(
+    store: &dyn ObjectStore,
+    versions: &[Manifest],
+) -> Result<HashMap<String, u64>> {
+    let mut files = HashMap::new();
+    let mut texts = catalog_file::Interner::default();
+    for path in versions.iter().filter_map(|v| v.catalog.rollups.as_ref()) {
+        let table = store.get(&Path::from(path.as_str())).await?.bytes().await?;
+        for f in rollups::decode_table(table, &mut texts)? {
+            files.insert(f.path(), f.size);
         }
     }
-    let mut deleted_files = 0;
-    let mut deleted_bytes = 0;
-    for prefix in ["values", "rollups", "catalog", "versions"] {
-        let listed: Vec<_> = store.list(Some(&Path::from(prefix))).try_collect().await?;
-        for meta in listed {
-            if !referenced.contains(meta.location.as_ref()) {
-                store.delete(&meta.location).await?;
-                deleted_files += 1;
-                deleted_bytes += meta.size;
-            }
-        }
+    Ok(files)
+}
+
+/// Objects deleted, and their bytes.
+#[derive(Default)]
+struct Deleted {
+    files: u64,
+    bytes: u64,
+}
+
+impl Deleted {
+    fn add(&mut self, other: Deleted) {
+        self.files += other.files;
+        self.bytes += other.bytes;
     }
-    let mut kept_versions: Vec<u64> = kept.iter().map(|v| v.generation).collect();
-    kept_versions.sort_unstable();
-    Ok(Vacuumed {
-        kept_versions,
-        deleted_files,
-        deleted_bytes,
-    })
+}
+
+/// Deletes `objects` (path and size), several at once. One already gone (a vacuum cut short
+/// deleted it) is not counted.
+async fn delete_all(
+    store: &dyn ObjectStore,
+    objects: impl IntoIterator<Item = (String, u64)>,
+) -> Result<Deleted> {
+    futures::stream::iter(objects)
+        .map(|(path, size)| async move {
+            match store.delete(&Path::from(path)).await {
+                Ok(()) => Ok(Deleted {
+                    files: 1,
+                    bytes: size,
+                }),
+                Err(object_store::Error::NotFound { .. }) => Ok(Deleted::default()),
+                Err(e) => Err(EngineError::from(e)),
+            }
+        })
+        .buffer_unordered(DELETES_AT_ONCE)
+        .try_fold(Deleted::default(), |mut all, one| async move {
+            all.add(one);
+            Ok(all)
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::manifest::PublishKind;
+    use crate::model::month::Month;
+    use crate::write::chunk::SeriesChunk;
+    use crate::write::generate::{GenerateOptions, generate};
+    use crate::write::writer::{DatasetWriter, WRITE_LOCK, encode_month};
+    use datafusion::object_store::memory::InMemory;
+    use std::sync::Arc;
+
+    async fn listed(store: &dyn ObjectStore, prefix: &str) -> Vec<String> {
+        let mut names: Vec<String> = store
+            .list(Some(&Path::from(prefix)))
+            .map_ok(|m| m.location.to_string())
+            .try_collect()
+            .await
+            .unwrap();
+        names.sort();
+        names
+    }
+
+    /// The value files a version's table names.
+    async fn named_by(store: &dyn ObjectStore, version: &Manifest) -> Vec<String> {
+        let tables = files_tables(store, std::slice::from_ref(version))
+            .await
+            .unwrap();
+        let mut names = Vec::new();
+        for station in tables[0].stations() {
+            names.extend(objects_of(&tables, station).unwrap());
+        }
+        names.sort();
+        names
+    }
+
+    /// Without listing the store: a writer that crashed leaves files under a station it noted,
+    /// and vacuum deletes them and its journal entries; the files of a dropped version go
+    /// where no kept version names them; kept versions' files all stay.
+    #[tokio::test]
+    async fn deletes_what_crashed_writers_and_dropped_versions_left() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let opts = GenerateOptions {
+            stations: 3,
+            years: 1,
+            interval_minutes: 60,
+            ..GenerateOptions::default()
+        };
+        let first = generate(Arc::clone(&store), &opts, |_, _| {})
+            .await
+            .unwrap();
+        let station = &named_by(store.as_ref(), &first).await[0];
+        let station: StationId = station
+            .split('/')
+            .nth(1)
+            .and_then(|s| s.strip_prefix("station="))
+            .unwrap()
+            .parse()
+            .unwrap();
+
+        // A writer that crashed after writing a month: its lock is taken over.
+        let crashed = DatasetWriter::begin(Arc::clone(&store), PublishKind::Append)
+            .await
+            .unwrap();
+        let month: Month = "2030-01".parse().unwrap();
+        let chunk = SeriesChunk {
+            parameter: "discharge-15min".parse().unwrap(),
+            timestamps: vec![1_893_456_000_000_000],
+            values: vec![1.5],
+            quality: vec!["good"],
+        };
+        let encoded = encode_month(&mut [chunk]).unwrap();
+        crashed.write_month(&station, month, encoded).await.unwrap();
+        let left = layout::values_path(&station, month, 2);
+        drop(crashed);
+        store.delete(&Path::from(WRITE_LOCK)).await.unwrap();
+        assert!(listed(store.as_ref(), "values").await.contains(&left));
+        assert_eq!(listed(store.as_ref(), "journal").await.len(), 1);
+
+        let retention = Retention {
+            grace: chrono::Duration::zero(),
+            versions: 1,
+        };
+        let done = vacuum(store.as_ref(), retention).await.unwrap();
+        assert_eq!(done.kept_versions, [1]);
+        assert!(!listed(store.as_ref(), "values").await.contains(&left));
+        assert!(listed(store.as_ref(), "journal").await.is_empty());
+        assert_eq!(
+            listed(store.as_ref(), "values").await,
+            named_by(store.as_ref(), &first).await
+        );
+
+        // A second version of every station: the first one's files go, its own stay.
+        let second = generate(Arc::clone(&store), &opts, |_, _| {})
+            .await
+            .unwrap();
+        assert!(listed(store.as_ref(), "journal").await.is_empty(), "closed");
+        let done = vacuum(store.as_ref(), retention).await.unwrap();
+        assert_eq!(done.kept_versions, [2]);
+        assert!(done.deleted_files > 0);
+        assert_eq!(
+            listed(store.as_ref(), "values").await,
+            named_by(store.as_ref(), &second).await
+        );
+        let rollups = listed(store.as_ref(), "rollups").await;
+        assert!(!rollups.is_empty());
+        assert!(
+            rollups.iter().all(|r| r.ends_with("part-2.parquet")),
+            "{rollups:?}"
+        );
+        assert_eq!(
+            listed(store.as_ref(), "versions").await,
+            ["versions/2.json"]
+        );
+    }
 }

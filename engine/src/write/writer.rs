@@ -2,8 +2,9 @@
 //! table as it is written), then the catalog, the version's record, and the manifest. The
 //! manifest is written last with one atomic PUT (the local store writes a temporary file and
 //! renames it), so until then readers keep seeing the previous version. A publish deletes
-//! nothing; an import that crashes leaves only unreferenced files behind, which `vacuum`
-//! removes (see `write::vacuum`).
+//! nothing; an import that crashes leaves only unreferenced files behind, under stations the
+//! writer noted in the journal before writing there (`write::journal`), where `vacuum` finds
+//! and removes them (see `write::vacuum`).
 
 use crate::dataset::catalog_file;
 use crate::dataset::files_table::FilesTableWriter;
@@ -21,6 +22,7 @@ use crate::model::month::Month;
 use crate::model::{Characteristic, CharacteristicType, Parameter, Period, Station};
 use crate::write::availability::{Spans, periods_with_values};
 use crate::write::derived::DerivedChange;
+use crate::write::journal::{self, Journaled};
 use crate::write::{derived, rollup};
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
@@ -143,7 +145,9 @@ struct Written {
 
 /// Writes the value files of a new version and publishes it.
 pub struct DatasetWriter {
+    /// The store, with where the writer writes noted first (`journal`).
     store: Arc<dyn ObjectStore>,
+    journal: Arc<Journaled>,
     generation: u64,
     /// The store's version of the manifest this writer follows (None: there was none), which
     /// the publish replaces only if it is still the current one.
@@ -179,9 +183,11 @@ impl DatasetWriter {
                 return Err(e);
             }
         };
+        let journal = Arc::new(Journaled::new(store, generation));
         Ok(Self {
             table: tokio::sync::Mutex::new(table),
-            store,
+            store: Arc::clone(&journal) as Arc<dyn ObjectStore>,
+            journal,
             generation,
             previous,
             written: Mutex::new(Written::default()),
@@ -195,6 +201,12 @@ impl DatasetWriter {
     pub fn deriving(mut self, change: DerivedChange) -> Self {
         self.derive = change;
         self
+    }
+
+    /// The store to write this version's objects to: where they go is noted in the journal
+    /// first (see `write::journal`), so that a crash leaves nothing vacuum cannot find.
+    pub fn store(&self) -> Arc<dyn ObjectStore> {
+        Arc::clone(&self.store)
     }
 
     async fn put(&self, path: &str, bytes: Bytes) -> Result<()> {
@@ -289,30 +301,34 @@ impl DatasetWriter {
         release_write_lock(self.store.as_ref()).await;
     }
 
-    /// Deletes the value files of this generation: what an import (or compaction)
-    /// that failed after it began writing leaves behind. Best effort, like the cleanup after a
-    /// publish.
+    /// Deletes the value and rollup files of this generation under the stations the writer
+    /// noted: what an import (or compaction) that failed after it began writing leaves behind.
+    /// Best effort, like the cleanup after a publish; what it cannot delete stays noted for
+    /// `vacuum`.
     async fn delete_own_files(&self) {
-        for prefix in ["values", "rollups"] {
-            let listed: Vec<_> = match self
-                .store
-                .list(Some(&Path::from(prefix)))
-                .try_collect()
-                .await
-            {
-                Ok(l) => l,
-                Err(e) => {
-                    tracing::warn!("cleanup: cannot list {prefix}: {e}");
-                    return;
-                }
-            };
-            for meta in listed {
-                if layout::written_by(meta.location.as_ref(), self.generation)
-                    && let Err(e) = self.store.delete(&meta.location).await
-                {
-                    tracing::warn!("cleanup: cannot delete {}: {e}", meta.location);
+        let mut all_gone = true;
+        for station in self.journal.stations() {
+            for prefix in journal::station_prefixes(&station) {
+                let listed: Vec<_> = match self.store.list(Some(&prefix)).try_collect().await {
+                    Ok(l) => l,
+                    Err(e) => {
+                        tracing::warn!("cleanup: cannot list {prefix}: {e}");
+                        all_gone = false;
+                        continue;
+                    }
+                };
+                for meta in listed {
+                    if layout::written_by(meta.location.as_ref(), self.generation)
+                        && let Err(e) = self.store.delete(&meta.location).await
+                    {
+                        tracing::warn!("cleanup: cannot delete {}: {e}", meta.location);
+                        all_gone = false;
+                    }
                 }
             }
+        }
+        if all_gone {
+            self.journal.close().await;
         }
     }
 
@@ -469,6 +485,7 @@ impl DatasetWriter {
                 .ok();
             return Err(lost_race(e, g));
         }
+        self.journal.close().await;
         release_write_lock(store.as_ref()).await;
         Ok(manifest)
     }
@@ -518,7 +535,7 @@ fn lost_race(e: object_store::Error, generation: u64) -> EngineError {
 }
 
 /// Deletes `path`; absent is fine.
-async fn delete_if_present(store: &dyn ObjectStore, path: &str) -> Result<()> {
+pub(crate) async fn delete_if_present(store: &dyn ObjectStore, path: &str) -> Result<()> {
     match store.delete(&Path::from(path)).await {
         Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
         Err(e) => Err(e.into()),
