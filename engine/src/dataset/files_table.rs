@@ -349,42 +349,63 @@ pub(crate) fn decode_batches(
 ) -> Result<Vec<ValueFile>> {
     // About two parameters a file; the exact count is not known before reading.
     let mut files: Vec<ValueFile> = room_for(rows / 2 + 1, W)?;
-    let mut series: Vec<SeriesStats> = Vec::new();
-    let mut current: Option<ValueFile> = None;
-    // A few dozen parameter ids for a million rows: each checked and shared once.
-    let mut parameters: HashMap<String, ParameterId> = HashMap::new();
+    let mut decoder = FilesDecoder::default();
     for b in batches {
-        let b = b?;
-        let station = column::<StringArray>(&b, "station", W)?;
-        let month = column::<StringArray>(&b, "month", W)?;
-        let generation = column::<UInt64Array>(&b, "generation", W)?;
-        let size = column::<UInt64Array>(&b, "size", W)?;
-        let parameter = column::<StringArray>(&b, "parameter", W)?;
-        let count = column::<UInt64Array>(&b, "rows", W)?;
-        let min = column::<TimestampMicrosecondArray>(&b, "min", W)?;
-        let max = column::<TimestampMicrosecondArray>(&b, "max", W)?;
-        let missing = optional_column::<UInt64Array>(&b, "missing")?;
-        let places = Places::of(&b)?;
+        decoder.push(&b?, texts, &mut files)?;
+    }
+    decoder.finish(&mut files)?;
+    files.shrink_to_fit();
+    Ok(files)
+}
+
+/// Rows of a files table to value files, batch after batch: a file's rows (one a parameter)
+/// may continue in the next batch, so the last file of a batch is held until the next one.
+#[derive(Default)]
+pub(crate) struct FilesDecoder {
+    current: Option<ValueFile>,
+    series: Vec<SeriesStats>,
+    /// A few dozen parameter ids for a million rows: each checked and shared once.
+    parameters: HashMap<String, ParameterId>,
+}
+
+impl FilesDecoder {
+    /// Appends to `files` the files the rows of `b` complete.
+    pub(crate) fn push(
+        &mut self,
+        b: &RecordBatch,
+        texts: &mut Interner,
+        files: &mut Vec<ValueFile>,
+    ) -> Result<()> {
+        let station = column::<StringArray>(b, "station", W)?;
+        let month = column::<StringArray>(b, "month", W)?;
+        let generation = column::<UInt64Array>(b, "generation", W)?;
+        let size = column::<UInt64Array>(b, "size", W)?;
+        let parameter = column::<StringArray>(b, "parameter", W)?;
+        let count = column::<UInt64Array>(b, "rows", W)?;
+        let min = column::<TimestampMicrosecondArray>(b, "min", W)?;
+        let max = column::<TimestampMicrosecondArray>(b, "max", W)?;
+        let missing = optional_column::<UInt64Array>(b, "missing")?;
+        let places = Places::of(b)?;
         for i in 0..b.num_rows() {
             let this_month: Month = month
                 .value(i)
                 .parse()
                 .map_err(|e: String| EngineError::corrupt(format!("{W}: {e}")))?;
-            let same_file = current.as_ref().is_some_and(|f| {
+            let same_file = self.current.as_ref().is_some_and(|f| {
                 f.station.as_str() == station.value(i)
                     && f.month == this_month
                     && f.generation == generation.value(i)
             });
             if !same_file {
                 // A station's files mostly come together: its id is the last one's.
-                let station = match &current {
+                let station = match &self.current {
                     Some(f) if f.station.as_str() == station.value(i) => f.station.clone(),
                     _ => texts.id(station.value(i), W)?,
                 };
-                if let Some(done) = current.take() {
-                    files.push(finished(done, std::mem::take(&mut series))?);
+                if let Some(done) = self.current.take() {
+                    files.push(finished(done, std::mem::take(&mut self.series))?);
                 }
-                current = Some(ValueFile {
+                self.current = Some(ValueFile {
                     station,
                     month: this_month,
                     generation: generation.value(i),
@@ -393,22 +414,23 @@ pub(crate) fn decode_batches(
                     stored: places.stored(i)?,
                 });
             }
-            if let Some(f) = &current
-                && !places.continues(&f.stored, series.len(), i)
+            if let Some(f) = &self.current
+                && !places.continues(&f.stored, self.series.len(), i)
             {
                 return Err(EngineError::corrupt(format!(
                     "{W}: row {i}: a month's row groups do not follow each other"
                 )));
             }
-            let parameter = match parameters.get(parameter.value(i)) {
+            let parameter = match self.parameters.get(parameter.value(i)) {
                 Some(p) => p.clone(),
                 None => {
                     let p: ParameterId = texts.id(parameter.value(i), W)?;
-                    parameters.insert(parameter.value(i).to_owned(), p.clone());
+                    self.parameters
+                        .insert(parameter.value(i).to_owned(), p.clone());
                     p
                 }
             };
-            series.push(SeriesStats {
+            self.series.push(SeriesStats {
                 parameter,
                 rows: count.value(i),
                 missing: missing.map_or(0, |m| m.value(i)),
@@ -416,12 +438,16 @@ pub(crate) fn decode_batches(
                 max: max.value(i),
             });
         }
+        Ok(())
     }
-    if let Some(done) = current {
-        files.push(finished(done, series)?);
+
+    /// Appends the last file.
+    pub(crate) fn finish(self, files: &mut Vec<ValueFile>) -> Result<()> {
+        if let Some(done) = self.current {
+            files.push(finished(done, self.series)?);
+        }
+        Ok(())
     }
-    files.shrink_to_fit();
-    Ok(files)
 }
 
 #[cfg(test)]

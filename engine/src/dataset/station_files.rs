@@ -21,7 +21,7 @@
 
 use crate::dataset::StationFiles;
 use crate::dataset::catalog_file::{Interner, column};
-use crate::dataset::files_table::decode_batches;
+use crate::dataset::files_table::{FilesDecoder, decode_batches};
 use crate::dataset::manifest::{SeriesStats, Stored, ValueFile};
 use crate::dataset::month_file::{MonthFile, ObjectSlots};
 use crate::error::{BoxError, EngineError, Result};
@@ -274,6 +274,35 @@ impl FilesByStation {
     /// list): what writers read of a published version, a station at a time.
     pub fn value_files(&self, station: &StationId) -> Result<Vec<ValueFile>> {
         Ok(self.get(station)?.iter().map(|m| m.file.clone()).collect())
+    }
+
+    /// Every file of the table in the order of its rows, a batch of rows at a time: for a
+    /// writer that carries a version over whole, one pass through the table's pages, rather
+    /// than every station decoded through the offset index (skipping rows inside pages), which
+    /// was most of a one-value append's 12 s at 2.4 M files.
+    pub fn in_order(&self) -> Result<impl Iterator<Item = Result<Vec<ValueFile>>> + '_> {
+        let name = format!("files table {}", self.path);
+        let mut batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            self.bytes.clone(),
+            self.metadata.clone(),
+        )
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(damaged(&name))?;
+        let mut texts = Interner::default();
+        let mut decoder = Some(FilesDecoder::default());
+        Ok(std::iter::from_fn(move || {
+            let mut files = Vec::new();
+            let done = match batches.next() {
+                Some(Ok(b)) => decoder.as_mut()?.push(&b, &mut texts, &mut files),
+                Some(Err(e)) => {
+                    decoder = None;
+                    Err(e.into())
+                }
+                None => decoder.take()?.finish(&mut files),
+            };
+            Some(done.map(|()| files).map_err(damaged(&name)))
+        }))
     }
 
     /// Bytes held by the table and the index of its stations (an estimate); the decoded

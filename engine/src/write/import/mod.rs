@@ -52,7 +52,7 @@ use datafusion::object_store::ObjectStore;
 use rows::{REC_BYTES, Rec, RowParser, SeriesIndex};
 use source::{Block, ValueInput};
 use spill::{Partitioner, SpillFile};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -448,7 +448,7 @@ pub async fn import(
     let rewritten = std::mem::take(&mut *lock(&rewritten));
     let months_written = writer.files_written()?;
     let carried = match previous.as_ref() {
-        Some(previous) => carry(&store, &writer, previous, &rewritten).await,
+        Some(previous) => carry(&writer, previous, &rewritten).await,
         None => Ok(()),
     };
     if let Err(e) = carried {
@@ -472,27 +472,36 @@ pub async fn import(
 }
 
 /// Lists in the new version every file of `previous` whose station-month the append did not
-/// write anew, a station at a time in the order of the previous files table (so that each
-/// station's rows stay together: `dataset::station_files`); months of a station-year file
-/// whose other months it rewrote are joined into a new file (`compact::rejoin`).
+/// write anew. Files of stations it did not touch go over in one pass through the previous
+/// files table, in its order (so each station's rows stay together:
+/// `dataset::station_files`); those of stations it touched are held (memory grows with the
+/// change) and go over last, a station at a time, where months of a station-year file whose
+/// other months it rewrote are joined into a new file (`compact::rejoin`).
 async fn carry(
-    store: &Arc<dyn ObjectStore>,
     writer: &DatasetWriter,
     previous: &FilesByStation,
     rewritten: &HashSet<(StationId, Month)>,
 ) -> Result<()> {
     let touched: HashSet<&StationId> = rewritten.iter().map(|(s, _)| s).collect();
-    for station in previous.stations() {
-        let mut files = previous.value_files(station)?;
-        if touched.contains(station) {
-            let (mut carried, replaced): (Vec<_>, Vec<_>) = files
-                .into_iter()
-                .partition(|f| !rewritten.contains(&(f.station.clone(), f.month)));
-            let replaced: Vec<&ValueFile> = replaced.iter().collect();
-            compact::rejoin(store, &mut carried, &replaced, writer.generation()).await?;
-            files = carried;
+    let mut held: BTreeMap<StationId, Vec<ValueFile>> = BTreeMap::new();
+    for files in previous.in_order()? {
+        for file in files? {
+            if touched.contains(&file.station) {
+                held.entry(file.station.clone()).or_default().push(file);
+            } else {
+                writer.carry(file).await?;
+            }
         }
-        for file in files {
+    }
+    let store = writer.store();
+    for (station, files) in held {
+        let (mut carried, replaced): (Vec<_>, Vec<_>) = files
+            .into_iter()
+            .partition(|f| !rewritten.contains(&(station.clone(), f.month)));
+        carried.sort_by_key(|f| f.month);
+        let replaced: Vec<&ValueFile> = replaced.iter().collect();
+        compact::rejoin(&store, &mut carried, &replaced, writer.generation()).await?;
+        for file in carried {
             writer.carry(file).await?;
         }
     }
