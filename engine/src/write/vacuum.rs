@@ -9,8 +9,8 @@
 //! under way.
 //!
 //! It does not list the store: what it deletes is what the dropped versions' files tables name
-//! and no kept version's does (compared a station at a time, so memory holds the tables' bytes
-//! and one station's files), plus what writers that crashed left under the stations they noted
+//! and no kept version's does (compared a version and a station at a time, so memory holds the
+//! kept versions' tables and two others, and a station's files), plus what writers that crashed left under the stations they noted
 //! in the journal (`write::journal`), plus the catalog tables and version records (a few
 //! objects a version, listed). Objects left by writers before there was a journal are not
 //! found.
@@ -72,28 +72,29 @@ async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed
     let kept_rollups: HashSet<String> = rollup_files(store, &kept).await?.into_keys().collect();
     let mut deleted = Deleted::default();
 
-    // Value files the dropped versions name and no kept one does, a station at a time.
-    let dropped_files = files_tables(store, &dropped).await?;
-    let mut stations: Vec<&StationId> = dropped_files
-        .iter()
-        .flat_map(FilesByStation::stations)
-        .collect();
-    stations.sort_unstable();
-    stations.dedup();
-    for station in stations {
-        let keep = objects_of(&kept_files, station)?;
-        let mut gone = HashMap::new();
-        for table in &dropped_files {
-            for file in table.value_files(station)? {
-                let object = file.object();
-                if !keep.contains(&object) {
-                    gone.insert(object, file.size);
-                }
+    // Value files the dropped versions name and no kept one does, a version (oldest first)
+    // and a station at a time. What the dropped version before names was dealt with then:
+    // an object no version names any more is never named again, so one named by this version
+    // and an earlier one is named by every version between them.
+    let mut before: Option<FilesByStation> = None;
+    for version in &dropped {
+        let table = files_table(store, version).await?;
+        for station in table.stations() {
+            let mut keep = objects_of(&kept_files, station)?;
+            if let Some(before) = &before {
+                keep.extend(objects_of(std::slice::from_ref(before), station)?);
             }
+            let gone: HashMap<String, u64> = table
+                .value_files(station)?
+                .into_iter()
+                .map(|file| (file.object(), file.size))
+                .filter(|(object, _)| !keep.contains(object))
+                .collect();
+            deleted.add(delete_all(store, gone).await?);
         }
-        deleted.add(delete_all(store, gone).await?);
+        before = Some(table);
     }
-    drop(dropped_files);
+    drop(before);
     let mut gone = rollup_files(store, &dropped).await?;
     gone.retain(|path, _| !kept_rollups.contains(path));
     deleted.add(delete_all(store, gone).await?);
@@ -199,19 +200,24 @@ fn kept_versions(current: &Manifest, versions: &[Manifest], retention: Retention
     kept
 }
 
-/// The files tables of `versions`, each read by station (the table's bytes held, a
-/// station's files decoded when asked for).
+/// The files tables of `versions`, each read by station.
 async fn files_tables(
     store: &dyn ObjectStore,
     versions: &[Manifest],
 ) -> Result<Vec<FilesByStation>> {
     let mut tables = Vec::with_capacity(versions.len());
     for v in versions {
-        let path = v.catalog.files.clone();
-        let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
-        tables.push(files_for_writer(path, bytes)?);
+        tables.push(files_table(store, v).await?);
     }
     Ok(tables)
+}
+
+/// The version's files table, read by station (its bytes held, a station's files decoded
+/// when asked for).
+async fn files_table(store: &dyn ObjectStore, version: &Manifest) -> Result<FilesByStation> {
+    let path = version.catalog.files.clone();
+    let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
+    files_for_writer(path, bytes)
 }
 
 /// The objects that hold the station's values in any of `tables`.
@@ -254,7 +260,7 @@ impl Deleted {
 }
 
 /// Deletes `objects` (path and size), several at once. One already gone (a vacuum cut short
-/// deleted it) is not counted.
+/// deleted it) is not counted where the store says so (a local directory; S3 does not).
 async fn delete_all(
     store: &dyn ObjectStore,
     objects: impl IntoIterator<Item = (String, u64)>,
@@ -281,6 +287,7 @@ async fn delete_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dataset::Published;
     use crate::dataset::manifest::PublishKind;
     use crate::model::month::Month;
     use crate::write::chunk::SeriesChunk;
@@ -390,6 +397,75 @@ mod tests {
         assert_eq!(
             listed(store.as_ref(), "versions").await,
             ["versions/2.json"]
+        );
+    }
+
+    /// Two dropped versions name the same files (the second carried them over): each is
+    /// deleted and counted once, and what the versions' tables name is all that goes.
+    #[tokio::test]
+    async fn files_two_dropped_versions_name_are_deleted_once() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let opts = GenerateOptions {
+            stations: 2,
+            years: 1,
+            interval_minutes: 60,
+            ..GenerateOptions::default()
+        };
+        generate(Arc::clone(&store), &opts, |_, _| {})
+            .await
+            .unwrap();
+        // An append: one month more, every other file carried.
+        let (published, files) = crate::dataset::read_published(store.as_ref())
+            .await
+            .unwrap()
+            .unwrap();
+        let writer = DatasetWriter::begin(Arc::clone(&store), PublishKind::Append)
+            .await
+            .unwrap();
+        let station = files.stations()[0].clone();
+        let chunk = SeriesChunk {
+            parameter: "discharge-15min".parse().unwrap(),
+            timestamps: vec![1_893_456_000_000_000],
+            values: vec![1.5],
+            quality: vec!["good"],
+        };
+        let month: Month = "2030-01".parse().unwrap();
+        let encoded = encode_month(&mut [chunk]).unwrap();
+        writer.write_month(&station, month, encoded).await.unwrap();
+        for s in files.stations() {
+            for file in files.value_files(s).unwrap() {
+                writer.carry(file).await.unwrap();
+            }
+        }
+        let Published {
+            stations,
+            parameters,
+            characteristics,
+            ..
+        } = published;
+        writer
+            .publish(&stations, parameters, &characteristics)
+            .await
+            .unwrap();
+        generate(Arc::clone(&store), &opts, |_, _| {})
+            .await
+            .unwrap();
+
+        let all = |store: Arc<dyn ObjectStore>| async move { listed(store.as_ref(), "").await };
+        let before = all(Arc::clone(&store)).await;
+        let retention = Retention {
+            grace: chrono::Duration::zero(),
+            versions: 1,
+        };
+        let done = vacuum(store.as_ref(), retention).await.unwrap();
+        assert_eq!(done.kept_versions, [3]);
+        let after = all(Arc::clone(&store)).await;
+        assert_eq!(done.deleted_files as usize, before.len() - after.len());
+        assert!(
+            after
+                .iter()
+                .all(|o| !o.contains("-g1.") && !o.contains("-g2.") && !o.contains("-1.")),
+            "{after:?}"
         );
     }
 }
