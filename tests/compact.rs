@@ -46,6 +46,22 @@ fn value_objects(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Directories under `dir` that hold nothing.
+fn empty_dirs(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut empty = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if std::fs::read_dir(&path).unwrap().next().is_none() {
+                empty.push(path);
+            } else {
+                empty.extend(empty_dirs(&path));
+            }
+        }
+    }
+    empty
+}
+
 /// Both servers answer each URL alike (200, same body but for the version it names, and type).
 async fn same_answers(a: &str, b: &str, urls: &[String]) {
     let (va, vb) = (dataset_version(a).await, dataset_version(b).await);
@@ -76,6 +92,11 @@ async fn a_compacted_archive_answers_as_before() {
     );
     assert!(said.contains("published generation 2"), "{said}");
     succeeds(&["vacuum", "--older-than", "PT0S"], dir.path());
+    // The writers' journal entries are gone with their directories, and vacuum leaves no
+    // empty directory behind.
+    assert!(!dir.path().join("journal").exists());
+    let empty = empty_dirs(dir.path());
+    assert!(empty.is_empty(), "{empty:?}");
     let objects = value_objects(dir.path());
     assert_eq!(objects.len(), 48, "{objects:?}");
     for o in &objects {

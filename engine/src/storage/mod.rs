@@ -193,8 +193,10 @@ fn local_dir(dir: &std::path::Path) -> Result<Arc<local::LocalDir>> {
         what: format!("cannot create {}", dir.display()),
         source,
     })?;
+    // A directory left empty by a delete goes too: vacuum and writers' journals (one
+    // directory a run) would otherwise leave them behind.
     Ok(Arc::new(local::LocalDir::new(
-        LocalFileSystem::new_with_prefix(dir)?,
+        LocalFileSystem::new_with_prefix(dir)?.with_automatic_cleanup(true),
     )))
 }
 
