@@ -10,10 +10,10 @@
 //!
 //! It does not list the store: what it deletes is what the dropped versions' files tables name
 //! and no kept version's does (compared a version and a station at a time, so memory holds the
-//! kept versions' tables and two others, and a station's files), plus what writers that crashed left under the stations they noted
-//! in the journal (`write::journal`), plus the catalog tables and version records (a few
-//! objects a version, listed). Objects left by writers before there was a journal are not
-//! found.
+//! kept versions' tables and two others, and a station's files), plus what writers that
+//! crashed left under the stations they noted in the journal (`write::journal`), plus the
+//! catalog tables and version records (a few objects a version, listed). Objects left by
+//! writers before there was a journal are not found.
 
 use crate::dataset::layout;
 use crate::dataset::manifest::{Manifest, ValueFile};
