@@ -15,14 +15,22 @@ pub mod value_cache;
 use crate::error::{EngineError, Result};
 use bytes::Bytes;
 use counted::{Counted, RequestCounts};
-use datafusion::object_store::ObjectStore;
 use datafusion::object_store::local::LocalFileSystem;
 use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 pub use s3::S3Settings;
 use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// Deletes `path`; absent is fine.
+pub(crate) async fn delete_if_present(store: &dyn ObjectStore, path: &str) -> Result<()> {
+    match store.delete(&Path::from(path)).await {
+        Ok(()) | Err(datafusion::object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
 
 /// Where a dataset or an input is, as every command takes it: a local directory (`DIR` or
 /// `file:///DIR`) or a bucket of an object storage service (`s3://BUCKET[/PREFIX]`). The one

@@ -12,7 +12,7 @@
 //! A generate of 10 000 stations puts 10 000 entries beside its 2.4 M value files; an append
 //! of one value puts one.
 
-use crate::write::writer::delete_if_present;
+use crate::storage::delete_if_present;
 use async_trait::async_trait;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{
@@ -232,6 +232,7 @@ impl ObjectStore for Journaled {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datafusion::object_store::local::LocalFileSystem;
     use datafusion::object_store::memory::InMemory;
 
     fn names(store: &InMemory, prefix: &str) -> Vec<String> {
@@ -284,75 +285,13 @@ mod tests {
         assert_eq!(left["b"][0].as_ref(), other.entry("b").as_ref());
     }
 
-    /// A station is noted before its first object is put: when the entry cannot be stored,
-    /// the object is not written either.
+    /// A station is noted before its first object is put: when the entry cannot be stored
+    /// (here `journal` is a file, so no entry can go under it), the object is not written.
     #[tokio::test]
     async fn nothing_is_put_where_the_entry_was_not_stored() {
-        #[derive(Debug)]
-        struct NoJournal(InMemory);
-        impl fmt::Display for NoJournal {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("no journal")
-            }
-        }
-        #[async_trait]
-        impl ObjectStore for NoJournal {
-            async fn put_opts(
-                &self,
-                location: &Path,
-                payload: PutPayload,
-                opts: PutOptions,
-            ) -> object_store::Result<PutResult> {
-                if location.as_ref().starts_with(JOURNAL) {
-                    return Err(object_store::Error::NotImplemented {
-                        operation: "journal".into(),
-                        implementer: "test".into(),
-                    });
-                }
-                self.0.put_opts(location, payload, opts).await
-            }
-            async fn put_multipart_opts(
-                &self,
-                location: &Path,
-                opts: PutMultipartOptions,
-            ) -> object_store::Result<Box<dyn MultipartUpload>> {
-                self.0.put_multipart_opts(location, opts).await
-            }
-            async fn get_opts(
-                &self,
-                location: &Path,
-                options: GetOptions,
-            ) -> object_store::Result<GetResult> {
-                self.0.get_opts(location, options).await
-            }
-            fn delete_stream(
-                &self,
-                locations: BoxStream<'static, object_store::Result<Path>>,
-            ) -> BoxStream<'static, object_store::Result<Path>> {
-                self.0.delete_stream(locations)
-            }
-            fn list(
-                &self,
-                prefix: Option<&Path>,
-            ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-                self.0.list(prefix)
-            }
-            async fn list_with_delimiter(
-                &self,
-                prefix: Option<&Path>,
-            ) -> object_store::Result<ListResult> {
-                self.0.list_with_delimiter(prefix).await
-            }
-            async fn copy_opts(
-                &self,
-                from: &Path,
-                to: &Path,
-                options: CopyOptions,
-            ) -> object_store::Result<()> {
-                self.0.copy_opts(from, to, options).await
-            }
-        }
-        let inner = Arc::new(NoJournal(InMemory::new()));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(JOURNAL), b"").unwrap();
+        let inner = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         let store = Journaled::new(inner.clone(), 1);
         let file = Path::from("values/station=a/2015-01-g1.parquet");
         assert!(store.put(&file, "x".into()).await.is_err());

@@ -20,6 +20,7 @@ use crate::model::gap::{gaps_to_nulls, is_gap};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, CharacteristicType, Parameter, Period, Station};
+use crate::storage::delete_if_present;
 use crate::write::availability::{Spans, periods_with_values};
 use crate::write::derived::DerivedChange;
 use crate::write::journal::{self, Journaled};
@@ -531,14 +532,6 @@ fn lost_race(e: object_store::Error, generation: u64) -> EngineError {
             )])
         }
         e => e.into(),
-    }
-}
-
-/// Deletes `path`; absent is fine.
-pub(crate) async fn delete_if_present(store: &dyn ObjectStore, path: &str) -> Result<()> {
-    match store.delete(&Path::from(path)).await {
-        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-        Err(e) => Err(e.into()),
     }
 }
 
