@@ -66,11 +66,11 @@ struct Located {
     newest: OnceLock<Box<[SeriesNewest]>>,
 }
 
-/// A series' newest month file with rows: kept for every station decoded once, outside the budget (a few hundred bytes a series), so that
-/// `recent=N` within the newest month plans without decoding the station again, and so that
-/// the newest month's footer and bytes, read at start for every series' newest value, stay
-/// where that month's readers find them (they are kept in the month file's slots, which
-/// leave with a station's decoded files).
+/// A series' newest month file with rows: kept for every station decoded once, outside the
+/// budget (a few hundred bytes a series), so that `recent=N` within the newest month plans
+/// without decoding the station again, and so that the newest month's footer and bytes, read
+/// at start for every series' newest value, stay where that month's readers find them (they
+/// are kept in the month file's slots, which leave with a station's decoded files).
 pub(crate) struct SeriesNewest {
     pub(crate) parameter: ParameterId,
     pub(crate) month: Arc<MonthFile>,

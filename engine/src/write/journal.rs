@@ -285,6 +285,23 @@ mod tests {
         assert_eq!(left["b"][0].as_ref(), other.entry("b").as_ref());
     }
 
+    /// Objects under `journal/` that are not a station's entry are left alone and name no
+    /// station.
+    #[tokio::test]
+    async fn objects_that_are_not_entries_name_no_station() {
+        let store = InMemory::new();
+        for path in [
+            "journal/g1-1-1/station=a",
+            "journal/g1-1-1/notes.txt",
+            "journal/station=",
+        ] {
+            store.put(&Path::from(path), "x".into()).await.unwrap();
+        }
+        let left = left_behind(&store).await.unwrap();
+        assert_eq!(left.keys().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(names(&store, JOURNAL).len(), 3, "nothing deleted");
+    }
+
     /// A station is noted before its first object is put: when the entry cannot be stored
     /// (here `journal` is a file, so no entry can go under it), the object is not written.
     #[tokio::test]

@@ -292,7 +292,7 @@ mod tests {
     use crate::model::month::Month;
     use crate::write::chunk::SeriesChunk;
     use crate::write::generate::{GenerateOptions, generate};
-    use crate::write::writer::{DatasetWriter, WRITE_LOCK, encode_month};
+    use crate::write::writer::{DatasetWriter, EncodedMonth, WRITE_LOCK, encode_month};
     use datafusion::object_store::memory::InMemory;
     use std::sync::Arc;
 
@@ -320,18 +320,34 @@ mod tests {
         names
     }
 
+    /// A dataset of `stations` stations and a year of hourly values.
+    fn small(stations: usize) -> GenerateOptions {
+        GenerateOptions {
+            stations,
+            years: 1,
+            interval_minutes: 60,
+            ..GenerateOptions::default()
+        }
+    }
+
+    /// A month of one value, as an append writes it.
+    fn one_value_month() -> EncodedMonth {
+        let chunk = SeriesChunk {
+            parameter: "discharge-15min".parse().unwrap(),
+            timestamps: vec![1_893_456_000_000_000],
+            values: vec![1.5],
+            quality: vec!["good"],
+        };
+        encode_month(&mut [chunk]).unwrap()
+    }
+
     /// Without listing the store: a writer that crashed leaves files under a station it noted,
     /// and vacuum deletes them and its journal entries; the files of a dropped version go
     /// where no kept version names them; kept versions' files all stay.
     #[tokio::test]
     async fn deletes_what_crashed_writers_and_dropped_versions_left() {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let opts = GenerateOptions {
-            stations: 3,
-            years: 1,
-            interval_minutes: 60,
-            ..GenerateOptions::default()
-        };
+        let opts = small(3);
         let first = generate(Arc::clone(&store), &opts, |_, _| {})
             .await
             .unwrap();
@@ -349,13 +365,7 @@ mod tests {
             .await
             .unwrap();
         let month: Month = "2030-01".parse().unwrap();
-        let chunk = SeriesChunk {
-            parameter: "discharge-15min".parse().unwrap(),
-            timestamps: vec![1_893_456_000_000_000],
-            values: vec![1.5],
-            quality: vec!["good"],
-        };
-        let encoded = encode_month(&mut [chunk]).unwrap();
+        let encoded = one_value_month();
         crashed.write_month(&station, month, encoded).await.unwrap();
         let left = layout::values_path(&station, month, 2);
         drop(crashed);
@@ -405,12 +415,7 @@ mod tests {
     #[tokio::test]
     async fn files_two_dropped_versions_name_are_deleted_once() {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let opts = GenerateOptions {
-            stations: 2,
-            years: 1,
-            interval_minutes: 60,
-            ..GenerateOptions::default()
-        };
+        let opts = small(2);
         generate(Arc::clone(&store), &opts, |_, _| {})
             .await
             .unwrap();
@@ -423,14 +428,8 @@ mod tests {
             .await
             .unwrap();
         let station = files.stations()[0].clone();
-        let chunk = SeriesChunk {
-            parameter: "discharge-15min".parse().unwrap(),
-            timestamps: vec![1_893_456_000_000_000],
-            values: vec![1.5],
-            quality: vec!["good"],
-        };
         let month: Month = "2030-01".parse().unwrap();
-        let encoded = encode_month(&mut [chunk]).unwrap();
+        let encoded = one_value_month();
         writer.write_month(&station, month, encoded).await.unwrap();
         for s in files.stations() {
             for file in files.value_files(s).unwrap() {
