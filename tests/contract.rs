@@ -457,7 +457,7 @@ async fn metrics_report_the_memory_budgets_together() {
         gauge("hydro_memory_budget_bytes{part=\"files_cache\"}"),
         (128 << 20) as f64
     );
-    // The pass at start finds every series' newest value; the gauge counts them.
+    // The parameters table gives every series' newest value; the gauge counts them.
     let mut known = 0.0;
     for _ in 0..200 {
         let text = get(&format!("{}/metrics", base.trim_end_matches("/v1")))

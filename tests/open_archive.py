@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The archive read in place by the recipes of `docs/on-disk-layout.md` (DuckDB, Polars,
 pyarrow), compared with what the API serves: per series the count, sum, min and max of the
-values, and a few whole series row by row. The recipes are taken from the document itself,
-so what users copy is what runs here.
+values, and a few whole series row by row; and each series' newest value as the parameters
+table gives it, against the newest row with a value DuckDB finds. The recipes are taken from
+the document itself, so what users copy is what runs here.
 
     open_archive.py BASE ROOT [--vacuumed]
 
@@ -128,6 +129,20 @@ def by_pyarrow(dataset):
             for r in g.to_pylist()}
 
 
+def check_newest(con, rel_sql, root, expected):
+    """The parameters table's newest value of each series (`latest_*`) is the newest row with a
+    value that DuckDB finds in the current files."""
+    found = {(s, p): (t, v, q) for s, p, t, v, q in con.execute(
+        f"SELECT station, parameter, max(epoch_us(timestamp)), arg_max(value, timestamp), "
+        f"arg_max(quality::VARCHAR, timestamp) FROM ({rel_sql}) WHERE value IS NOT NULL GROUP BY ALL").fetchall()}
+    parameters = json.load(open(f"{root}/manifest.json"))["catalog"]["parameters"]
+    given = {(s, p): (t, v, q) for s, p, t, v, q in con.execute(
+        f"SELECT station_id, id, epoch_us(latest_timestamp), latest_value, latest_quality "
+        f"FROM read_parquet('{root}/{parameters}') WHERE latest_timestamp IS NOT NULL").fetchall()}
+    assert set(found) == {k for k, (n, *_) in expected.items() if n}, "series with values differ"
+    assert given == found, f"newest values: {sorted(set(given.items()) ^ set(found.items()))[:3]}"
+
+
 def s3_options():
     e = os.environ
     polars = {"aws_endpoint_url": e["AWS_ENDPOINT_URL"], "aws_access_key_id": e["AWS_ACCESS_KEY_ID"],
@@ -161,6 +176,7 @@ def main():
         con = duckdb.connect()
         rel = duckdb_values(con, root)
         compare("duckdb", by_duckdb(rel.sql_query(), con), expected)
+        check_newest(con, rel.sql_query(), root, expected)
         check_rows("duckdb", lambda s, p: con.sql(
             f"SELECT timestamp, value, quality FROM ({rel.sql_query()}) WHERE station = $1 AND parameter = $2",
             params=[s, p]).to_arrow_table(), series)

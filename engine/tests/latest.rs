@@ -1,17 +1,104 @@
-//! Newest values carried from one version to the next: an append that touches one series
-//! leaves every other series' newest value to be taken over, and that series' to be read anew.
+//! Newest values as a publish gives them: a version opened knows every series' newest value
+//! without reading a value file, an append keeps those of the series it did not touch and
+//! gives the new one, a compaction keeps them, and a series whose newest value the publish
+//! could not know is found in the values.
 
 use chrono::NaiveDate;
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
+use futures::TryStreamExt;
 use hydro_engine::Dataset;
+use hydro_engine::model::Latest;
 use hydro_engine::model::ids::Series;
+use hydro_engine::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use hydro_engine::storage::Store;
+use hydro_engine::write::compact::compact;
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, import};
+use std::path::{Path, PathBuf};
+
+/// Every series of `dataset`.
+fn all_series(dataset: &Dataset) -> Vec<Series> {
+    dataset
+        .catalog
+        .stations()
+        .iter()
+        .flat_map(|s| {
+            dataset
+                .catalog
+                .parameters(&s.id)
+                .iter()
+                .map(|p| (s.id.clone(), p.id.clone()))
+        })
+        .collect()
+}
+
+/// The newest row of `series` as the planner reads it (`recent=1`; the generator writes no
+/// recorded gaps, so it has a value).
+async fn newest_row(dataset: &Dataset, (station, parameter): &Series) -> Latest {
+    let query = ValuesQuery {
+        station: station.clone(),
+        parameter: parameter.clone(),
+        window: Window::Recent(1),
+        sort: Vec::new(),
+        offset: 0,
+        limit: None,
+        columns: ValueColumn::ALL.to_vec(),
+        need_total: false,
+        qualities: None,
+    };
+    let plan = dataset
+        .plan_values(&query, ReadAhead::Monthly)
+        .await
+        .unwrap();
+    let batches: Vec<_> = plan.stream.try_collect().await.unwrap();
+    let batch = batches.iter().find(|b| b.num_rows() == 1).unwrap();
+    let quality = batch.column(2).as_dictionary::<Int32Type>();
+    let texts = quality.values().as_string::<i32>();
+    Latest {
+        timestamp: batch
+            .column(0)
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(0),
+        value: batch.column(1).as_primitive::<Float64Type>().value(0),
+        quality: texts.value(quality.keys().value(0) as usize).into(),
+    }
+}
+
+/// Appends `rows` (CSV lines without the header) to the dataset at `root`, with `parameters`
+/// (a parameters file) if given.
+async fn append(root: &Path, rows: &str, parameters: Option<PathBuf>) {
+    let values = root.parent().unwrap().join("append.csv");
+    std::fs::write(
+        &values,
+        format!("stationId,parameterId,timestamp,value,quality\n{rows}"),
+    )
+    .unwrap();
+    let input = ImportInput {
+        stations: None,
+        parameters,
+        characteristics: None,
+        values: vec![values],
+        append: true,
+    };
+    let options = ImportOptions {
+        spill_dir: root.parent().unwrap().to_path_buf(),
+        ..ImportOptions::default()
+    };
+    import(
+        Store::dir(root).unwrap().object_store(),
+        &input,
+        &options,
+        Default::default(),
+    )
+    .await
+    .unwrap();
+}
 
 #[tokio::test]
-async fn an_append_carries_the_newest_values_of_the_series_it_did_not_touch() {
+async fn a_version_knows_its_newest_values_and_an_append_keeps_them() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().to_path_buf();
+    let root = dir.path().join("data");
     let opts = GenerateOptions {
         stations: 3,
         years: 1,
@@ -24,63 +111,87 @@ async fn an_append_carries_the_newest_values_of_the_series_it_did_not_touch() {
         .await
         .unwrap();
     let before = Dataset::open_dir(&root).await.unwrap();
-    let all: Vec<Series> = before
-        .catalog
-        .stations()
-        .iter()
-        .flat_map(|s| {
-            before
-                .catalog
-                .parameters(&s.id)
-                .iter()
-                .map(|p| (s.id.clone(), p.id.clone()))
-        })
-        .collect();
+    let all = all_series(&before);
     assert!(all.len() > 3);
+    // Known at open, before any value file is read, and as the values say.
+    assert_eq!(before.newest_values_known(), all.len());
     let old = before.latest(&all).await.unwrap();
-    assert!(old.iter().all(Option::is_some));
+    for (series, latest) in all.iter().zip(&old) {
+        assert_eq!(latest.as_ref(), Some(&newest_row(&before, series).await));
+    }
 
     // One value after the end of the first series: the append writes one new station-month.
+    // It brings every parameter again, as an append with the whole catalog does: what their
+    // values say of them (availability, newest value) stays.
+    let parameters = dir.path().join("parameters.csv");
+    let mut csv = String::from("stationId,id,name,observedProperty,unit,interval\n");
+    for (station, parameter) in &all {
+        let p = before.catalog.parameter(station, parameter).unwrap();
+        let (name, property, unit, interval) =
+            (&p.name, &p.observed_property, &p.unit, &p.interval);
+        csv.push_str(&format!(
+            "{station},{parameter},{name},{property},{unit},{interval}\n"
+        ));
+    }
+    std::fs::write(&parameters, csv).unwrap();
     let (station, parameter) = &all[0];
-    let values = dir.path().join("append.csv");
-    std::fs::write(
-        &values,
-        format!(
-            "stationId,parameterId,timestamp,value,quality\n\
-             {station},{parameter},2022-01-05T00:00:00+01:00,123.5,good\n"
-        ),
+    append(
+        &root,
+        &format!("{station},{parameter},2022-01-05T00:00:00+01:00,123.5,good\n"),
+        Some(parameters),
     )
-    .unwrap();
-    let input = ImportInput {
-        stations: None,
-        parameters: None,
-        characteristics: None,
-        values: vec![values],
-        append: true,
+    .await;
+    let after = Dataset::open_dir(&root).await.unwrap();
+    assert_eq!(after.newest_values_known(), all.len());
+    assert_eq!(after.carry_latest(&before), 0, "nothing left to carry");
+    let new = after.latest(&all).await.unwrap();
+    let appended = Latest {
+        timestamp: chrono::DateTime::parse_from_rfc3339("2022-01-04T23:00:00Z")
+            .unwrap()
+            .timestamp_micros(),
+        value: 123.5,
+        quality: "good".into(),
     };
-    let options = ImportOptions {
-        spill_dir: dir.path().to_path_buf(),
-        ..ImportOptions::default()
-    };
-    import(
+    assert_eq!(new[0], Some(appended));
+    assert_eq!(new[1..], old[1..]);
+    for (station, parameter) in &all[1..] {
+        assert_eq!(
+            after
+                .catalog
+                .parameter(station, parameter)
+                .unwrap()
+                .availability,
+            before
+                .catalog
+                .parameter(station, parameter)
+                .unwrap()
+                .availability
+        );
+    }
+
+    // That value replaced by a recorded gap: the series' newest value is again the one
+    // before, in a month the append carried over, which the publish cannot know without
+    // reading it. It is found in the values.
+    append(
+        &root,
+        &format!("{station},{parameter},2022-01-05T00:00:00+01:00,,missing\n"),
+        None,
+    )
+    .await;
+    let gap = Dataset::open_dir(&root).await.unwrap();
+    assert_eq!(gap.newest_values_known(), all.len() - 1);
+    assert_eq!(gap.latest(&all).await.unwrap(), old);
+
+    // A compaction moves the months into station-year files and keeps what was known.
+    let compacted = compact(
         Store::dir(&root).unwrap().object_store(),
-        &input,
-        &options,
-        Default::default(),
+        "2022-01".parse().unwrap(),
+        |_, _| {},
     )
     .await
     .unwrap();
-
-    let after = Dataset::open_dir(&root).await.unwrap();
-    assert_eq!(after.carry_latest(&before), all.len() - 1);
-    let new = after.latest(&all).await.unwrap();
-    let appended = new[0].as_ref().unwrap();
-    assert_eq!(appended.value, Some(123.5));
-    assert_eq!(
-        appended.timestamp,
-        chrono::DateTime::parse_from_rfc3339("2022-01-04T23:00:00Z")
-            .unwrap()
-            .timestamp_micros()
-    );
-    assert_eq!(new[1..], old[1..]);
+    assert!(compacted.months > 0);
+    let compacted = Dataset::open_dir(&root).await.unwrap();
+    assert_eq!(compacted.newest_values_known(), all.len() - 1);
+    assert_eq!(compacted.latest(&all).await.unwrap(), old);
 }

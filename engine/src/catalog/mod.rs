@@ -346,6 +346,7 @@ mod tests {
             unit: "m".into(),
             interval: "PT15M".into(),
             availability: Vec::new(),
+            latest: None,
         }
     }
 

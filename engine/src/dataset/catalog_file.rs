@@ -5,7 +5,9 @@
 use crate::dataset::layout::{UTC, writer_properties};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{CharacteristicId, ParameterId, SharedId, StationId};
-use crate::model::{Characteristic, Coordinates, GaugeZero, Parameter, Period, Station, Text};
+use crate::model::{
+    Characteristic, Coordinates, GaugeZero, Latest, Parameter, Period, Station, Text,
+};
 use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Float64Array, ListArray, ListBuilder, RecordBatch, StringArray,
@@ -253,6 +255,18 @@ pub fn encode_parameters(parameters: &[Parameter]) -> Result<Bytes> {
         ("unit", strings(p.iter().map(|x| &*x.unit))),
         ("interval", strings(p.iter().map(|x| &*x.interval))),
         ("availability", availability),
+        (
+            "latest_timestamp",
+            micros(p.iter().map(|x| x.latest.as_ref().map(|l| l.timestamp))),
+        ),
+        (
+            "latest_value",
+            floats(p.iter().map(|x| x.latest.as_ref().map(|l| l.value))),
+        ),
+        (
+            "latest_quality",
+            opt_strings(p.iter().map(|x| x.latest.as_ref().map(|l| &*l.quality))),
+        ),
     ])?;
     to_parquet(batch)
 }
@@ -280,6 +294,7 @@ pub fn decode_parameters(bytes: Bytes, texts: &mut Interner) -> Result<Vec<Param
         let unit = column::<StringArray>(&b, "unit", W)?;
         let interval = column::<StringArray>(&b, "interval", W)?;
         let availability = column::<ListArray>(&b, "availability", W)?;
+        let latest = LatestColumns::of(&b)?;
         for i in 0..b.num_rows() {
             let periods = availability.value(i);
             let periods = periods.as_struct();
@@ -298,10 +313,43 @@ pub fn decode_parameters(bytes: Bytes, texts: &mut Interner) -> Result<Vec<Param
                         end: ends.value(j),
                     })
                     .collect(),
+                latest: latest.as_ref().and_then(|l| l.row(i, texts)),
             });
         }
     }
     Ok(out)
+}
+
+/// The parameters table's newest value of each series (tables written before it have none).
+struct LatestColumns<'a> {
+    timestamp: &'a TimestampMicrosecondArray,
+    value: &'a Float64Array,
+    quality: &'a StringArray,
+}
+
+impl<'a> LatestColumns<'a> {
+    fn of(b: &'a RecordBatch) -> Result<Option<Self>> {
+        const W: &str = "parameters";
+        if b.schema().column_with_name("latest_timestamp").is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Self {
+            timestamp: column(b, "latest_timestamp", W)?,
+            value: column(b, "latest_value", W)?,
+            quality: column(b, "latest_quality", W)?,
+        }))
+    }
+
+    /// Row `i`'s, where all three are given.
+    fn row(&self, i: usize, texts: &mut Interner) -> Option<Latest> {
+        let given =
+            self.timestamp.is_valid(i) && self.value.is_valid(i) && self.quality.is_valid(i);
+        given.then(|| Latest {
+            timestamp: self.timestamp.value(i),
+            value: self.value.value(i),
+            quality: texts.text(self.quality.value(i)),
+        })
+    }
 }
 
 pub fn encode_characteristics(items: &[Characteristic]) -> Result<Bytes> {
@@ -398,8 +446,9 @@ mod tests {
         }
     }
 
-    /// Stations and parameters read back as written, and equal texts read back as one: the
-    /// operators two stations share, and a station's id in its parameters.
+    /// Stations and parameters read back as written (a newest value given or not), and equal
+    /// texts read back as one: the operators two stations share, and a station's id in its
+    /// parameters.
     #[test]
     fn catalog_files_read_back_with_shared_texts() {
         let stations = vec![
@@ -407,7 +456,7 @@ mod tests {
             station("b", "WSV"),
             station("c", "LANUV"),
         ];
-        let parameters = vec![Parameter {
+        let level = Parameter {
             station: "b".parse().unwrap(),
             id: "water-level-15min".parse().unwrap(),
             name: "Wasserstand".into(),
@@ -418,7 +467,18 @@ mod tests {
                 start: 0,
                 end: 900_000_000,
             }],
-        }];
+            latest: Some(Latest {
+                timestamp: 900_000_000,
+                value: 123.4,
+                quality: "raw".into(),
+            }),
+        };
+        let flow = Parameter {
+            id: "discharge-15min".parse().unwrap(),
+            latest: None,
+            ..level.clone()
+        };
+        let parameters = vec![level, flow];
         let mut texts = Interner::default();
         let read = decode_stations(encode_stations(&stations).unwrap(), &mut texts).unwrap();
         let params =

@@ -1,24 +1,30 @@
-//! The newest value of each series as a version keeps it once found (filled and used by
-//! `query::latest`): a version is immutable, so what is kept is never stale.
+//! The newest value of each series as a version keeps it: given by its parameters table
+//! (the publish found it), or once found in the values (filled and used by `query::latest`).
+//! A version is immutable, so what is kept is never stale.
 
+pub use crate::model::Latest;
+use crate::model::Parameter;
 use crate::model::ids::Series;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
-
-/// A series' newest value.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Latest {
-    /// Microseconds since the epoch, UTC.
-    pub timestamp: i64,
-    pub value: Option<f64>,
-    pub quality: Arc<str>,
-}
+use std::sync::{Mutex, PoisonError};
 
 /// Newest values found so far, by series (None: a series without values).
 #[derive(Default)]
 pub(crate) struct LatestValues(Mutex<HashMap<Series, Option<Latest>>>);
 
 impl LatestValues {
+    /// The newest values the parameters table gives (found by the publish that wrote it).
+    pub(crate) fn published(parameters: &[Parameter]) -> Self {
+        let known = parameters
+            .iter()
+            .filter_map(|p| {
+                let latest = p.latest.clone()?;
+                Some(((p.station.clone(), p.id.clone()), Some(latest)))
+            })
+            .collect();
+        Self(Mutex::new(known))
+    }
+
     pub(crate) fn get(&self, s: &Series) -> Option<Option<Latest>> {
         self.0
             .lock()

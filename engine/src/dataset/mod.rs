@@ -293,6 +293,7 @@ impl Dataset {
             characteristics,
             rollups,
         } = published;
+        let latest = LatestValues::published(&parameters);
         let catalog = Catalog::new(stations, parameters, characteristics);
         let catalog_bytes = catalog.memory_size();
 
@@ -325,7 +326,7 @@ impl Dataset {
                 .into_iter()
                 .map(|r| (r.station.clone(), r))
                 .collect(),
-            latest: LatestValues::default(),
+            latest,
             values: None,
         })
     }

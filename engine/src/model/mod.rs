@@ -113,6 +113,20 @@ pub struct Parameter {
     pub interval: Text,
     /// Periods with data, ascending; derived from the values at publish time.
     pub availability: Vec<Period>,
+    /// The newest row with a value, found at publish time: at the end of the last period of
+    /// `availability`. None where that was not known (a table written before it, or a
+    /// publish that carried a month whose newest value it did not have) or the series has no
+    /// value; readers then find it in the values.
+    pub latest: Option<Latest>,
+}
+
+/// A series' newest row with a value (not a recorded gap).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Latest {
+    /// Microseconds since the epoch, UTC.
+    pub timestamp: Micros,
+    pub value: f64,
+    pub quality: Text,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,15 +1,19 @@
 //! The newest value of each series, for "the latest value of every gauge".
 //!
-//! Each version keeps every series' newest value in memory once found (a timestamp, a value
-//! and a quality: tens of bytes a series), so that a whole network's latest values cost a
-//! lookup per series rather than a month read each. A version is immutable, so what is kept
-//! is never stale; [`Dataset::warm_latest`] finds them all in the background when a version
-//! is opened, and a request that comes before it is done reads the series still missing (the
-//! newest row of the series' last month file, several at once). A version that follows
-//! another takes over the newest values of series whose newest month file it shares
-//! ([`Dataset::carry_latest`]): an append rewrites the station-months it touches, so on a live
-//! archive most series are unchanged, and a new version every few minutes would otherwise read
-//! every series' last month from the store again.
+//! Each version keeps every series' newest value in memory (a timestamp, a value and a
+//! quality: tens of bytes a series), so that a whole network's latest values cost a lookup
+//! per series rather than a month read each. A version is immutable, so what is kept is never
+//! stale. The publish that wrote the version found them as it wrote the months, and its
+//! parameters table gives them (`Parameter::latest`), so a version opened knows them without
+//! reading a value file: at 200 000 station-years, finding them in the values took 13 s and
+//! ~30 000 month reads (GETs, from a bucket) in every replica at every start.
+//!
+//! A series the table gives none for (tables written before it, or a publish that carried a
+//! month whose newest value it did not know) is found in the values: by
+//! [`Dataset::warm_latest`] in the background when a version is opened, and by a request that
+//! comes before it is done (the newest row of the series' last month file, several at once).
+//! A version that follows another takes over those its predecessor found, of the series whose
+//! newest month file it shares ([`Dataset::carry_latest`]).
 
 pub use crate::dataset::latest_values::Latest;
 use crate::dataset::{Dataset, StationFiles};
@@ -58,14 +62,18 @@ impl Dataset {
             .collect())
     }
 
-    /// Keeps the newest values `previous` has found for the series whose newest month file is
-    /// the same file (station, month and generation) in both versions: files are never
-    /// rewritten in place, so such a series' newest value is the same. Returns how many.
-    /// A station whose files cannot be read is left to the requests for it.
+    /// Keeps the newest values `previous` has found for the series this version does not
+    /// know and whose newest month file is the same file (station, month and generation) in
+    /// both versions: files are never rewritten in place, so such a series' newest value is
+    /// the same. Returns how many. A station whose files cannot be read is left to the
+    /// requests for it.
     pub fn carry_latest(&self, previous: &Dataset) -> usize {
         let mut found: HashMap<StationId, Vec<(ParameterId, Option<Latest>)>> = HashMap::new();
-        for ((station, parameter), latest) in previous.latest.snapshot() {
-            found.entry(station).or_default().push((parameter, latest));
+        for (series, latest) in previous.latest.snapshot() {
+            if self.latest.get(&series).is_none() {
+                let (station, parameter) = series;
+                found.entry(station).or_default().push((parameter, latest));
+            }
         }
         let mut carried = 0;
         for (station, series) in found {
@@ -86,10 +94,10 @@ impl Dataset {
         carried
     }
 
-    /// Finds every series' newest value, so that requests find them kept. It decodes every
-    /// station's files as a pass (see [`Dataset::station_files_in_pass`]), several stations at
-    /// once. A series that cannot be read is left to the request that asks for it (which then
-    /// fails as a read does).
+    /// Finds the newest value of every series the parameters table gives none for, so that
+    /// requests find them kept. It decodes those stations' files as a pass (see
+    /// [`Dataset::station_files_in_pass`]), several stations at once. A series that cannot be
+    /// read is left to the request that asks for it (which then fails as a read does).
     pub async fn warm_latest(self: Arc<Self>) {
         let started = std::time::Instant::now();
         let this = &self;
@@ -114,15 +122,23 @@ impl Dataset {
         self.latest.len()
     }
 
-    /// Finds the newest values of `station`'s series not found yet.
+    /// Finds the newest values of `station`'s series not known yet; a station whose series
+    /// are all known is not decoded.
     async fn warm_station(&self, station: &StationId) -> Result<()> {
+        let unknown: Vec<Series> = self
+            .catalog
+            .parameters(station)
+            .iter()
+            .map(|p| (station.clone(), p.id.clone()))
+            .filter(|series| self.latest.get(series).is_none())
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
         let months = self.station_files_in_pass(station)?;
-        for parameter in self.catalog.parameters(station) {
-            let series = (station.clone(), parameter.id.clone());
-            if self.latest.get(&series).is_none() {
-                let latest = self.newest(&months, &series).await?;
-                self.latest.put(series, latest);
-            }
+        for series in unknown {
+            let latest = self.newest(&months, &series).await?;
+            self.latest.put(series, latest);
         }
         Ok(())
     }
@@ -188,7 +204,7 @@ fn newest_with_value(batch: &RecordBatch) -> Result<Option<Latest>> {
     let key = usize::try_from(quality.keys().value(last)).map_err(|_| bad())?;
     Ok(Some(Latest {
         timestamp: times.value(last),
-        value: Some(values.value(last)),
+        value: values.value(last),
         quality: Arc::from(texts.value(key)),
     }))
 }

@@ -281,6 +281,7 @@ fn parameters_of(station: &Station, interval_minutes: u32) -> Result<Vec<(Quanti
                     unit: unit.into(),
                     interval: interval_iso(interval_minutes).into(),
                     availability: Vec::new(),
+                    latest: None,
                 },
             ))
         })

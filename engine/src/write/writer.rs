@@ -19,7 +19,7 @@ use crate::error::{EngineError, Result};
 use crate::model::gap::{gaps_to_nulls, is_gap};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
-use crate::model::{Characteristic, CharacteristicType, Parameter, Period, Station};
+use crate::model::{Characteristic, CharacteristicType, Latest, Parameter, Period, Station, Text};
 use crate::storage::delete_if_present;
 use crate::write::availability::{Spans, periods_with_values};
 use crate::write::derived::DerivedChange;
@@ -44,11 +44,13 @@ use std::sync::{Arc, Mutex};
 pub use crate::write::chunk::SeriesChunk;
 
 /// A station-month encoded: the file's bytes, and for each series in it (in row group order)
-/// its statistics and its periods with values ([`periods_with_values`]).
+/// its statistics, its periods with values ([`periods_with_values`]) and its newest row with
+/// a value.
 pub struct EncodedMonth {
     pub bytes: Bytes,
     pub series: Vec<SeriesStats>,
     pub periods: Vec<Vec<Period>>,
+    pub newest: Vec<Option<Latest>>,
 }
 
 /// Encodes one station-month (chunks sorted by parameter, one row group each) as Parquet.
@@ -75,6 +77,7 @@ pub fn encode_month_as(chunks: &mut [SeriesChunk], with_gaps: bool) -> Result<En
     )?;
     let mut stats = Vec::new();
     let mut periods = Vec::new();
+    let mut newest = Vec::new();
     for chunk in chunks.iter() {
         let n = chunk.timestamps.len();
         if n == 0 {
@@ -120,12 +123,24 @@ pub fn encode_month_as(chunks: &mut [SeriesChunk], with_gaps: bool) -> Result<En
             max: chunk.timestamps[n - 1],
         });
         periods.push(periods_with_values(&chunk.timestamps, &chunk.values));
+        newest.push(newest_with_value(chunk));
     }
     writer.close()?;
     Ok(EncodedMonth {
         bytes: Bytes::from(buf),
         series: stats,
         periods,
+        newest,
+    })
+}
+
+/// The newest row of `chunk` whose value is not a recorded gap.
+fn newest_with_value(chunk: &SeriesChunk) -> Option<Latest> {
+    let i = chunk.values.iter().rposition(|&v| !is_gap(v))?;
+    Some(Latest {
+        timestamp: chunk.timestamps[i],
+        value: chunk.values[i],
+        quality: Text::from(chunk.quality[i]),
     })
 }
 
@@ -142,6 +157,8 @@ struct Written {
     months_written: u64,
     written: HashMap<(StationId, ParameterId), Spans>,
     carried: HashMap<(StationId, ParameterId), Spans>,
+    /// Each series' newest row with a value in the months written.
+    newest: HashMap<(StationId, ParameterId), Latest>,
 }
 
 /// Writes the value files of a new version and publishes it.
@@ -233,13 +250,19 @@ impl DatasetWriter {
 
     /// Lists a file of an earlier version in the new one, as it is.
     pub async fn carry(&self, file: ValueFile) -> Result<()> {
-        self.note(&file, None)?;
+        self.note(&file, None, &[])?;
         self.table.lock().await.add(file).await
     }
 
     /// Counts a file and notes its series' periods: those found while encoding it, or for a
-    /// carried file its time range (cut to the previous availability at publish).
-    fn note(&self, file: &ValueFile, periods: Option<&[Vec<Period>]>) -> Result<()> {
+    /// carried file its time range (cut to the previous availability at publish); and the
+    /// newest rows with a value found while encoding it.
+    fn note(
+        &self,
+        file: &ValueFile,
+        periods: Option<&[Vec<Period>]>,
+        newest: &[Option<Latest>],
+    ) -> Result<()> {
         let mut written = self
             .written
             .lock()
@@ -250,6 +273,15 @@ impl DatasetWriter {
             written.values += s.rows;
             written.missing += s.missing;
             let key = (file.station.clone(), s.parameter.clone());
+            if let Some(Some(found)) = newest.get(i) {
+                let kept = written
+                    .newest
+                    .entry(key.clone())
+                    .or_insert_with(|| found.clone());
+                if found.timestamp > kept.timestamp {
+                    *kept = found.clone();
+                }
+            }
             let range = [Period {
                 start: s.min,
                 end: s.max,
@@ -277,6 +309,7 @@ impl DatasetWriter {
             bytes,
             series,
             periods,
+            newest,
         } = encoded;
         let file = ValueFile {
             station: station.clone(),
@@ -287,7 +320,7 @@ impl DatasetWriter {
             stored: Stored::File,
         };
         self.put(&file.object(), bytes).await?;
-        self.note(&file, Some(&periods))?;
+        self.note(&file, Some(&periods), &newest)?;
         self.table.lock().await.add(file).await
     }
 
@@ -333,9 +366,10 @@ impl DatasetWriter {
         }
     }
 
-    /// Writes the catalog and the manifest. Parameters' availability is derived from the
-    /// value files written, so it is always true to the data; a parameter's availability as
-    /// given is its previous version's, which carried months take their periods from.
+    /// Writes the catalog and the manifest. Parameters' availability and newest value are
+    /// derived from the value files written, so they are always true to the data; a
+    /// parameter's availability and newest value as given are its previous version's, which
+    /// carried months take theirs from.
     pub async fn publish(
         self,
         stations: &[Station],
@@ -389,6 +423,7 @@ impl DatasetWriter {
         let Written {
             written: mut new,
             mut carried,
+            mut newest,
             months_written,
             ..
         } = written;
@@ -407,6 +442,7 @@ impl DatasetWriter {
                 None => new,
             };
             p.availability = spans.into_periods();
+            p.latest = latest_at_end(&p.availability, newest.remove(&key), p.latest.take());
         }
         let g = self.generation;
         let catalog = CatalogFiles {
@@ -495,6 +531,23 @@ impl DatasetWriter {
 /// Replaces the manifest only if it is still `previous` (creates it only if there is none):
 /// `If-Match` / `If-None-Match` on S3. A store without conditional updates (a local
 /// directory) overwrites it: the version record's atomic create already decided the race.
+/// A series' newest value once published: the row at the end of its `availability` (the
+/// newest time with a value), from the months `written` if one of them holds it, else the
+/// `previous` version's if that is the row (then its month was carried unchanged: a month
+/// rewritten holding that time would have given it). None where neither is: readers find it
+/// in the values.
+fn latest_at_end(
+    availability: &[Period],
+    written: Option<Latest>,
+    previous: Option<Latest>,
+) -> Option<Latest> {
+    let end = availability.last()?.end;
+    written
+        .into_iter()
+        .chain(previous)
+        .find(|l| l.timestamp == end)
+}
+
 async fn put_manifest(
     store: &dyn ObjectStore,
     json: Vec<u8>,

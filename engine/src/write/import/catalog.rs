@@ -7,8 +7,8 @@ use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::states;
 use crate::model::{
-    Characteristic, Coordinates, GaugeZero, Micros, Parameter, Period, Station, StationType, Text,
-    instant, normalize_state,
+    Characteristic, Coordinates, GaugeZero, Latest, Micros, Parameter, Period, Station,
+    StationType, Text, instant, normalize_state,
 };
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -205,6 +205,7 @@ fn parameter_from(row: &Row) -> Result<Parameter, String> {
         unit: req(row, "unit")?.into(),
         interval: interval.into(),
         availability: Vec::new(),
+        latest: None,
     })
 }
 
@@ -248,8 +249,25 @@ pub(super) struct CatalogInput {
 
 impl CatalogInput {
     /// `self` with `newer`'s entries added; an entry with the id of one already there
-    /// replaces it (an append that brings a station again updates it).
-    pub(super) fn updated_by(self, newer: CatalogInput) -> CatalogInput {
+    /// replaces it (an append that brings a station again updates it). A parameter brought
+    /// again keeps what the values it had say of it (availability, newest value): those are
+    /// derived at publish, from the months written and those carried over with them.
+    pub(super) fn updated_by(self, mut newer: CatalogInput) -> CatalogInput {
+        let mut derived: HashMap<(StationId, ParameterId), (Vec<Period>, Option<Latest>)> = self
+            .parameters
+            .iter()
+            .map(|p| {
+                let key = (p.station.clone(), p.id.clone());
+                (key, (p.availability.clone(), p.latest.clone()))
+            })
+            .collect();
+        for p in &mut newer.parameters {
+            if let Some((availability, latest)) = derived.remove(&(p.station.clone(), p.id.clone()))
+            {
+                p.availability = availability;
+                p.latest = latest;
+            }
+        }
         fn merge<T, K: Eq + std::hash::Hash>(
             old: Vec<T>,
             new: Vec<T>,
