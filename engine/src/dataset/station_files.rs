@@ -358,7 +358,10 @@ impl FilesByStation {
         )
         .with_row_groups(groups.clone())
         .with_row_selection(RowSelection::from(selectors))
-        .with_batch_size(BATCH_ROWS)
+        // The reader sets aside a batch's room in every column: room for a station's ~500
+        // rows rather than 8 Ki made a `recent=1` of a station not asked before 4 % faster
+        // (1.78 against 1.86 ms, 300 stations at 2.4 M files, `perf` showed fresh pages).
+        .with_batch_size(rows.clamp(1, BATCH_ROWS))
         .build()
         .map_err(damaged(&name))?
         .map(|b| b.map_err(damaged(&name)));
