@@ -10,7 +10,7 @@ use futures::TryStreamExt;
 use hydro_engine::Dataset;
 use hydro_engine::model::Latest;
 use hydro_engine::model::ids::Series;
-use hydro_engine::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
+use hydro_engine::query::spec::{ReadAhead, ValuesQuery, Window};
 use hydro_engine::storage::Store;
 use hydro_engine::write::compact::compact;
 use hydro_engine::write::generate::{GenerateOptions, generate};
@@ -36,17 +36,7 @@ fn all_series(dataset: &Dataset) -> Vec<Series> {
 /// The newest row of `series` as the planner reads it (`recent=1`; the generator writes no
 /// recorded gaps, so it has a value).
 async fn newest_row(dataset: &Dataset, (station, parameter): &Series) -> Latest {
-    let query = ValuesQuery {
-        station: station.clone(),
-        parameter: parameter.clone(),
-        window: Window::Recent(1),
-        sort: Vec::new(),
-        offset: 0,
-        limit: None,
-        columns: ValueColumn::ALL.to_vec(),
-        need_total: false,
-        qualities: None,
-    };
+    let query = ValuesQuery::of_series(station.clone(), parameter.clone(), Window::Recent(1));
     let plan = dataset
         .plan_values(&query, ReadAhead::Monthly)
         .await

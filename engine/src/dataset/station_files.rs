@@ -14,8 +14,7 @@
 //! them, the oldest leaving first; a station read again after it left is decoded again (its
 //! month files' footers are then read again too, as they are kept with the files), but each
 //! series' newest month stays for good once decoded ([`SeriesNewest`]): `recent=N` within it
-//! needs no decoding, and its footer, read at start for the series' newest value, is found
-//! again. Passes over every station ([`FilesByStation::get_in_pass`]) keep a station only
+//! needs no decoding, and its footer, once read, is found again. Passes over every station ([`FilesByStation::get_in_pass`]) keep a station only
 //! while the budget has room. Rows that cannot be decoded fail the requests for their
 //! stations, naming the table's row groups; others answer.
 
@@ -68,9 +67,10 @@ struct Located {
 
 /// A series' newest month file with rows: kept for every station decoded once, outside the
 /// budget (a few hundred bytes a series), so that `recent=N` within the newest month plans
-/// without decoding the station again, and so that the newest month's footer and bytes, read
-/// at start for every series' newest value, stay where that month's readers find them (they
-/// are kept in the month file's slots, which leave with a station's decoded files).
+/// without decoding the station again, and so that the newest month's footer and bytes, once
+/// read (by `recent=N`, or for a newest value the parameters table does not give), stay where
+/// that month's readers find them (they are kept in the month file's slots, which leave with a
+/// station's decoded files).
 pub(crate) struct SeriesNewest {
     pub(crate) parameter: ParameterId,
     pub(crate) month: Arc<MonthFile>,
