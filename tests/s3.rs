@@ -159,8 +159,10 @@ async fn a_compacted_bucket_answers_as_before_in_a_get_per_station_year() {
         env.push(("HYDRO_LOG", "info"));
         let mut server = Server::start_with("s3://packs/v", &env);
         let err = server.child().stderr.take().unwrap();
+        // Kept open until the server is killed: it logs the request below.
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(err));
         let mut text = String::new();
-        for line in std::io::BufRead::lines(std::io::BufReader::new(err)) {
+        for line in lines.by_ref() {
             let line = line.unwrap();
             text.push_str(&line);
             text.push('\n');
@@ -168,6 +170,17 @@ async fn a_compacted_bucket_answers_as_before_in_a_get_per_station_year() {
                 break;
             }
         }
+        // Counting read the files table in order: it decoded no station into the budget
+        // of those requests ask for.
+        let metrics = on_own_runtime(get(&format!(
+            "{}/metrics",
+            server.base.trim_end_matches("/v1")
+        )))
+        .text();
+        assert!(
+            metrics.contains("hydro_memory_bytes{part=\"files_cache\"} 0\n"),
+            "{metrics}"
+        );
         server.child().kill().unwrap();
         text
     };

@@ -396,24 +396,26 @@ impl Dataset {
     /// Month files before `before` that are objects of their own, in station-years with at
     /// least two months before it: the files `write::compact` would join into station-year
     /// files (it would also join anew a year whose months lie in different files, which this
-    /// does not count). Decodes the whole files table, a station at a time.
+    /// does not count). Reads the files table once in order, a batch at a time, holding a
+    /// count per station-year: decoding it a station at a time filled the decoded stations'
+    /// budget (128 MiB) at every start from a bucket, with stations no request had asked for.
     pub fn loose_files(&self, before: Month) -> Result<usize> {
-        let mut loose = 0;
-        for station in self.stations_with_files() {
-            let months = self.station_files_in_pass(station)?;
-            loose += months
-                .chunk_by(|a, b| a.file.month.year() == b.file.month.year())
-                .map(|year| {
-                    let settled = year.iter().filter(|m| m.file.month < before).count();
-                    let loose = year
-                        .iter()
-                        .filter(|m| m.file.month < before && !m.file.shares_object())
-                        .count();
-                    if settled >= 2 { loose } else { 0 }
-                })
-                .sum::<usize>();
+        // (months before `before`, of them objects of their own), by station-year.
+        let mut years: HashMap<(StationId, i32), (usize, usize)> = HashMap::new();
+        for files in self.files.in_order()? {
+            for file in files?.into_iter().filter(|f| f.month < before) {
+                let year = years
+                    .entry((file.station.clone(), file.month.year()))
+                    .or_default();
+                year.0 += 1;
+                year.1 += usize::from(!file.shares_object());
+            }
         }
-        Ok(loose)
+        Ok(years
+            .into_values()
+            .filter(|&(settled, _)| settled >= 2)
+            .map(|(_, loose)| loose)
+            .sum())
     }
 
     /// Requests made so far to the store, by kind, when it is remote (a bucket).

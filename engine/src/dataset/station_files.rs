@@ -14,9 +14,10 @@
 //! them, the oldest leaving first; a station read again after it left is decoded again (its
 //! month files' footers are then read again too, as they are kept with the files), but each
 //! series' newest month stays for good once decoded ([`SeriesNewest`]): `recent=N` within it
-//! needs no decoding, and its footer, once read, is found again. Passes over every station ([`FilesByStation::get_in_pass`]) keep a station only
-//! while the budget has room. Rows that cannot be decoded fail the requests for their
-//! stations, naming the table's row groups; others answer.
+//! needs no decoding, and its footer, once read, is found again. Passes over every station
+//! ([`FilesByStation::get_in_pass`]) keep a station only while the budget has room. Rows
+//! that cannot be decoded fail the requests for their stations, naming the table's row
+//! groups; others answer.
 
 use crate::dataset::StationFiles;
 use crate::dataset::catalog_file::{Interner, column};

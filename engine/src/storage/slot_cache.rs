@@ -72,8 +72,8 @@ impl<T> SlotCache<T> {
 
     /// Keeps `value` like [`Self::put`], but as the first to leave, so that it is kept only
     /// while the budget has room: for values that a pass over every key reads once (finding
-    /// the newest values the parameters table does not give, counting loose month files),
-    /// which would otherwise push out the values that requests read again.
+    /// the newest values the parameters table does not give), which would otherwise push out
+    /// the values that requests read again.
     pub fn put_first_out(&self, slot: &Arc<Slot<T>>, value: Arc<T>, size: usize) {
         self.keep(slot, value, size, Leaves::First);
     }
