@@ -9,8 +9,8 @@ and reports
   - seconds from start until /v1/health answers, and RSS then (the kernel's figures);
   - medians of requests alternating between the two servers, each to a random station:
     `recent=1`, a one-month window, and a station list page (limit=5&offset=3), with the
-    ratio large/small of each pair's times, once each server's pass at start (every series'
-    newest value found, also timed) is done. Each
+    ratio large/small of each pair's times, once every series' newest value is known (given
+    by the parameters table, or found by a pass at start for tables without them; timed). Each
     request runs in two rounds over the same stations: first (its files not read before, as
     for a station nobody asked for lately) and again (footers and handles cached);
   - RSS after --many random series requests (recent=1) on the large archive.

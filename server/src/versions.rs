@@ -48,9 +48,10 @@ pub struct Version {
 }
 
 impl Version {
-    /// The version of `dataset`, following `previous` if one was served before it; its
-    /// series' newest values (for `/v1/latest`) are taken over from `previous` where its files
-    /// say they are unchanged, and the rest found in the background when a runtime runs.
+    /// The version of `dataset`, following `previous` if one was served before it; the
+    /// newest values (for `/v1/latest`) its parameters table does not give are taken over
+    /// from `previous` where its files say they are unchanged, and the rest found in the
+    /// background when a runtime runs.
     pub fn of(mut dataset: Dataset, previous: Option<&Dataset>) -> Self {
         let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
             .ok()

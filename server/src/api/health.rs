@@ -93,7 +93,7 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
 # HELP hydro_value_cache_bytes Bytes of value files kept in memory once read.\n# TYPE hydro_value_cache_bytes gauge\nhydro_value_cache_bytes {}\n\
 # HELP hydro_memory_bytes Bytes held in memory by the dataset, by part (the catalog's is an estimate; files: the files table and where it lists each station; files_cache: stations' files decoded from it, for every version open).\n# TYPE hydro_memory_bytes gauge\nhydro_memory_bytes{{part=\"footer_cache\"}} {}\nhydro_memory_bytes{{part=\"value_cache\"}} {}\nhydro_memory_bytes{{part=\"catalog\"}} {}\nhydro_memory_bytes{{part=\"files\"}} {}\nhydro_memory_bytes{{part=\"files_cache\"}} {}\n\
 # HELP hydro_memory_budget_bytes Budgets of the dataset's caches (0: off).\n# TYPE hydro_memory_budget_bytes gauge\nhydro_memory_budget_bytes{{part=\"footer_cache\"}} {}\nhydro_memory_budget_bytes{{part=\"value_cache\"}} {}\nhydro_memory_budget_bytes{{part=\"files_cache\"}} {}\n\
-# HELP hydro_newest_values_known Series whose newest value the version served has found (all of them once the pass at its start is done).\n# TYPE hydro_newest_values_known gauge\nhydro_newest_values_known {}\n\
+# HELP hydro_newest_values_known Series whose newest value the version served knows: those its parameters table gives, and those the pass at its start has found in the values (all of them once it is done).\n# TYPE hydro_newest_values_known gauge\nhydro_newest_values_known {}\n\
 # HELP hydro_uptime_seconds Seconds since start.\n# TYPE hydro_uptime_seconds gauge\nhydro_uptime_seconds {}\n",
         m.status_2xx.load(Ordering::Relaxed),
         m.status_3xx.load(Ordering::Relaxed),
