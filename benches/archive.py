@@ -12,7 +12,9 @@ and reports
     ratio large/small of each pair's times, once every series' newest value is known (given
     by the parameters table, or found by a pass at start for tables without them; timed). Each
     request runs in two rounds over the same stations: first (its files not read before, as
-    for a station nobody asked for lately) and again (footers and handles cached);
+    for a station nobody asked for lately: each kind has stations of its own on the large
+    archive, and the small archive's server starts again before every 10 requests, one to
+    each of its stations) and again (footers and handles cached);
   - RSS after --many random series requests (recent=1) on the large archive.
 Usage:
 
@@ -138,6 +140,7 @@ def main():
 
     rng = random.Random(1)
     servers = {}
+    small_data = small
     for name, data in (("small", small), ("large", big)):
         server, seconds, rss = start(data)
         servers[name] = server
@@ -148,24 +151,33 @@ def main():
         seconds, rss = warmed_up(server)
         print(f"{name}: every series' newest value found {seconds:.1f} s after /v1/health, RSS {rss:.0f} MiB")
     try:
-        picks = {name: series(s.base, args.runs, rng) for name, s in servers.items()}
+        # Each request kind gets stations of its own on the large archive, so that its first
+        # round finds nothing of theirs decoded or read by the kinds before it.
+        picks = {name: series(s.base, args.runs * 3, rng) for name, s in servers.items()}
         requests = {
             "recent=1": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?recent=1",
             "one month": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?from=2014-06-01T00:00:00Z&to=2014-07-01T00:00:00Z",
             "station page": lambda base, sid, pid: f"{base}/stations?limit=5&offset=3",
         }
-        stations_of = {s.base: picks[name][1] for name, s in servers.items()}
         print()
         print("| request | round | small ms | large ms | large / small |")
         print("|---|---|---:|---:|---:|")
-        for label, url in requests.items():
+        for kind, (label, url) in enumerate(requests.items()):
             for round_name in ("first", "again"):
                 pairs = []
                 for i in range(args.runs):
+                    small = picks["small"][0]
+                    if round_name == "first" and i % len(small) == 0:
+                        # The small archive has 10 stations: its server starts again before
+                        # each 10 first requests, so that each is its station's first.
+                        servers["small"].stop()
+                        servers["small"] = start(small_data)[0]
                     times = []
                     for name in ("small", "large"):
                         base = servers[name].base
                         chosen = picks[name][0]
+                        if name == "large":
+                            chosen = chosen[kind * args.runs:(kind + 1) * args.runs]
                         sid, pid = chosen[i % len(chosen)]
                         times.append(harness.curl(url(base, sid, pid), fresh=True)[0])
                     pairs.append(times)

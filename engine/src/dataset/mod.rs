@@ -24,6 +24,7 @@ pub mod versions;
 use crate::catalog::Catalog;
 use crate::dataset::latest_values::LatestValues;
 use crate::error::{EngineError, Result};
+use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use crate::storage::Store;
@@ -365,6 +366,31 @@ impl Dataset {
     /// error when the part of the files table that lists them cannot be decoded.
     pub(crate) fn station_files(&self, station: &StationId) -> Result<Arc<StationFiles>> {
         self.files.get(station)
+    }
+
+    /// A station's month files of at least the years overlapping `window` (inclusive, UTC),
+    /// ascending by month: what a query of that window reads, without the station's other
+    /// years decoded.
+    pub(crate) fn station_files_within(
+        &self,
+        station: &StationId,
+        (lo, hi): (Micros, Micros),
+    ) -> Result<Arc<StationFiles>> {
+        let year = |t: Micros, open: i32| match t {
+            Micros::MIN | Micros::MAX => open,
+            t => Month::of(t).year(),
+        };
+        self.files
+            .get_years(station, year(lo, i32::MIN)..=year(hi, i32::MAX))
+    }
+
+    /// A station's month files of at least its last year, ascending by month: where each of
+    /// its series with values that year has its newest month.
+    pub(crate) fn station_files_of_last_year(
+        &self,
+        station: &StationId,
+    ) -> Result<Arc<StationFiles>> {
+        self.files.get_last_year(station)
     }
 
     /// A series' newest month file, once its station was decoded (see

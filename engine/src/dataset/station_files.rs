@@ -4,17 +4,25 @@
 //! An archive of 200 000 station-years lists 2.4 M month files; decoded whole at open they
 //! took ~1 GB and 7 s (issue 56), most of them for stations no request asks for. The
 //! table's Parquet bytes are small (~15 bytes a file: 37 MB at 2.4 M files), so a process
-//! keeps them, reads once at open which rows hold each station (the `station` column only),
-//! and decodes a station's rows from memory when it is first asked for: no request to the
-//! store, and only the pages that hold the station's rows (the offset index locates them;
-//! the writer cuts pages every 256 rows, so a station of 20 years is two or three pages of
-//! each column).
+//! keeps them, reads once at open which rows hold each station's files of each year (the
+//! `station` and `month` columns only), and decodes those rows from memory when they are
+//! first asked for: no request to the store, and only the pages that hold them (the offset
+//! index locates them; the writer cuts pages every 256 rows, so a station of 20 years is two
+//! or three pages of each column).
 //!
-//! A station's files stay while the budget ([`FILES_CACHE_BYTES`], `files_cache_bytes`) holds
-//! them, the oldest leaving first; a station read again after it left is decoded again (its
-//! month files' footers are then read again too, as they are kept with the files), but each
-//! series' newest month stays for good once decoded ([`SeriesNewest`]): `recent=N` within it
-//! needs no decoding, and its footer, once read, is found again. Passes over every station
+//! A query decodes the years it needs: a window its own, `recent=N` the station's last year
+//! (where each series with values that year has its newest month), anything else every year.
+//! Decoding a year rather than the station made the first `recent=1` of a station at 2.4 M
+//! files 1.72 → 1.41 ms and the first one-month window 2.41 → 2.01 ms (`benches/RESULTS.md`,
+//! issue 56, session 38). What is left of the decode is mostly skipping the rows before the
+//! year's in the pages that hold them (a page is 256 rows of every column).
+//!
+//! A station's decoded years stay while the budget ([`FILES_CACHE_BYTES`],
+//! `files_cache_bytes`) holds them, the oldest leaving first; a year read again after it left
+//! is decoded again (its month files' footers are then read again too, as they are kept with
+//! the files), but once the station was decoded whole each series' newest month stays for
+//! good ([`SeriesNewest`]): `recent=N` within it needs no decoding, and its footer, once read,
+//! is found again. Passes over every station
 //! ([`FilesByStation::get_in_pass`]) keep a station only while the budget has room. Rows
 //! that cannot be decoded fail the requests for their stations, naming the table's row
 //! groups; others answer.
@@ -26,6 +34,7 @@ use crate::dataset::manifest::{SeriesStats, Stored, ValueFile};
 use crate::dataset::month_file::{MonthFile, ObjectSlots};
 use crate::error::{BoxError, EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
+use crate::model::month::Month;
 use crate::storage::slot_cache::{Slot, SlotCache};
 use bytes::Bytes;
 use datafusion::arrow::array::StringArray;
@@ -36,7 +45,7 @@ use datafusion::parquet::arrow::arrow_reader::{
 };
 use datafusion::parquet::file::metadata::PageIndexPolicy;
 use std::collections::HashMap;
-use std::ops::Range;
+use std::ops::{Range, RangeInclusive};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 /// Default budget of the stations' files kept decoded: a station of 20 years of months with
@@ -47,7 +56,7 @@ pub const FILES_CACHE_BYTES: usize = 128 * 1024 * 1024;
 const BATCH_ROWS: usize = 8 * 1024;
 
 /// The budget over every station's decoded files (shared by the versions a server keeps open).
-pub(crate) type FilesCache = SlotCache<StationFiles>;
+pub(crate) type FilesCache = SlotCache<Decoded>;
 
 /// Rows of other stations a run of a station's rows may hold: writers that write stations
 /// side by side (an import's workers) interleave their files, and a run a file would cost
@@ -57,13 +66,40 @@ const RUN_GAP_ROWS: u64 = 1024;
 /// Where a station's rows lie in the table, the slot of its decoded files, and what is kept of
 /// them once decoded.
 struct Located {
-    /// Runs of rows of the table that hold the station's rows, ascending: one for a station
-    /// written in one go; rows of other stations between them, fewer than
-    /// [`RUN_GAP_ROWS`] at a time, are decoded and dropped.
-    runs: Box<[Range<u64>]>,
-    files: Arc<Slot<StationFiles>>,
-    /// Each series' newest month, from the first time the station was decoded.
+    /// The station's rows, a run for each year at least, ascending by year and then by row:
+    /// one run a year for a station written in one go; rows of other stations (or years)
+    /// between them, fewer than [`RUN_GAP_ROWS`] at a time, are decoded and dropped.
+    years: Box<[YearRows]>,
+    files: Arc<Slot<Decoded>>,
+    /// Each series' newest month, from the first time the station was decoded whole.
     newest: OnceLock<Box<[SeriesNewest]>>,
+}
+
+/// A run of rows of the table that holds a station's files of one year (UTC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct YearRows {
+    year: i32,
+    rows: Range<u64>,
+}
+
+impl Located {
+    /// The years the station has files in, ascending.
+    fn year_count(&self) -> usize {
+        1 + self
+            .years
+            .windows(2)
+            .filter(|w| w[0].year != w[1].year)
+            .count()
+    }
+}
+
+/// A station's files decoded so far: the months of the years a request needed. A window
+/// decodes only the years it overlaps, so that the first request of a one-month window (or
+/// of `recent=N` within a series' last year) decodes a year's rows, not twenty years'.
+pub(crate) struct Decoded {
+    months: Arc<StationFiles>,
+    /// The years decoded, ascending.
+    years: Box<[i32]>,
 }
 
 /// A series' newest month file with rows: kept for every station decoded once, outside the
@@ -123,40 +159,65 @@ impl FilesByStation {
             let rows = u64::try_from(g.num_rows()).unwrap_or(0);
             group_starts.push(group_starts[group_starts.len() - 1] + rows);
         }
-        let station_only = ProjectionMask::columns(metadata.parquet_schema(), ["station"]);
+        let located_by = ProjectionMask::columns(metadata.parquet_schema(), ["station", "month"]);
         let batches =
             ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
-                .with_projection(station_only)
+                .with_projection(located_by)
                 .with_batch_size(BATCH_ROWS)
                 .build()
                 .map_err(damaged(&name))?;
         let mut texts = Interner::default();
-        let mut runs: HashMap<StationId, Vec<Range<u64>>> = HashMap::new();
+        let mut runs: HashMap<StationId, Vec<YearRows>> = HashMap::new();
         let mut order = Vec::new();
-        let mut last: Option<StationId> = None;
+        // The station, year and run of the row before.
+        let mut last: Option<(StationId, i32, usize)> = None;
+        let mut last_month = (String::new(), 0i32);
         let mut row = 0u64;
         for batch in batches {
             let batch = batch.map_err(damaged(&name))?;
             let station = column::<StringArray>(&batch, "station", "files table")?;
+            let month = column::<StringArray>(&batch, "month", "files table")?;
             for i in 0..batch.num_rows() {
-                let id = station.value(i);
-                match last.as_ref().filter(|s| s.as_str() == id) {
-                    Some(same) => {
-                        if let Some(run) = runs.get_mut(same).and_then(|r| r.last_mut()) {
-                            run.end = row + 1;
+                let (id, text) = (station.value(i), month.value(i));
+                if last_month.0 != text {
+                    let parsed: Month = text
+                        .parse()
+                        .map_err(|e: String| EngineError::corrupt(format!("{name}: {e}")))?;
+                    last_month = (text.to_owned(), parsed.year());
+                }
+                let year = last_month.1;
+                match last
+                    .as_ref()
+                    .filter(|(s, y, _)| s.as_str() == id && *y == year)
+                {
+                    Some((same, _, run)) => {
+                        if let Some(r) = runs.get_mut(same).and_then(|r| r.get_mut(*run)) {
+                            r.rows.end = row + 1;
                         }
                     }
                     None => {
-                        let id: StationId = texts.id(id, "files table")?;
+                        let id: StationId = match &last {
+                            Some((s, _, _)) if s.as_str() == id => s.clone(),
+                            _ => texts.id(id, "files table")?,
+                        };
                         let runs = runs.entry(id.clone()).or_insert_with(|| {
                             order.push(id.clone());
                             Vec::new()
                         });
-                        match runs.last_mut() {
-                            Some(run) if row - run.end <= RUN_GAP_ROWS => run.end = row + 1,
-                            _ => runs.push(row..row + 1),
-                        }
-                        last = Some(id);
+                        let run = match runs.iter().rposition(|r| r.year == year) {
+                            Some(j) if row - runs[j].rows.end <= RUN_GAP_ROWS => {
+                                runs[j].rows.end = row + 1;
+                                j
+                            }
+                            _ => {
+                                runs.push(YearRows {
+                                    year,
+                                    rows: row..row + 1,
+                                });
+                                runs.len() - 1
+                            }
+                        };
+                        last = Some((id, year, run));
                     }
                 }
                 row += 1;
@@ -164,9 +225,10 @@ impl FilesByStation {
         }
         let stations = runs
             .into_iter()
-            .map(|(id, runs)| {
+            .map(|(id, mut years)| {
+                years.sort_by_key(|y| (y.year, y.rows.start));
                 let located = Located {
-                    runs: runs.into_boxed_slice(),
+                    years: years.into_boxed_slice(),
                     files: Arc::default(),
                     newest: OnceLock::new(),
                 };
@@ -197,48 +259,89 @@ impl FilesByStation {
     /// The station's value files, ascending by month; none for a station the table does not
     /// list.
     pub(crate) fn get(&self, station: &StationId) -> Result<Arc<StationFiles>> {
-        self.read(station, FilesCache::put)
+        self.read(station, i32::MIN..=i32::MAX, FilesCache::put)
+    }
+
+    /// The station's value files of at least the years `years` (UTC), ascending by month:
+    /// only the rows of those years are decoded, those of other years already decoded come
+    /// along.
+    pub(crate) fn get_years(
+        &self,
+        station: &StationId,
+        years: RangeInclusive<i32>,
+    ) -> Result<Arc<StationFiles>> {
+        self.read(station, years, FilesCache::put)
+    }
+
+    /// The station's value files of at least its last year, ascending by month.
+    pub(crate) fn get_last_year(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        let last = self
+            .stations
+            .get(station)
+            .and_then(|l| l.years.last())
+            .map_or(i32::MAX, |y| y.year);
+        self.read(station, last..=last, FilesCache::put)
     }
 
     /// The station's value files like [`Self::get`], for a pass over every station: decoded
     /// ones are kept only while the budget has room, and leave before those requests decoded,
     /// so that the pass does not push out the stations requests ask for again.
     pub(crate) fn get_in_pass(&self, station: &StationId) -> Result<Arc<StationFiles>> {
-        self.read(station, FilesCache::put_first_out)
+        self.read(station, i32::MIN..=i32::MAX, FilesCache::put_first_out)
     }
 
+    /// The station's files of at least `wanted` years: those kept, with the years not kept
+    /// yet decoded and kept beside them.
     fn read(
         &self,
         station: &StationId,
-        keep: impl FnOnce(&FilesCache, &Arc<Slot<StationFiles>>, Arc<StationFiles>, usize),
+        wanted: RangeInclusive<i32>,
+        keep: impl FnOnce(&FilesCache, &Arc<Slot<Decoded>>, Arc<Decoded>, usize),
     ) -> Result<Arc<StationFiles>> {
         static NONE: LazyLock<Arc<StationFiles>> = LazyLock::new(Arc::default);
         let Some(located) = self.stations.get(station) else {
             return Ok(Arc::clone(&NONE));
         };
-        if let Some(files) = self.cache.get(&located.files) {
-            return Ok(files);
+        let kept = self.cache.get(&located.files);
+        let is_kept = |year: i32| {
+            kept.as_ref()
+                .is_some_and(|k| k.years.binary_search(&year).is_ok())
+        };
+        let missing: Vec<&YearRows> = located
+            .years
+            .iter()
+            .filter(|y| wanted.contains(&y.year) && !is_kept(y.year))
+            .collect();
+        if missing.is_empty() {
+            return Ok(kept.map_or_else(|| Arc::clone(&NONE), |k| Arc::clone(&k.months)));
         }
-        let mut files = self.decode(&located.runs)?;
-        files.retain(|f| &f.station == station);
+        let mut new_years: Vec<i32> = missing.iter().map(|y| y.year).collect();
+        new_years.dedup();
+        let mut files = self.decode(&selected_runs(&missing))?;
+        files.retain(|f| &f.station == station && new_years.binary_search(&f.month.year()).is_ok());
         let mut months = month_files(files);
-        match located.newest.get() {
+        if let Some(newest) = located.newest.get() {
             // The newest months as kept, so that what their slots hold is found again.
-            Some(newest) => {
-                for n in newest {
-                    if let Ok(i) =
-                        months.binary_search_by_key(&n.month.file.month, |m| m.file.month)
-                    {
-                        months[i] = Arc::clone(&n.month);
-                    }
+            for n in newest {
+                if let Ok(i) = months.binary_search_by_key(&n.month.file.month, |m| m.file.month) {
+                    months[i] = Arc::clone(&n.month);
                 }
             }
-            None => {
-                let _ = located.newest.set(newest_of(&months));
-            }
+        }
+        let mut years = new_years;
+        if let Some(kept) = &kept {
+            months.extend(kept.months.iter().cloned());
+            months.sort_by_key(|m| m.file.month);
+            years.extend_from_slice(&kept.years);
+            years.sort_unstable();
+        }
+        if years.len() == located.year_count() && located.newest.get().is_none() {
+            let _ = located.newest.set(newest_of(&months));
         }
         let months = Arc::new(months);
-        let size = size_of::<StationFiles>()
+        let size = size_of::<Decoded>()
+            + size_of::<StationFiles>()
+            + years.len() * size_of::<i32>()
             + months
                 .iter()
                 .map(|m| {
@@ -247,7 +350,11 @@ impl FilesByStation {
                         + m.file.series.len() * size_of::<SeriesStats>()
                 })
                 .sum::<usize>();
-        keep(&self.cache, &located.files, Arc::clone(&months), size);
+        let decoded = Decoded {
+            months: Arc::clone(&months),
+            years: years.into_boxed_slice(),
+        };
+        keep(&self.cache, &located.files, Arc::new(decoded), size);
         Ok(months)
     }
 
@@ -309,8 +416,11 @@ impl FilesByStation {
     /// Bytes held by the table and the index of its stations (an estimate); the decoded
     /// files are the cache's.
     pub(crate) fn memory(&self) -> usize {
-        let index = self.stations.len()
-            * (size_of::<(StationId, Located)>() + size_of::<Range<u64>>() + 64);
+        let index: usize = self
+            .stations
+            .values()
+            .map(|l| size_of::<(StationId, Located)>() + size_of_val(&*l.years) + 64)
+            .sum();
         let newest: usize = self
             .stations
             .values()
@@ -368,6 +478,21 @@ impl FilesByStation {
         .map(|b| b.map_err(damaged(&name)));
         decode_batches(rows, batches, &mut Interner::default()).map_err(damaged(&name))
     }
+}
+
+/// The rows of `years`, as ascending runs that do not overlap (a year's run may hold rows of
+/// another, see [`Located::years`]).
+fn selected_runs(years: &[&YearRows]) -> Vec<Range<u64>> {
+    let mut rows: Vec<Range<u64>> = years.iter().map(|y| y.rows.clone()).collect();
+    rows.sort_by_key(|r| r.start);
+    let mut runs: Vec<Range<u64>> = Vec::with_capacity(rows.len());
+    for r in rows {
+        match runs.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => runs.push(r),
+        }
+    }
+    runs
 }
 
 fn to_usize(rows: u64) -> Result<usize> {
@@ -489,6 +614,16 @@ mod tests {
         files
     }
 
+    /// A station's runs of rows, as (year, rows).
+    fn runs(index: &FilesByStation, station: &str) -> Vec<(i32, Range<u64>)> {
+        let located = &index.stations[&station.parse::<StationId>().unwrap()];
+        located
+            .years
+            .iter()
+            .map(|y| (y.year, y.rows.clone()))
+            .collect()
+    }
+
     fn got(index: &FilesByStation, station: &StationId) -> Vec<ValueFile> {
         let months = index.get(station).unwrap();
         months.iter().map(|m| m.file.clone()).collect()
@@ -502,8 +637,7 @@ mod tests {
             assert!(index.metadata.metadata().num_row_groups() >= 2);
             assert_eq!(index.stations().len(), 41);
             assert_eq!(index.stations()[0].as_str(), "late");
-            let late = &index.stations[&"late".parse::<StationId>().unwrap()];
-            assert_eq!(&*late.runs, &[0..12, 9612..9624]);
+            assert_eq!(runs(&index, "late"), [(2001, 0..12), (2001, 9612..9624)]);
             for station in index.stations() {
                 assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
             }
@@ -512,7 +646,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn files_of_stations_written_side_by_side_are_one_run_each() {
+    async fn files_of_stations_written_side_by_side_are_one_run_a_year_each() {
         let mut files = Vec::new();
         for m in months(24) {
             files.extend(["a", "b"].map(|s| file(s, m)));
@@ -520,16 +654,10 @@ mod tests {
         files.extend(months(3).map(|m| file("c", m)));
         let bytes = table(files).await;
         let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
-        // Each station's one run, as (first row, end).
-        let run = |s: &str| {
-            let runs = &index.stations[&s.parse::<StationId>().unwrap()].runs;
-            assert_eq!(runs.len(), 1, "{s}: {runs:?}");
-            (runs[0].start, runs[0].end)
-        };
-        assert_eq!(
-            (run("a"), run("b"), run("c")),
-            ((0, 94), (2, 96), (96, 102))
-        );
+        // Each station's one run a year.
+        assert_eq!(runs(&index, "a"), [(2001, 0..46), (2002, 48..94)]);
+        assert_eq!(runs(&index, "b"), [(2001, 2..48), (2002, 50..96)]);
+        assert_eq!(runs(&index, "c"), [(2001, 96..102)]);
         for station in index.stations() {
             assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
         }
@@ -543,9 +671,12 @@ mod tests {
         // 4 096 files of two series each, then the rest.
         assert_eq!(groups.len(), 2);
         assert_eq!(groups[0].num_rows(), 8192);
-        let s34 = &index.stations[&"s34".parse::<StationId>().unwrap()];
-        assert_eq!(s34.runs.len(), 1);
-        assert_eq!(s34.runs[0], 8172..8412);
+        let s34 = runs(&index, "s34");
+        assert_eq!(s34.len(), 10);
+        assert_eq!(
+            (&s34[0], &s34[9]),
+            (&(2001, 8172..8196), &(2010, 8388..8412))
+        );
         assert_eq!(index.group_starts, [0, 8192, 9624]);
     }
 
@@ -598,6 +729,45 @@ mod tests {
         assert!(Arc::ptr_eq(&newest_p.month, again.last().unwrap()));
         assert!(Arc::ptr_eq(&newest_q.month, &again[again.len() - 2]));
         assert!(index.newest(&s0, &"r".parse().unwrap()).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_window_decodes_only_its_years_and_keeps_them_beside_those_decoded_before() {
+        let bytes = table(listed()).await;
+        let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+        let s0: StationId = "s0".parse().unwrap();
+        let years = |months: &StationFiles| {
+            let mut years: Vec<i32> = months.iter().map(|m| m.file.month.year()).collect();
+            years.dedup();
+            years
+        };
+        let first = index.get_years(&s0, 2003..=2003).unwrap();
+        assert_eq!((first.len(), years(&first)), (12, vec![2003]));
+        assert!(index.newest(&s0, &"p".parse().unwrap()).is_none());
+        let more = index.get_years(&s0, 2005..=2006).unwrap();
+        assert_eq!(years(&more), [2003, 2005, 2006]);
+        assert!(
+            Arc::ptr_eq(&first[0], &more[0]),
+            "the year decoded before, as kept"
+        );
+        // Years already kept are not decoded again: the same files come back.
+        assert!(Arc::ptr_eq(
+            &index.get_years(&s0, 2005..=2005).unwrap(),
+            &more
+        ));
+        let last = index.get_last_year(&s0).unwrap();
+        assert_eq!(years(&last), [2003, 2005, 2006, 2010]);
+        // The whole station: every year, the ones kept among them, and each series' newest
+        // month known from then on.
+        let all = index.get(&s0).unwrap();
+        assert_eq!(got(&index, &s0), expected(&bytes, &s0));
+        assert!(Arc::ptr_eq(&first[0], &all[24]));
+        let newest = index.newest(&s0, &"p".parse().unwrap()).unwrap();
+        assert!(Arc::ptr_eq(&newest.month, all.last().unwrap()));
+        // Years the station has no files in: nothing decoded, nothing found.
+        let none = by_station(bytes, FILES_CACHE_BYTES);
+        assert!(none.get_years(&s0, 1990..=1999).unwrap().is_empty());
+        assert_eq!(none.cache.bytes(), 0);
     }
 
     #[tokio::test]

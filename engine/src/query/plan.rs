@@ -564,7 +564,7 @@ impl Dataset {
         columns: &[ValueColumn],
         qualities: Option<&[String]>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let months = self.station_files(station)?;
+        let months = self.station_files_within(station, (lo, hi))?;
         let parts = month_parts(&months, parameter);
         let files: Vec<&ValueFile> = parts
             .iter()
@@ -641,33 +641,54 @@ impl Dataset {
         stored: bool,
         read_ahead: ReadAhead,
     ) -> Result<PartsPlan> {
-        if let Some(newest) = self.newest_holds(q) {
+        if let Some(newest) = self.newest_holds(q)? {
             return self.plan_all_in(&newest, q, stored, read_ahead).await;
         }
-        let months = self.station_files(&q.station)?;
+        let months = match q.window {
+            // Months outside the window are dropped while planning: only its years are decoded.
+            Window::Between { from, to } => self.station_files_within(
+                &q.station,
+                (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX)),
+            )?,
+            Window::Recent(_) | Window::Last(_) => self.station_files(&q.station)?,
+        };
         self.plan_all_in(&months, q, stored, read_ahead).await
     }
 
     /// The series' newest month alone, when it holds every row `q` can answer: `recent=N`
     /// (of every quality) with N at most its rows. The rows before it only count towards
-    /// positions that such an answer never reaches, so it is planned over that month alone,
-    /// without the station's files decoded (see `dataset::station_files::SeriesNewest`).
-    fn newest_holds(&self, q: &ValuesQuery) -> Option<StationFiles> {
+    /// positions that such an answer never reaches, so it is planned over that month alone:
+    /// the one kept for the series (see `dataset::station_files::SeriesNewest`), or else
+    /// found among the station's last year's months, the only ones decoded; None for a
+    /// series without values that year.
+    fn newest_holds(&self, q: &ValuesQuery) -> Result<Option<StationFiles>> {
         let Window::Recent(n) = q.window else {
-            return None;
+            return Ok(None);
         };
         if q.qualities.is_some() {
-            return None;
+            return Ok(None);
         }
-        let newest = self.series_newest(&q.station, &q.parameter)?;
-        let rows = newest
-            .month
-            .file
-            .series
-            .iter()
-            .find(|s| s.parameter == q.parameter)?
-            .rows;
-        (n <= rows).then(|| vec![Arc::clone(&newest.month)])
+        let rows_of = |month: &MonthFile| {
+            month
+                .file
+                .series
+                .iter()
+                .find(|s| s.parameter == q.parameter && s.rows > 0)
+                .map(|s| s.rows)
+        };
+        let newest = match self.series_newest(&q.station, &q.parameter) {
+            Some(newest) => Arc::clone(&newest.month),
+            None => {
+                let last_year = self.station_files_of_last_year(&q.station)?;
+                let Some(month) = last_year.iter().rev().find(|m| rows_of(m).is_some()) else {
+                    return Ok(None);
+                };
+                Arc::clone(month)
+            }
+        };
+        Ok(rows_of(&newest)
+            .is_some_and(|rows| n <= rows)
+            .then(|| vec![newest]))
     }
 
     /// Plans `q` like [`Self::plan_all`], over `months`, its station's files.
