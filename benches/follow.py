@@ -6,9 +6,11 @@ On a hard-linked copy of the 300-station x 20-year archive of `append.py`, a ser
 again); then one day is appended for every series from outside, and once health names the new
 version the same requests run again: they must return the appended day's last value. Reports
 medians (curl's times, ms) before and after, and how long after the append's exit the server
-served the new version. Usage:
+served the new version, with the append's wall time and peak RSS and the server's RSS before
+the append and after the switch (and its peak). `--archive` takes another cached archive
+instead (issue 56: the 200 000-station-year one, with `--day` the day after its end). Usage:
 
-    python3 benches/follow.py [--no-build]
+    python3 benches/follow.py [--no-build] [--archive DIR --day 2034-01-01]
 """
 
 import argparse
@@ -44,9 +46,12 @@ def rounds(base, picks):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--archive", help="a cached archive to copy instead of the 300 x 20 one")
+    ap.add_argument("--day", default="2024-01-01", help="the day appended (after the archive's end)")
     args = ap.parse_args()
     harness.build_release(args.no_build)
-    base_dir = harness.generate("append-300x20", 300, 20, start="2004-01-01")
+    base_dir = args.archive or harness.generate("append-300x20", 300, 20, start="2004-01-01")
+    day = datetime.datetime.fromisoformat(args.day).replace(tzinfo=datetime.timezone.utc)
     _, parameters = append.series_of(base_dir)
     work = tempfile.mkdtemp(dir="/var/tmp")
     os.environ["HYDRO_FOLLOW_SECONDS"] = "1"
@@ -58,18 +63,27 @@ def main():
             picks = [(s, p) for s, p, _ in random.Random(1).sample(parameters, 100)]
             before = rounds(server.base, picks)
             old = version(server.base)
+            rss_before = server.rss_mb()
             values = os.path.join(work, "day.csv")
-            append.day_csv(values, parameters, datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc), 0)
-            subprocess.run([harness.HYDRO, "import", "--append", "--out", ds, "--values", values],
-                           check=True, capture_output=True)
+            rows = append.day_csv(values, parameters, day, 0)
+            started = time.perf_counter()
+            proc = subprocess.Popen([harness.HYDRO, "import", "--append", "--out", ds, "--values", values],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, status, usage = os.wait4(proc.pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                sys.exit(proc.stderr.read().decode())
             appended = time.perf_counter()
+            print(f"append of {rows} rows ({len(parameters)} series): {appended - started:.1f} s, "
+                  f"peak RSS {usage.ru_maxrss / 1024:.0f} MiB")
             while version(server.base) == old:
                 time.sleep(0.05)
             switched = time.perf_counter() - appended
+            rss_switched = server.rss_mb()
             after = rounds(server.base, picks)
-            new_days = sum(t.startswith("2024-01-01") for t in after[2])
+            new_days = sum(t.startswith(args.day) for t in after[2])
             print(f"served the new version {switched:.2f} s after the append exited; "
-                  f"{new_days}/{len(picks)} latest values from the appended day")
+                  f"{new_days}/{len(picks)} latest values from the appended day; server RSS "
+                  f"{rss_before:.0f} MiB before the append, {rss_switched:.0f} MiB once switched")
             print()
             print("| recent=1 | first ms | again ms |")
             print("|---|---:|---:|")

@@ -65,6 +65,18 @@ const ROW_GROUP_ROWS: usize = 8 * 1024;
 /// for a table 69 % larger (37.0 MB against 21.9; the server keeps it in memory).
 const PAGE_ROWS: usize = 256;
 
+/// The columns that say where a month's rows lie in a station-year file or a pack: null for a
+/// month file of its own, and readers take a column missing from a batch as null (see
+/// `Places`), so that a decode may leave them out where they are null in every row.
+pub(crate) const PLACE_COLUMNS: [&str; 6] = [
+    "pack",
+    "offset",
+    "row_group",
+    "row_groups",
+    "start",
+    "footer",
+];
+
 fn schema() -> SchemaRef {
     static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         let ts = DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()));
