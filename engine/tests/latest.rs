@@ -1,7 +1,8 @@
 //! Newest values as a publish gives them: a version opened knows every series' newest value
 //! without reading a value file, an append keeps those of the series it did not touch and
 //! gives the new one, a compaction keeps them, and a series whose newest value the publish
-//! could not know is found in the values.
+//! could not know is found in the values; `recent=1` of a series that ends before its
+//! station's last year finds its newest month whatever years of the station were decoded.
 
 use chrono::NaiveDate;
 use datafusion::arrow::array::AsArray;
@@ -184,4 +185,75 @@ async fn a_version_knows_its_newest_values_and_an_append_keeps_them() {
     let compacted = Dataset::open_dir(&root).await.unwrap();
     assert_eq!(compacted.newest_values_known(), all.len() - 1);
     assert_eq!(compacted.latest(&all).await.unwrap(), old);
+}
+
+#[tokio::test]
+async fn recent_finds_the_newest_month_of_a_series_that_ends_before_its_stations_last_year() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("data");
+    let opts = GenerateOptions {
+        stations: 3,
+        years: 2,
+        interval_minutes: 60,
+        seed: 11,
+        start: NaiveDate::from_ymd_opt(2020, 1, 1).unwrap(),
+        ..GenerateOptions::default()
+    };
+    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
+        .await
+        .unwrap();
+    let all = all_series(&Dataset::open_dir(&root).await.unwrap());
+    let (station, p) = all
+        .iter()
+        .find(|(s, _)| all.iter().filter(|(t, _)| t == s).count() >= 2)
+        .expect("a station with two series")
+        .clone();
+    let q = all
+        .iter()
+        .find(|(s, x)| *s == station && *x != p)
+        .map(|(_, x)| x.clone())
+        .unwrap();
+    // `p` goes on into 2022, the station's last year; `q` ends with 2021.
+    append(
+        &root,
+        &format!("{station},{p},2022-01-05T00:00:00Z,1.5,good\n"),
+        None,
+    )
+    .await;
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    let q_series = (station.clone(), q.clone());
+    let known = dataset
+        .latest(std::slice::from_ref(&q_series))
+        .await
+        .unwrap()[0]
+        .clone()
+        .unwrap();
+    assert!(
+        known.timestamp >= 1_609_459_200_000_000,
+        "in 2021: {known:?}"
+    );
+
+    // A window decodes the station's first year; `recent=1` of `p` its last.
+    let window = Window::Between {
+        from: Some(1_583_020_800_000_000), // 2020-03-01
+        to: Some(1_585_699_200_000_000),   // 2020-04-01
+    };
+    let query = ValuesQuery::of_series(station.clone(), q.clone(), window);
+    let plan = dataset
+        .plan_values(&query, ReadAhead::Monthly)
+        .await
+        .unwrap();
+    let rows: usize = plan
+        .stream
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap()
+        .iter()
+        .map(|b| b.num_rows())
+        .sum();
+    assert!(rows > 0);
+    let newest_p = newest_row(&dataset, &(station.clone(), p)).await;
+    assert_eq!(newest_p.value, 1.5);
+    // `q`'s newest month lies in 2021, a year no request decoded: not in the decoded 2020.
+    assert_eq!(newest_row(&dataset, &q_series).await, known);
 }

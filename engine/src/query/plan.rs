@@ -679,8 +679,18 @@ impl Dataset {
         let newest = match self.series_newest(&q.station, &q.parameter) {
             Some(newest) => Arc::clone(&newest.month),
             None => {
-                let last_year = self.station_files_of_last_year(&q.station)?;
-                let Some(month) = last_year.iter().rev().find(|m| rows_of(m).is_some()) else {
+                // The station's last year is decoded, other years only if a request needed
+                // them: the series' newest month is its last in that year, if it has one.
+                let months = self.station_files_of_last_year(&q.station)?;
+                let Some(last_year) = months.last().map(|m| m.file.month.year()) else {
+                    return Ok(None);
+                };
+                let newest = months
+                    .iter()
+                    .rev()
+                    .take_while(|m| m.file.month.year() == last_year)
+                    .find(|m| rows_of(m).is_some());
+                let Some(month) = newest else {
                     return Ok(None);
                 };
                 Arc::clone(month)
