@@ -140,7 +140,6 @@ def main():
 
     rng = random.Random(1)
     servers = {}
-    small_data = small
     for name, data in (("small", small), ("large", big)):
         server, seconds, rss = start(data)
         servers[name] = server
@@ -166,12 +165,11 @@ def main():
             for round_name in ("first", "again"):
                 pairs = []
                 for i in range(args.runs):
-                    small = picks["small"][0]
-                    if round_name == "first" and i % len(small) == 0:
+                    if round_name == "first" and i % len(picks["small"][0]) == 0:
                         # The small archive has 10 stations: its server starts again before
                         # each 10 first requests, so that each is its station's first.
                         servers["small"].stop()
-                        servers["small"] = start(small_data)[0]
+                        servers["small"] = start(small)[0]
                     times = []
                     for name in ("small", "large"):
                         base = servers[name].base
