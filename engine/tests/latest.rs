@@ -56,6 +56,24 @@ async fn newest_row(dataset: &Dataset, (station, parameter): &Series) -> Latest 
     }
 }
 
+/// An archive of 3 stations' hourly values over `years` years from the start of `start`,
+/// generated into `dir`/data; returns its path.
+async fn generated(dir: &Path, years: u32, start: i32) -> PathBuf {
+    let root = dir.join("data");
+    let opts = GenerateOptions {
+        stations: 3,
+        years,
+        interval_minutes: 60,
+        seed: 11,
+        start: NaiveDate::from_ymd_opt(start, 1, 1).unwrap(),
+        ..GenerateOptions::default()
+    };
+    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
+        .await
+        .unwrap();
+    root
+}
+
 /// Appends `rows` (CSV lines without the header) to the dataset at `root`, with `parameters`
 /// (a parameters file) if given.
 async fn append(root: &Path, rows: &str, parameters: Option<PathBuf>) {
@@ -89,18 +107,7 @@ async fn append(root: &Path, rows: &str, parameters: Option<PathBuf>) {
 #[tokio::test]
 async fn a_version_knows_its_newest_values_and_an_append_keeps_them() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("data");
-    let opts = GenerateOptions {
-        stations: 3,
-        years: 1,
-        interval_minutes: 60,
-        seed: 11,
-        start: NaiveDate::from_ymd_opt(2021, 1, 1).unwrap(),
-        ..GenerateOptions::default()
-    };
-    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
-        .await
-        .unwrap();
+    let root = generated(dir.path(), 1, 2021).await;
     let before = Dataset::open_dir(&root).await.unwrap();
     let all = all_series(&before);
     assert!(all.len() > 3);
@@ -190,18 +197,7 @@ async fn a_version_knows_its_newest_values_and_an_append_keeps_them() {
 #[tokio::test]
 async fn recent_finds_the_newest_month_of_a_series_that_ends_before_its_stations_last_year() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("data");
-    let opts = GenerateOptions {
-        stations: 3,
-        years: 2,
-        interval_minutes: 60,
-        seed: 11,
-        start: NaiveDate::from_ymd_opt(2020, 1, 1).unwrap(),
-        ..GenerateOptions::default()
-    };
-    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
-        .await
-        .unwrap();
+    let root = generated(dir.path(), 2, 2020).await;
     let all = all_series(&Dataset::open_dir(&root).await.unwrap());
     let (station, p) = all
         .iter()
