@@ -384,6 +384,14 @@ impl FilesByStation {
         Ok(self.get(station)?.iter().map(|m| m.file.clone()).collect())
     }
 
+    /// The row after the station's last in the table (none for a station it does not list):
+    /// a pass in the table's order ([`Self::in_order`]) has seen all of the station's files
+    /// once it has passed that many rows.
+    pub fn rows_end(&self, station: &StationId) -> Option<u64> {
+        let located = self.stations.get(station)?;
+        located.years.iter().map(|y| y.rows.end).max()
+    }
+
     /// Every file of the table in the order of its rows, a batch of rows at a time: for a
     /// writer that carries a version over whole, one pass through the table's pages, rather
     /// than every station decoded through the offset index (skipping rows inside pages), which
@@ -664,6 +672,11 @@ mod tests {
             assert_eq!(index.stations().len(), 41);
             assert_eq!(index.stations()[0].as_str(), "late");
             assert_eq!(runs(&index, "late"), [(2001, 0..12), (2001, 9612..9624)]);
+            let end = |s: &str| index.rows_end(&s.parse().unwrap());
+            assert_eq!(
+                (end("late"), end("s0"), end("nowhere")),
+                (Some(9624), Some(252), None)
+            );
             for station in index.stations() {
                 assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
             }

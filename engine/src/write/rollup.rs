@@ -82,8 +82,7 @@ pub(crate) async fn write_rollups(
     };
     let bytes = store.get(&Path::from(files_table)).await?.bytes().await?;
     // A station at a time: the table's files decoded at once would take ~1 GB at 2.4 M files.
-    let files = files_for_writer(files_table.to_owned(), bytes)?;
-    let files = &files;
+    let files = Arc::new(files_for_writer(files_table.to_owned(), bytes)?);
     let previous = Arc::new(previous);
     let quantities: Arc<HashMap<Series, (char, Micros, Text)>> = Arc::new(
         parameters
@@ -92,36 +91,35 @@ pub(crate) async fn write_rollups(
             .collect(),
     );
     let built: Vec<(RollupFile, bool, Vec<Characteristic>)> =
-        futures::stream::iter(files.stations())
+        futures::stream::iter(files.stations().to_vec())
             .map(|station| {
+                // No month of it written, the settings unchanged: its rollup file as it was,
+                // without the station's files decoded (an append to one station decodes one).
+                if !rederive && !written.contains(&station) {
+                    let kept = previous
+                        .get(&station)
+                        .map(|b| (b.clone(), false, Vec::new()));
+                    return futures::future::Either::Left(std::future::ready(Ok(kept)));
+                }
                 let (store, previous) = (Arc::clone(store), Arc::clone(&previous));
-                let quantities = Arc::clone(&quantities);
+                let files = Arc::clone(&files);
                 let derive = Derive {
                     settings,
-                    quantities,
+                    quantities: Arc::clone(&quantities),
                     rederive,
                 };
-                async move {
-                    // No month of it written, the settings unchanged: its rollup file as it
-                    // was, without the station's files decoded (an append to one station
-                    // decodes one).
-                    if !derive.rederive && !written.contains(station) {
-                        let kept = previous
-                            .get(station)
-                            .map(|b| (b.clone(), false, Vec::new()));
-                        return Ok(kept);
-                    }
-                    let files = files.value_files(station)?;
-                    station_rollup(
-                        &store,
-                        generation,
-                        station.clone(),
-                        files,
-                        &previous,
-                        &derive,
-                    )
-                    .await
-                }
+                // A task a station: decoding and encoding are work for every core, and the
+                // futures of one stream run on one thread.
+                let task = tokio::spawn(async move {
+                    let files = files.value_files(&station)?;
+                    station_rollup(&store, generation, station, files, &previous, &derive).await
+                });
+                futures::future::Either::Right(async move {
+                    task.await.map_err(|source| EngineError::Task {
+                        what: "rollups",
+                        source,
+                    })?
+                })
             })
             .buffer_unordered(STATIONS_AT_ONCE)
             .try_filter_map(|f| std::future::ready(Ok(f)))

@@ -52,7 +52,7 @@ use datafusion::object_store::ObjectStore;
 use rows::{REC_BYTES, Rec, RowParser, SeriesIndex};
 use source::{Block, ValueInput};
 use spill::{Partitioner, SpillFile};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -472,38 +472,72 @@ pub async fn import(
 }
 
 /// Lists in the new version every file of `previous` whose station-month the append did not
-/// write anew. Files of stations it did not touch go over in one pass through the previous
-/// files table, in its order (so each station's rows stay together:
-/// `dataset::station_files`); those of stations it touched are held (memory grows with the
-/// change) and go over last, a station at a time, where months of a station-year file whose
-/// other months it rewrote are joined into a new file (`compact::rejoin`).
+/// write anew, in one pass through the previous files table in its order (so each station's
+/// rows stay together: `dataset::station_files`). Files of stations it did not touch go over
+/// as they come; those of a station it touched are held until the pass has passed the
+/// station's last row, then go over together, where months of a station-year file whose other
+/// months it rewrote are joined into a new file (`compact::rejoin`). What is held is the
+/// touched stations whose rows the pass is inside of: one station of a table written a
+/// station at a time, not every touched station's files (an append of a day to every series
+/// of 2.4 M files held them all: 548 MiB).
 async fn carry(
     writer: &DatasetWriter,
     previous: &FilesByStation,
     rewritten: &HashSet<(StationId, Month)>,
 ) -> Result<()> {
-    let touched: HashSet<&StationId> = rewritten.iter().map(|(s, _)| s).collect();
-    let mut held: BTreeMap<StationId, Vec<ValueFile>> = BTreeMap::new();
+    let ends: HashMap<&StationId, u64> = rewritten
+        .iter()
+        .filter_map(|(s, _)| Some((s, previous.rows_end(s)?)))
+        .collect();
+    let mut held: HashMap<StationId, Vec<ValueFile>> = HashMap::new();
+    let mut row = 0u64;
     for files in previous.in_order()? {
         for file in files? {
-            if touched.contains(&file.station) {
-                held.entry(file.station.clone()).or_default().push(file);
-            } else {
+            row += file.series.len() as u64;
+            let Some(&end) = ends.get(&file.station) else {
                 writer.carry(file).await?;
+                continue;
+            };
+            let station = file.station.clone();
+            held.entry(station.clone()).or_default().push(file);
+            if row >= end
+                && let Some(files) = held.remove(&station)
+            {
+                carry_touched(writer, &station, files, rewritten).await?;
             }
         }
     }
-    let store = writer.store();
-    for (station, files) in held {
-        let (mut carried, replaced): (Vec<_>, Vec<_>) = files
-            .into_iter()
-            .partition(|f| !rewritten.contains(&(station.clone(), f.month)));
-        carried.sort_by_key(|f| f.month);
-        let replaced: Vec<&ValueFile> = replaced.iter().collect();
-        compact::rejoin(&store, &mut carried, &replaced, writer.generation()).await?;
-        for file in carried {
-            writer.carry(file).await?;
-        }
+    // Only a table whose station index and rows disagree leaves any.
+    let mut left: Vec<_> = held.into_iter().collect();
+    left.sort_by(|a, b| a.0.cmp(&b.0));
+    for (station, files) in left {
+        carry_touched(writer, &station, files, rewritten).await?;
+    }
+    Ok(())
+}
+
+/// Carries the `files` of a `station` the append wrote months of: those it did not rewrite,
+/// ascending by month, with a station-year file whose other months it rewrote joined anew.
+async fn carry_touched(
+    writer: &DatasetWriter,
+    station: &StationId,
+    files: Vec<ValueFile>,
+    rewritten: &HashSet<(StationId, Month)>,
+) -> Result<()> {
+    let (mut carried, replaced): (Vec<_>, Vec<_>) = files
+        .into_iter()
+        .partition(|f| !rewritten.contains(&(station.clone(), f.month)));
+    carried.sort_by_key(|f| f.month);
+    let replaced: Vec<&ValueFile> = replaced.iter().collect();
+    compact::rejoin(
+        &writer.store(),
+        &mut carried,
+        &replaced,
+        writer.generation(),
+    )
+    .await?;
+    for file in carried {
+        writer.carry(file).await?;
     }
     Ok(())
 }
