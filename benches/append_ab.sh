@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Two builds take turns appending one day for every series of an archive (a hard-linked copy
+# each time): wall time, peak RSS and CPU from /usr/bin/time, and the rollup step's seconds
+# from the debug log. Outside CI; needs pyarrow (benches/append.py lists the series).
+#
+#   bash benches/append_ab.sh OLD_HYDRO NEW_HYDRO ARCHIVE DAY [ROUNDS]
+#   e.g. bash benches/append_ab.sh /tmp/hydro-old /tmp/hydro-new /var/tmp/arch/a1000 2034-01-01
+set -euo pipefail
+old=$1 new=$2 archive=$3 day=$4 rounds=${5:-2}
+work=$(mktemp -d /var/tmp/append-ab.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$(dirname "$0")"
+python3 -c "
+import append, datetime
+_, p = append.series_of('$archive')
+d = datetime.datetime.fromisoformat('$day').replace(tzinfo=datetime.timezone.utc)
+print(append.day_csv('$work/day.csv', p, d, 0), 'rows')
+"
+for _ in $(seq "$rounds"); do
+  for build in "$old" "$new"; do
+    rm -rf "$work/dataset" && cp -al "$archive" "$work/dataset"
+    HYDRO_LOG=debug /usr/bin/time -v "$build" import --append --out "$work/dataset" \
+      --values "$work/day.csv" > /dev/null 2> "$work/log"
+    echo "$build: $(grep -a 'rollups written' "$work/log" | grep -o 'seconds=[0-9.]*') \
+$(grep -a -e 'Elapsed' -e 'Maximum resident' -e 'Percent of CPU' "$work/log" | sed 's/^\s*//' | tr '\n' ';')"
+  done
+done
