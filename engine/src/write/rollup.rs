@@ -110,12 +110,12 @@ pub(crate) async fn write_rollups(
                 };
                 // A task a station: decoding and encoding are work for every core, and the
                 // futures of one stream run on one thread.
-                let task = tokio::spawn(async move {
+                let mut task = AbortOnDrop(tokio::spawn(async move {
                     let files = files.value_files(&station)?;
                     station_rollup(&store, generation, station, files, &previous, &derive).await
-                });
+                }));
                 futures::future::Either::Right(async move {
-                    task.await.map_err(|source| EngineError::Task {
+                    (&mut task.0).await.map_err(|source| EngineError::Task {
                         what: "rollups",
                         source,
                     })?
@@ -152,6 +152,17 @@ pub(crate) async fn write_rollups(
         derived,
         settings,
     })
+}
+
+/// A station's task, aborted when its future is dropped: when one station fails, the publish
+/// stops and drops the others, and a task left running would write its rollup file after the
+/// writer had deleted what it wrote.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// What [`write_rollups`] wrote.
