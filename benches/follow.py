@@ -5,7 +5,9 @@ On a hard-linked copy of the 300-station x 20-year archive of `append.py`, a ser
 `follow_seconds = 1` answers `recent=1` for 100 random series (each asked twice: first, then
 again); then one day is appended for every series from outside, and once health names the new
 version the same requests run again: they must return the appended day's last value. Reports
-medians (curl's times, ms) before and after, and how long after the append's exit the server
+medians (curl's times, ms) before and after, and the same for a one-month window the append
+leaves alone (its first request after the switch finds what the old version read, or reads it
+again), and how long after the append's exit the server
 served the new version, with the append's wall time and peak RSS and the server's RSS before
 the append and after the switch (and its peak). `--archive` takes another cached archive
 instead (issue 56: the 200 000-station-year one, with `--day` the day after its end). Usage:
@@ -43,6 +45,19 @@ def rounds(base, picks):
     return statistics.median(first) * 1e3, statistics.median(again) * 1e3, latest
 
 
+def month_rounds(base, picks, month):
+    """The same series' values of `month` (a datetime at its first day), a month the append
+    leaves alone: first and again (medians, ms)."""
+    end = (month + datetime.timedelta(days=32)).replace(day=1)
+    window = f"from={month:%Y-%m-%dT00:00:00Z}&to={end:%Y-%m-%dT00:00:00Z}"
+    first, again = [], []
+    for sid, pid in picks:
+        url = f"{base}/stations/{sid}/parameters/{pid}/values?{window}"
+        first.append(harness.curl(url, fresh=True)[0])
+        again.append(harness.curl(url, fresh=True)[0])
+    return statistics.median(first) * 1e3, statistics.median(again) * 1e3
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-build", action="store_true")
@@ -62,6 +77,8 @@ def main():
         try:
             picks = [(s, p) for s, p, _ in random.Random(1).sample(parameters, 100)]
             before = rounds(server.base, picks)
+            past = (day - datetime.timedelta(days=400)).replace(day=1)
+            before_month = month_rounds(server.base, picks, past)
             old = version(server.base)
             rss_before = server.rss_mb()
             values = os.path.join(work, "day.csv")
@@ -79,6 +96,7 @@ def main():
                 time.sleep(0.05)
             switched = time.perf_counter() - appended
             rss_switched = server.rss_mb()
+            after_month = month_rounds(server.base, picks, past)
             after = rounds(server.base, picks)
             new_days = sum(t.startswith(args.day) for t in after[2])
             print(f"served the new version {switched:.2f} s after the append exited; "
@@ -89,6 +107,11 @@ def main():
             print("|---|---:|---:|")
             print(f"| before the append | {before[0]:.2f} | {before[1]:.2f} |")
             print(f"| after the switch | {after[0]:.2f} | {after[1]:.2f} |")
+            print()
+            print(f"| {past:%Y-%m}, a month the append left alone | first ms | again ms |")
+            print("|---|---:|---:|")
+            print(f"| before the append | {before_month[0]:.2f} | {before_month[1]:.2f} |")
+            print(f"| after the switch | {after_month[0]:.2f} | {after_month[1]:.2f} |")
             print(f"server RSS {server.rss_mb():.0f} MiB, peak {server.peak_rss_mb():.0f} MiB")
         finally:
             server.stop()

@@ -563,14 +563,10 @@ async fn run() -> anyhow::Result<()> {
                 });
             }
             if state.config.follow_seconds > 0 {
-                let value_cache = state.config.value_cache_bytes;
+                // The caches are the served version's, shared at the switch (`Version::of`).
                 let open = move || {
                     let store = store.clone();
-                    async move {
-                        let mut dataset = Dataset::open(&store).await?;
-                        dataset.cache_values(value_cache);
-                        Ok(dataset)
-                    }
+                    async move { Dataset::open(&store).await }
                 };
                 tokio::spawn(hydro_server::follow::follow(
                     Arc::clone(&state),

@@ -276,6 +276,99 @@ async fn served_version(base: &str) -> String {
         .to_owned()
 }
 
+/// A server following a bucket keeps, across a switch to an appended version, what it read of
+/// the month files both versions list (their footers and bytes): answered again after the
+/// switch, the series read before cost no GET of a value file but the new month's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switch_keeps_what_was_read_of_the_months_an_append_left_alone() {
+    let s3 = S3::start();
+    succeeds(hydro(&s3).args([
+        "generate",
+        "--out",
+        "s3://fol/demo",
+        "--stations",
+        "3",
+        "--years",
+        "2",
+        "--seed",
+        "5",
+    ]));
+    let proxy = Proxy::start(s3.port);
+    let mut env = env_at(&s3, proxy.port);
+    env.push(("HYDRO_ANSWER_STORE_BYTES", "0".into()));
+    env.push(("HYDRO_FOLLOW_SECONDS", "1".into()));
+    let served = Server::start_with("s3://fol/demo", &refs(&env));
+    let base = &served.base;
+    let stations: Vec<String> = get(&format!("{base}/stations?fields=id")).await.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(stations.len(), 3);
+    let value_gets = || proxy.counts.get("GET values");
+    let answer_all = || async {
+        let before = value_gets();
+        let mut bodies = Vec::new();
+        for sid in &stations {
+            let url =
+                format!("{base}/stations/{sid}/parameters/water-level-15min/values?format=csv");
+            let got = get(&url).await;
+            assert_eq!(got.status, 200, "{url}: {}", got.text());
+            bodies.push(got.body);
+        }
+        (bodies, value_gets() - before)
+    };
+    let (first, cold) = answer_all().await;
+    assert!(cold > 10, "every month read once: {cold} GETs");
+    let (again, warm) = answer_all().await;
+    assert_eq!((again == first, warm), (true, 0), "read again from memory");
+
+    // A value in a new month of the first station; the server switches to that version.
+    let old = served_version(base).await;
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("append.csv");
+    let row = format!(
+        "{},water-level-15min,2040-01-01T00:00:00Z,1.5,unchecked",
+        stations[0]
+    );
+    std::fs::write(
+        &values,
+        format!("stationId,parameterId,timestamp,value,quality\n{row}\n"),
+    )
+    .unwrap();
+    let values = values.to_str().unwrap();
+    succeeds(hydro(&s3).args([
+        "import",
+        "--out",
+        "s3://fol/demo",
+        "--append",
+        "--values",
+        values,
+    ]));
+    let mut now = old.clone();
+    for _ in 0..200 {
+        now = served_version(base).await;
+        if now != old {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_ne!(now, old, "the server did not follow the append");
+    let (after, switched) = answer_all().await;
+    assert_eq!(
+        after[1..],
+        first[1..],
+        "the other stations' answers are the same"
+    );
+    assert!(String::from_utf8_lossy(&after[0]).contains("2040-01-01T00:00:00"));
+    // The new month's file: its footer and pages in one GET, two at most.
+    assert!(
+        (1..=2).contains(&switched),
+        "GETs of value files after the switch: {switched}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generate_import_append_and_vacuum_write_to_a_bucket() {
     let s3 = S3::start();

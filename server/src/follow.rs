@@ -3,12 +3,14 @@
 //! Every few seconds (`follow_seconds`) the served dataset's store is asked for its current
 //! manifest; when its version differs, the new version is opened (catalog, files table) while
 //! the old one goes on answering, then requests that begin afterwards get the new one
-//! (`AppState::switch_to`). Requests under way keep the version they began with to their end,
-//! and everything cached is per version: caches live in the `Dataset`, the answer store is
-//! keyed by ETags that name the version. A version that cannot be read (a damaged manifest,
-//! a missing table) is not served: the old one stays, health says `degraded` (without the
-//! store's addresses), the log says why, and the next check tries again. A store that does
-//! not answer is health's storage check's to report.
+//! (`AppState::switch_to`). Requests under way keep the version they began with to their end.
+//! The new version takes over the old one's caches (one budget for both) and what it read of
+//! the month files both list (`Dataset::carry_months`): what is kept is kept per file, and
+//! files are never rewritten in place, so what is carried over is the new version's too. The
+//! answer store is keyed by ETags that name the version. A version that cannot be read (a
+//! damaged manifest, a missing table) is not served: the old one stays, health says `degraded`
+//! (without the store's addresses), the log says why, and the next check tries again. A store
+//! that does not answer is health's storage check's to report.
 
 use crate::state::AppState;
 use hydro_engine::error::ErrorKind;
@@ -54,11 +56,18 @@ where
             // (Published again while it was opened: what was opened is served, and the next
             // check finds the newer one.)
             Ok(dataset) => {
-                tracing::info!(
-                    "serving version {} (was {serving})",
-                    dataset.manifest.version
-                );
-                state.switch_to(dataset);
+                let version = dataset.manifest.version.clone();
+                // The switch decodes the new version's files of the stations the old one holds
+                // decoded (`Version::of`): CPU work of up to the files cache's budget, kept off
+                // the threads that answer requests.
+                let switching = Arc::clone(&state);
+                match tokio::task::spawn_blocking(move || switching.switch_to(dataset)).await {
+                    Ok(()) => tracing::info!("serving version {version} (was {serving})"),
+                    Err(e) => {
+                        tracing::error!("switching to version {version} failed: {e}");
+                        state.record_switch_fault(format!("version {version}: the switch failed"));
+                    }
+                }
             }
             Err(e) => {
                 tracing::warn!(

@@ -57,8 +57,11 @@ impl Version {
             .ok()
             .map(|t| t.with_timezone(&chrono::Utc));
         if let Some(previous) = previous {
-            // One budget for both while the previous one is still read.
-            dataset.share_files_cache(previous);
+            // One budget for both while the previous one is still read, and what it read of
+            // the files both versions list is found again.
+            dataset.share_caches(previous);
+            let stations = dataset.carry_months(previous);
+            tracing::debug!("{stations} stations' decoded month files carried over");
             let carried = dataset.carry_latest(previous);
             tracing::debug!("{carried} series' newest values carried over to the new version");
         }
@@ -231,15 +234,15 @@ impl Versions {
         }
     }
 
-    /// The versions kept open, and the memory their catalogs, files tables and footer caches
-    /// hold (their month files' bytes are in the current version's value cache).
+    /// The versions kept open, and the memory their catalogs and files tables hold (what they
+    /// read is in the current version's caches: `Dataset::share_caches`).
     pub fn open_memory(&self) -> (usize, usize) {
         let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         let bytes = open
             .iter()
             .map(|v| {
                 let m = v.dataset.memory();
-                m.catalog + m.files + m.footer_cache
+                m.catalog + m.files
             })
             .sum();
         (open.len(), bytes)
@@ -485,8 +488,7 @@ impl Versions {
         let mut dataset = Dataset::open_version(store, Manifest::clone(&record))
             .await
             .map_err(ApiError::Engine)?;
-        dataset.share_value_cache(&current.dataset);
-        dataset.share_files_cache(&current.dataset);
+        dataset.share_caches(&current.dataset);
         tracing::info!(
             version = %record.version,
             seconds = started.elapsed().as_secs_f64(),

@@ -1,6 +1,7 @@
 //! A forwarding TCP proxy in front of a server, counting the HTTP requests that pass by
-//! method: what a client really sent on the wire, not what it says it sent. It can also be
-//! made to stall (accept and never answer), as a store that hangs does.
+//! method (and, apart, those for the dataset's value files: `GET values`): what a client
+//! really sent on the wire, not what it says it sent. It can also be made to stall (accept
+//! and never answer), as a store that hangs does.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -105,8 +106,12 @@ fn forward_requests(
                 let head = String::from_utf8_lossy(&pending[..end]).into_owned();
                 let rest = pending.split_off(end + 4);
                 pending = rest;
-                let method = head.split(' ').next().unwrap_or("").to_owned();
+                let mut words = head.split(' ');
+                let method = words.next().unwrap_or("").to_owned();
                 counts.add(&method);
+                if words.next().is_some_and(|path| path.contains("/values/")) {
+                    counts.add(&format!("{method} values"));
+                }
                 let length = head
                     .lines()
                     .filter_map(|l| l.split_once(':'))

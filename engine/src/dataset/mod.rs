@@ -332,10 +332,22 @@ impl Dataset {
         })
     }
 
-    /// Keeps month files in `other`'s value cache (one budget for both): files of one version
-    /// are files of the next where it did not change them.
-    pub fn share_value_cache(&mut self, other: &Dataset) {
+    /// Keeps what is read in `other`'s caches (month files' footers and bytes, stations'
+    /// decoded files): one budget for both versions while both are open, whatever the number
+    /// of versions a server holds. Files of one version are files of the next where it did
+    /// not change them (see [`Self::carry_months`]).
+    pub fn share_caches(&mut self, other: &Dataset) {
+        self.footers = Arc::clone(&other.footers);
         self.values = other.values.clone();
+        self.files.keep_in(Arc::clone(other.files.cache()));
+    }
+
+    /// Takes over from `previous` (the version served before this one, sharing its caches:
+    /// [`Self::share_caches`]) the month files of the stations it holds decoded, where this
+    /// version lists the same files, so that their footers and bytes, once read, serve this
+    /// version's requests as they served the previous one's. Returns how many stations.
+    pub fn carry_months(&self, previous: &Dataset) -> usize {
+        self.files.carry(&previous.files)
     }
 
     /// The store the dataset is read from.
@@ -355,11 +367,6 @@ impl Dataset {
     pub fn cache_files(&mut self, budget: u64) {
         let budget = usize::try_from(budget).unwrap_or(usize::MAX);
         self.files.keep_in(Arc::new(FilesCache::new(budget)));
-    }
-
-    /// Keeps stations' decoded files within `other`'s budget (one for both versions).
-    pub fn share_files_cache(&mut self, other: &Dataset) {
-        self.files.keep_in(Arc::clone(other.files.cache()));
     }
 
     /// A station's month files, ascending by month (none for a station without values); an

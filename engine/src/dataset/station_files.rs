@@ -259,7 +259,7 @@ impl FilesByStation {
     /// The station's value files, ascending by month; none for a station the table does not
     /// list.
     pub(crate) fn get(&self, station: &StationId) -> Result<Arc<StationFiles>> {
-        self.read(station, i32::MIN..=i32::MAX, FilesCache::put)
+        self.read(station, i32::MIN..=i32::MAX, FilesCache::put, None)
     }
 
     /// The station's value files of at least the years `years` (UTC), ascending by month:
@@ -270,7 +270,7 @@ impl FilesByStation {
         station: &StationId,
         years: RangeInclusive<i32>,
     ) -> Result<Arc<StationFiles>> {
-        self.read(station, years, FilesCache::put)
+        self.read(station, years, FilesCache::put, None)
     }
 
     /// The station's value files of at least its last year, ascending by month.
@@ -280,23 +280,56 @@ impl FilesByStation {
             .get(station)
             .and_then(|l| l.years.last())
             .map_or(i32::MAX, |y| y.year);
-        self.read(station, last..=last, FilesCache::put)
+        self.read(station, last..=last, FilesCache::put, None)
     }
 
     /// The station's value files like [`Self::get`], for a pass over every station: decoded
     /// ones are kept only while the budget has room, and leave before those requests decoded,
     /// so that the pass does not push out the stations requests ask for again.
     pub(crate) fn get_in_pass(&self, station: &StationId) -> Result<Arc<StationFiles>> {
-        self.read(station, i32::MIN..=i32::MAX, FilesCache::put_first_out)
+        self.read(
+            station,
+            i32::MIN..=i32::MAX,
+            FilesCache::put_first_out,
+            None,
+        )
+    }
+
+    /// Decodes here the years of every station that `previous` (the version served before
+    /// this one) holds decoded, taking over its month files where this table lists the same
+    /// file: what their slots hold (footer, bytes, open handle) is then found again by this
+    /// version's requests, and is held once for both versions. Both tables must keep their
+    /// stations' files in one cache (`keep_in`), since a month's slots are counted in the
+    /// caches that filled them. Bounded by that cache's budget: only what it holds now is
+    /// decoded. Returns how many stations; one whose rows cannot be decoded here is left to
+    /// the requests for it (which then fail, naming the rows).
+    pub(crate) fn carry(&self, previous: &FilesByStation) -> usize {
+        let mut carried = 0;
+        for (station, there) in &previous.stations {
+            let Some(kept) = previous.cache.get(&there.files) else {
+                continue;
+            };
+            let (Some(&first), Some(&last)) = (kept.years.first(), kept.years.last()) else {
+                continue;
+            };
+            let read = self.read(station, first..=last, FilesCache::put, Some(&kept.months));
+            match read {
+                Ok(_) => carried += 1,
+                Err(e) => tracing::debug!("station {station} not carried over: {e}"),
+            }
+        }
+        carried
     }
 
     /// The station's files of at least `wanted` years: those kept, with the years not kept
-    /// yet decoded and kept beside them.
+    /// yet decoded and kept beside them. Months equal to one of `carried` (another version's of the station, ascending by
+    /// month) are taken from there, with what their slots hold.
     fn read(
         &self,
         station: &StationId,
         wanted: RangeInclusive<i32>,
         keep: impl FnOnce(&FilesCache, &Arc<Slot<Decoded>>, Arc<Decoded>, usize),
+        carried: Option<&StationFiles>,
     ) -> Result<Arc<StationFiles>> {
         static NONE: LazyLock<Arc<StationFiles>> = LazyLock::new(Arc::default);
         let Some(located) = self.stations.get(station) else {
@@ -327,6 +360,9 @@ impl FilesByStation {
                     months[i] = Arc::clone(&n.month);
                 }
             }
+        }
+        if let Some(carried) = carried {
+            take_over(&mut months, carried);
         }
         let mut years = new_years;
         if let Some(kept) = &kept {
@@ -536,6 +572,17 @@ fn to_usize(rows: u64) -> Result<usize> {
 /// An error of the table's bytes, naming `what` of it.
 fn damaged<E: Into<BoxError>>(what: &str) -> impl Fn(E) -> EngineError + '_ {
     move |e| EngineError::corrupt_by(what.to_owned(), e)
+}
+
+/// Puts in `months` each month of `carried` (both ascending by month) that is the same file.
+fn take_over(months: &mut StationFiles, carried: &StationFiles) {
+    for m in months.iter_mut() {
+        if let Ok(i) = carried.binary_search_by_key(&m.file.month, |c| c.file.month)
+            && carried[i].file == m.file
+        {
+            *m = Arc::clone(&carried[i]);
+        }
+    }
 }
 
 /// A station's month files, ascending by month; the months of one station-year file share its
@@ -890,5 +937,61 @@ mod tests {
         for station in ["s0", "s28", "s32"] {
             assert_eq!(got(&index, &station.parse().unwrap()).len(), 120);
         }
+    }
+
+    /// A version opened after another takes over the month files of the stations the other
+    /// holds decoded, the same objects where its table lists the same files (so that their
+    /// footers and bytes are found again), its own where a file changed; stations the other
+    /// never decoded stay undecoded.
+    #[tokio::test]
+    async fn a_new_version_takes_over_the_decoded_months_it_shares() {
+        let before = listed();
+        let s3: StationId = "s3".parse().unwrap();
+        let changed: Month = "2010-12".parse().unwrap();
+        let mut after = before.clone();
+        for f in after
+            .iter_mut()
+            .filter(|f| f.station == s3 && f.month == changed)
+        {
+            f.generation = 2;
+        }
+        let previous = by_station(table(before).await, FILES_CACHE_BYTES);
+        let mut next = by_station(table(after).await, FILES_CACHE_BYTES);
+        next.keep_in(Arc::clone(previous.cache()));
+        // s3's last two years and s5 whole were read from the previous version; s7 not.
+        let s3_then = previous.get_years(&s3, 2009..=2010).unwrap();
+        let s5: StationId = "s5".parse().unwrap();
+        let s5_then = previous.get(&s5).unwrap();
+
+        assert_eq!(next.carry(&previous), 2);
+        let s7: StationId = "s7".parse().unwrap();
+        let slot = |index: &FilesByStation, s: &StationId| {
+            index
+                .cache
+                .get(&index.stations[s].files)
+                .map(|d| d.years.to_vec())
+        };
+        assert_eq!(slot(&next, &s7), None, "s7 was not decoded before");
+        assert_eq!(slot(&next, &s3), Some(vec![2009, 2010]));
+        let s3_now = next.get_years(&s3, 2009..=2010).unwrap();
+        assert_eq!(s3_now.len(), 24);
+        for (now, then) in s3_now.iter().zip(s3_then.iter()) {
+            assert_eq!(now.file.month, then.file.month);
+            let same = now.file.month != changed;
+            assert_eq!(Arc::ptr_eq(now, then), same, "{}", now.file.month);
+            assert_eq!(now.file.generation, if same { 1 } else { 2 });
+        }
+        let s5_now = next.get(&s5).unwrap();
+        assert_eq!(s5_now.len(), 120);
+        assert!(
+            s5_now
+                .iter()
+                .zip(s5_then.iter())
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+        );
+        // Once whole, its newest months are the carried ones too.
+        let p: ParameterId = "p".parse().unwrap();
+        let newest = next.newest(&s5, &p).unwrap();
+        assert!(Arc::ptr_eq(&newest.month, s5_then.last().unwrap()));
     }
 }
