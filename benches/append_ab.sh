@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two builds take turns appending one day for every series of an archive (a hard-linked copy
-# each time): wall time, peak RSS and CPU from /usr/bin/time, and the rollup step's seconds
-# from the debug log. Outside CI; needs pyarrow (benches/append.py lists the series).
+# each time): wall time, peak RSS and CPU from /usr/bin/time, the rollup step's seconds from
+# the debug log, and the bytes of the rollup files the append wrote. Outside CI; needs pyarrow
+# (benches/append.py lists the series).
 #
 #   bash benches/append_ab.sh OLD_HYDRO NEW_HYDRO ARCHIVE DAY [ROUNDS]
 #   e.g. bash benches/append_ab.sh /tmp/hydro-old /tmp/hydro-new /var/tmp/arch/a1000 2034-01-01
@@ -21,7 +22,10 @@ for _ in $(seq "$rounds"); do
     rm -rf "$work/dataset" && cp -al "$archive" "$work/dataset"
     HYDRO_LOG=debug /usr/bin/time -v "$build" import --append --out "$work/dataset" \
       --values "$work/day.csv" > /dev/null 2> "$work/log"
+    generation=$(python3 -c "import json; print(json.load(open('$work/dataset/manifest.json'))['generation'])")
+    rollup_bytes=$(cat "$work"/dataset/rollups/*/part-"$generation".parquet | wc -c)
     echo "$build: $(grep -a 'rollups written' "$work/log" | grep -o 'seconds=[0-9.]*') \
-$(grep -a -e 'Elapsed' -e 'Maximum resident' -e 'Percent of CPU' "$work/log" | sed 's/^\s*//' | tr '\n' ';')"
+$(grep -a -e 'Elapsed' -e 'Maximum resident' -e 'Percent of CPU' "$work/log" | sed 's/^\s*//' | tr '\n' ';') \
+rollup bytes written $rollup_bytes"
   done
 done

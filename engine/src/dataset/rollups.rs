@@ -161,6 +161,12 @@ pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
             .set_column_dictionary_enabled(ColumnPath::from(c), false)
             .set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
     }
+    // A day's sums, extremes and edge values seldom repeat, so a dictionary of them is about
+    // as long as the column: without one the rollup files an append wrote were 7 % smaller
+    // (`benches/append_ab.sh`, RESULTS.md, issue 56 session 40), in the same time.
+    for c in ["sum", "min", "max", "first", "last"] {
+        props = props.set_column_dictionary_enabled(ColumnPath::from(c), false);
+    }
     let mut buf = Vec::with_capacity(rows.len() * 48 + 1024);
     let mut writer = ArrowWriter::try_new(&mut buf, rollup_schema(), Some(props.build()))?;
     for series in rows.chunk_by(|a, b| a.parameter == b.parameter) {
