@@ -249,14 +249,7 @@ async fn stations_files_are_decoded_when_asked_for_before_and_after_a_switch() {
     let follow = ("HYDRO_FOLLOW_SECONDS", "1");
     let none_kept = Server::start_with(dir.path(), &[follow, ("HYDRO_FILES_CACHE_BYTES", "1")]);
     let kept = Server::start_with(dir.path(), &[follow]);
-    let stations: Vec<String> = get(&format!("{}/stations?fields=id", kept.base))
-        .await
-        .json()["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap().to_owned())
-        .collect();
+    let stations = common::station_ids(&kept.base).await;
     assert_eq!(stations.len(), 3);
     let fresh = [("Cache-Control", "no-cache")];
     let answers = |base: String| {

@@ -11,7 +11,9 @@ mod common;
 
 use common::proxy::Proxy;
 use common::s3::{S3, on_own_runtime, upload_dir};
-use common::{Server, dataset, dataset_version, get, get_with, sample, sample_urls, unversioned};
+use common::{
+    Server, dataset, dataset_version, get, get_with, sample, sample_urls, station_ids, unversioned,
+};
 use std::process::Command;
 
 /// `hydro` with the variables that reach `s3`.
@@ -299,12 +301,7 @@ async fn a_switch_keeps_what_was_read_of_the_months_an_append_left_alone() {
     env.push(("HYDRO_FOLLOW_SECONDS", "1".into()));
     let served = Server::start_with("s3://fol/demo", &refs(&env));
     let base = &served.base;
-    let stations: Vec<String> = get(&format!("{base}/stations?fields=id")).await.json()["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap().to_owned())
-        .collect();
+    let stations = station_ids(base).await;
     assert_eq!(stations.len(), 3);
     let value_gets = || proxy.counts.get("GET values");
     let answer_all = || async {

@@ -401,6 +401,16 @@ pub async fn bad_parameter(url: &str, name: &str, hint: &str) {
     assert!(reason.contains(hint), "{url}: {reason}");
 }
 
+/// The ids of the stations of the server at `base` (its first page of them).
+pub async fn station_ids(base: &str) -> Vec<String> {
+    get(&format!("{base}/stations?fields=id")).await.json()["data"]
+        .as_array()
+        .expect("a list of stations")
+        .iter()
+        .map(|s| s["id"].as_str().expect("an id").to_owned())
+        .collect()
+}
+
 /// The id of the first station of the server at `base`.
 pub async fn first_station_id(base: &str) -> String {
     let stations = get(&format!("{base}/stations?limit=1")).await.json();

@@ -306,6 +306,9 @@ impl FilesByStation {
     pub(crate) fn carry(&self, previous: &FilesByStation) -> usize {
         let mut carried = 0;
         for (station, there) in &previous.stations {
+            if !self.stations.contains_key(station) {
+                continue;
+            }
             let Some(kept) = previous.cache.get(&there.files) else {
                 continue;
             };
