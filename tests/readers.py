@@ -95,7 +95,28 @@ def check_layout():
     ).fetchone()
     assert n == total, (n, total)
     assert stations == len({f["station"] for f in files})
+    check_newest(con, manifest)
     print(f"layout: {len(files)} files, {total} rows checked")
+
+
+def check_newest(con, manifest):
+    """The newest months' table holds the files table's rows of each series' newest month with
+    rows, each file once (DuckDB as the oracle)."""
+    files = os.path.join(ROOT, manifest["catalog"]["files"])
+    newest = os.path.join(ROOT, manifest["catalog"]["newest"])
+    expected = con.execute(
+        """with newest as (
+             select station, parameter, max(month) as month from read_parquet(?)
+             where rows > 0 group by all)
+           select * from read_parquet(?) where (station, month) in
+             (select (station, month) from newest)
+           order by station, month, parameter""",
+        [files, files],
+    ).fetchall()
+    got = con.execute("select * from read_parquet(?) order by station, month, parameter",
+                      [newest]).fetchall()
+    assert got == expected, (got[:3], expected[:3])
+    assert len({(r[0], r[1]) for r in got}) >= len({r[0] for r in got}) > 0
 
 
 def check_binary(series, rows, row_groups=None):

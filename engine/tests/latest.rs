@@ -253,3 +253,71 @@ async fn recent_finds_the_newest_month_of_a_series_that_ends_before_its_stations
     // `q`'s newest month lies in 2021, a year no request decoded: not in the decoded 2020.
     assert_eq!(newest_row(&dataset, &q_series).await, known);
 }
+
+/// `recent=1` of each series as the planner answers it, with the bytes of stations' files
+/// it left decoded.
+async fn newest_rows(dataset: &Dataset, all: &[Series]) -> (Vec<Latest>, usize) {
+    let mut rows = Vec::new();
+    for series in all {
+        rows.push(newest_row(dataset, series).await);
+    }
+    (rows, dataset.memory().files_cache)
+}
+
+#[tokio::test]
+async fn recent_plans_from_the_newest_months_the_publish_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = generated(dir.path(), 2, 2020).await;
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    let all = all_series(&dataset);
+    let published: Vec<Latest> = dataset
+        .latest(&all)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+    // No station's rows of the files table were decoded: the newest months came with the
+    // version.
+    assert_eq!(newest_rows(&dataset, &all).await, (published.clone(), 0));
+
+    // A version written before the table (its manifest names none) finds them in the files
+    // table, decoding the stations' last years.
+    let manifest_path = root.join("manifest.json");
+    let written = std::fs::read_to_string(&manifest_path).unwrap();
+    let mut manifest: serde_json::Value = serde_json::from_str(&written).unwrap();
+    let newest = manifest["catalog"]
+        .as_object_mut()
+        .unwrap()
+        .remove("newest")
+        .expect("the publish names the newest months' table");
+    assert!(root.join(newest.as_str().unwrap()).is_file());
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let older = Dataset::open_dir(&root).await.unwrap();
+    let (rows, decoded) = newest_rows(&older, &all).await;
+    assert_eq!(rows, published);
+    assert!(decoded > 0);
+    std::fs::write(&manifest_path, written).unwrap();
+
+    // An append and a compaction list them again: the appended value is the newest of its
+    // series, the others' stay, and still nothing is decoded.
+    let (station, parameter) = &all[0];
+    append(
+        &root,
+        &format!("{station},{parameter},2022-01-05T00:00:00Z,7.25,good\n"),
+        None,
+    )
+    .await;
+    compact(
+        Store::dir(&root).unwrap().object_store(),
+        "2023-01".parse().unwrap(),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    let compacted = Dataset::open_dir(&root).await.unwrap();
+    let (rows, decoded) = newest_rows(&compacted, &all).await;
+    assert_eq!(decoded, 0);
+    assert_eq!(rows[0].value, 7.25);
+    assert_eq!(rows[1..], published[1..]);
+}

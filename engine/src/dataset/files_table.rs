@@ -32,7 +32,7 @@ use crate::dataset::catalog_file::{Interner, column, from_parquet, room_for};
 use crate::dataset::layout::{self, UTC, writer_properties};
 use crate::dataset::manifest::{InYear, SeriesStats, Stored, ValueFile};
 use crate::error::{EngineError, Result};
-use crate::model::ids::ParameterId;
+use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use bytes::Bytes;
 use datafusion::arrow::array::{
@@ -108,16 +108,92 @@ fn texts<S: AsRef<str>>(values: impl Iterator<Item = S>) -> StringArray {
     values.map(Some).collect()
 }
 
-/// Writes the files table of one publish while its value files are written.
+/// Writes the files table of one publish while its value files are written, and at the end
+/// the table of each series' newest month ([`NEWEST`]).
 pub struct FilesTableWriter {
+    store: Arc<dyn ObjectStore>,
+    generation: u64,
+    files: TableSink,
+    /// Each series' newest month with rows so far: a few hundred bytes a series.
+    newest: HashMap<(StationId, ParameterId), ValueFile>,
+}
+
+/// The catalog tables a [`FilesTableWriter`] wrote.
+pub struct WrittenTables {
+    /// The files table.
+    pub files: String,
+    /// The table of each series' newest month.
+    pub newest: String,
+}
+
+/// The name of the table that lists each series' newest month file with rows: the files
+/// table's rows of those months, ordered by station and month. A server reads it whole at
+/// start (~20 000 rows at 200 000 station-years), so that `recent=N` within a series' newest
+/// month plans without decoding the station's rows of the files table first: that decode was
+/// a third of a first `recent=1` at 2.4 M files (`benches/RESULTS.md`, issue 56, session 38).
+pub const NEWEST: &str = "newest";
+
+impl FilesTableWriter {
+    pub fn new(store: Arc<dyn ObjectStore>, generation: u64) -> Result<Self> {
+        let files = TableSink::new(
+            Arc::clone(&store),
+            layout::catalog_path("files", generation),
+        )?;
+        Ok(Self {
+            store,
+            generation,
+            files,
+            newest: HashMap::new(),
+        })
+    }
+
+    pub async fn add(&mut self, file: ValueFile) -> Result<()> {
+        for s in file.series.iter().filter(|s| s.rows > 0) {
+            let key = (file.station.clone(), s.parameter.clone());
+            match self.newest.get_mut(&key) {
+                Some(kept) if kept.month >= file.month => {}
+                Some(kept) => *kept = file.clone(),
+                None => {
+                    self.newest.insert(key, file.clone());
+                }
+            }
+        }
+        self.files.add(file).await
+    }
+
+    /// Writes what is buffered, completes the upload and writes the newest months' table.
+    pub async fn finish(self) -> Result<WrittenTables> {
+        let files = self.files.finish().await?;
+        let mut newest: Vec<ValueFile> = self.newest.into_values().collect();
+        newest.sort_by(|a, b| {
+            (a.station.as_str(), a.month, a.generation).cmp(&(
+                b.station.as_str(),
+                b.month,
+                b.generation,
+            ))
+        });
+        newest.dedup_by(|a, b| {
+            a.station == b.station && a.month == b.month && a.generation == b.generation
+        });
+        let mut sink = TableSink::new(self.store, layout::catalog_path(NEWEST, self.generation))?;
+        for file in newest {
+            sink.add(file).await?;
+        }
+        let newest = sink.finish().await?;
+        Ok(WrittenTables { files, newest })
+    }
+}
+
+/// A table of value files (the files table's schema) written a batch at a time and uploaded in
+/// parts.
+struct TableSink {
     path: String,
     writer: AsyncArrowWriter<BufWriter>,
     pending: Vec<ValueFile>,
 }
 
-impl FilesTableWriter {
-    pub fn new(store: Arc<dyn ObjectStore>, generation: u64) -> Result<Self> {
-        let path = layout::catalog_path("files", generation);
+impl TableSink {
+    fn new(store: Arc<dyn ObjectStore>, path: String) -> Result<Self> {
         let mut props = writer_properties()
             .into_builder()
             .set_max_row_group_row_count(None)
@@ -150,7 +226,7 @@ impl FilesTableWriter {
         })
     }
 
-    pub async fn add(&mut self, file: ValueFile) -> Result<()> {
+    async fn add(&mut self, file: ValueFile) -> Result<()> {
         self.pending.push(file);
         if self.pending.len() >= BATCH_FILES {
             self.flush().await?;
@@ -235,7 +311,7 @@ impl FilesTableWriter {
     }
 
     /// Writes what is buffered and completes the upload; returns the table's path.
-    pub async fn finish(mut self) -> Result<String> {
+    async fn finish(mut self) -> Result<String> {
         self.flush().await?;
         self.writer.close().await?;
         Ok(self.path)
@@ -501,7 +577,7 @@ mod tests {
         for f in files {
             table.add(f).await.unwrap();
         }
-        let path = table.finish().await.unwrap();
+        let path = table.finish().await.unwrap().files;
         store
             .get(&Path::from(path))
             .await
@@ -599,6 +675,47 @@ mod tests {
         assert_eq!(paths.value(1), objects[0]);
         assert_eq!((groups.value(0), groups.value(1)), (4, 5));
         assert!(groups.is_null(2));
+    }
+
+    /// The newest months' table lists, for each series, its newest month with rows, each file
+    /// once, ordered by station and month, whatever order the files came in.
+    #[tokio::test]
+    async fn the_newest_months_table_lists_each_series_newest_month_once() {
+        let at = |station: &str, month: &str, q_rows: u64| {
+            let mut f = file(month, Stored::File);
+            f.station = station.parse().unwrap();
+            let mut series = f.series.to_vec();
+            series[1].rows = q_rows;
+            f.series = series.into_boxed_slice();
+            f
+        };
+        let files = vec![
+            at("t", "2024-03", 1),
+            at("s", "2024-05", 0),
+            at("s", "2024-02", 1),
+            at("s", "2024-04", 1),
+            at("t", "2024-01", 1),
+        ];
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let mut table = FilesTableWriter::new(Arc::clone(&store), 7).unwrap();
+        for f in files.clone() {
+            table.add(f).await.unwrap();
+        }
+        let written = table.finish().await.unwrap();
+        assert_eq!(written.newest, "catalog/newest-7.parquet");
+        let bytes = store
+            .get(&Path::from(written.newest))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let newest = decode_files(bytes, &mut Interner::default()).unwrap();
+        // `s`: `p`'s newest is May, `q`'s April (none in May); `t`: March for both.
+        assert_eq!(
+            newest,
+            vec![files[3].clone(), files[1].clone(), files[0].clone()]
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! <root>/catalog/characteristics-<g>.parquet   characteristic values
 //! <root>/catalog/files-<g>.parquet             value files: one row per file and parameter
 //! <root>/catalog/rollups-<g>.parquet          rollup files: one row per station
+//! <root>/catalog/newest-<g>.parquet           each series' newest month: the files table's rows of it
 //! <root>/values/station=<id>/<YYYY-MM>-g<g>.parquet   a station-month of values
 //! <root>/values/station=<id>/<YYYY>-g<g>.parquet      a station-year of them (`hydro compact`)
 //! <root>/rollups/station=<id>/part-<g>.parquet  daily summaries of a station's series

@@ -112,6 +112,10 @@ pub struct CatalogFiles {
     /// The rollups table (`dataset::rollups`); versions written before rollups have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollups: Option<String>,
+    /// The table of each series' newest month (`dataset::files_table::NEWEST`); versions
+    /// written before it have none (their servers find those months in the files table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newest: Option<String>,
 }
 
 /// One station-month of values, as the files table lists it.

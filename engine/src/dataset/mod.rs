@@ -271,12 +271,18 @@ impl Dataset {
     /// current one or an earlier one. Its files table is indexed by station and decoded a
     /// station at a time when asked for (see [`station_files`]).
     pub async fn open_version(store: &Store, manifest: Manifest) -> Result<Self> {
-        let files = read_files_table(
+        let mut files = read_files_table(
             store.object.as_ref(),
             &manifest,
             station_files::FILES_CACHE_BYTES,
         )
         .await?;
+        if let Some(path) = manifest.catalog.newest.clone() {
+            let bytes = get(store.object.as_ref(), path.clone()).await?;
+            let newest = files_table::decode_files(bytes, &mut catalog_file::Interner::default())
+                .map_err(|e| EngineError::corrupt_by(path, e))?;
+            files.know_newest(newest);
+        }
         let published = read_catalog(
             store.object.as_ref(),
             manifest,
@@ -346,7 +352,7 @@ impl Dataset {
     /// [`Self::share_caches`]) the month files of the stations it holds decoded, where this
     /// version lists the same files, so that their footers and bytes, once read, serve this
     /// version's requests as they served the previous one's. Returns how many stations.
-    pub fn carry_months(&self, previous: &Dataset) -> usize {
+    pub fn carry_months(&mut self, previous: &Dataset) -> usize {
         self.files.carry(&previous.files)
     }
 

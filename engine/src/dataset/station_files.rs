@@ -20,9 +20,10 @@
 //! A station's decoded years stay while the budget ([`FILES_CACHE_BYTES`],
 //! `files_cache_bytes`) holds them, the oldest leaving first; a year read again after it left
 //! is decoded again (its month files' footers are then read again too, as they are kept with
-//! the files), but once the station was decoded whole each series' newest month stays for
-//! good ([`SeriesNewest`]): `recent=N` within it needs no decoding, and its footer, once read,
-//! is found again. Passes over every station
+//! the files), but each series' newest month stays for good ([`SeriesNewest`]), known from the
+//! start when the version lists them (`files_table::NEWEST`), else once the station was
+//! decoded whole: `recent=N` within it needs no decoding, and its footer, once read, is found
+//! again. Passes over every station
 //! ([`FilesByStation::get_in_pass`]) keep a station only while the budget has room. Rows
 //! that cannot be decoded fail the requests for their stations, naming the table's row
 //! groups; others answer.
@@ -71,7 +72,8 @@ struct Located {
     /// between them, fewer than [`RUN_GAP_ROWS`] at a time, are decoded and dropped.
     years: Box<[YearRows]>,
     files: Arc<Slot<Decoded>>,
-    /// Each series' newest month, from the first time the station was decoded whole.
+    /// Each series' newest month, as the newest-months table lists them or from the first
+    /// time the station was decoded whole.
     newest: OnceLock<Box<[SeriesNewest]>>,
 }
 
@@ -102,8 +104,9 @@ pub(crate) struct Decoded {
     years: Box<[i32]>,
 }
 
-/// A series' newest month file with rows: kept for every station decoded once, outside the
-/// budget (a few hundred bytes a series), so that `recent=N` within the newest month plans
+/// A series' newest month file with rows: kept for every station the version's newest-months
+/// table lists, or else once it was decoded whole, outside the budget (a few hundred bytes a
+/// series), so that `recent=N` within the newest month plans
 /// without decoding the station again, and so that the newest month's footer and bytes, once
 /// read (by `recent=N`, or for a newest value the parameters table does not give), stay where
 /// that month's readers find them (they are kept in the month file's slots, which leave with a
@@ -295,6 +298,27 @@ impl FilesByStation {
         )
     }
 
+    /// Keeps each series' newest month as `newest` lists them (the files of a version's
+    /// newest-months table, `files_table::NEWEST`), for every station at once, so that
+    /// `recent=N` within them plans without decoding the station's rows first, as it does once
+    /// a station was decoded whole. Files of stations the table does not list are left out.
+    pub(crate) fn know_newest(&mut self, newest: Vec<ValueFile>) {
+        let mut by_station: HashMap<StationId, Vec<ValueFile>> = HashMap::new();
+        for mut file in newest {
+            let Some((id, _)) = self.stations.get_key_value(&file.station) else {
+                continue;
+            };
+            // The table's id, so that its text is held once.
+            file.station = id.clone();
+            by_station.entry(id.clone()).or_default().push(file);
+        }
+        for (station, files) in by_station {
+            if let Some(located) = self.stations.get_mut(&station) {
+                located.newest = OnceLock::from(newest_of(&month_files(files)));
+            }
+        }
+    }
+
     /// Decodes here the years of every station that `previous` (the version served before
     /// this one) holds decoded, taking over its month files where this table lists the same
     /// file: what their slots hold (footer, bytes, open handle) is then found again by this
@@ -303,7 +327,22 @@ impl FilesByStation {
     /// caches that filled them. Bounded by that cache's budget: only what it holds now is
     /// decoded. Returns how many stations; one whose rows cannot be decoded here is left to
     /// the requests for it (which then fail, naming the rows).
-    pub(crate) fn carry(&self, previous: &FilesByStation) -> usize {
+    pub(crate) fn carry(&mut self, previous: &FilesByStation) -> usize {
+        // Newest months both versions know, first: the stations' months decoded below are
+        // then these.
+        for (station, here) in &mut self.stations {
+            let (Some(newest), Some(there)) = (
+                here.newest.get_mut(),
+                previous.stations.get(station).and_then(|l| l.newest.get()),
+            ) else {
+                continue;
+            };
+            for n in newest.iter_mut() {
+                if let Some(same) = there.iter().find(|t| t.month.file == n.month.file) {
+                    n.month = Arc::clone(&same.month);
+                }
+            }
+        }
         let mut carried = 0;
         for (station, there) in &previous.stations {
             if !self.stations.contains_key(station) {
@@ -663,7 +702,7 @@ mod tests {
         for f in files {
             table.add(f).await.unwrap();
         }
-        let path = table.finish().await.unwrap();
+        let path = table.finish().await.unwrap().files;
         let got = store.get(&Path::from(path)).await.unwrap();
         got.bytes().await.unwrap()
     }
@@ -996,5 +1035,47 @@ mod tests {
         let p: ParameterId = "p".parse().unwrap();
         let newest = next.newest(&s5, &p).unwrap();
         assert!(Arc::ptr_eq(&newest.month, s5_then.last().unwrap()));
+    }
+
+    /// Newest months known from a version's newest-months table: known before any decoding,
+    /// taken over by the next version where they are the same file, and the months a station's
+    /// decoding then gives.
+    #[tokio::test]
+    async fn newest_months_listed_are_known_at_once_and_carried_over() {
+        let before = listed();
+        let last: Month = "2010-12".parse().unwrap();
+        let (s3, s5): (StationId, StationId) = ("s3".parse().unwrap(), "s5".parse().unwrap());
+        let mut after = before.clone();
+        for f in after
+            .iter_mut()
+            .filter(|f| f.station == s3 && f.month == last)
+        {
+            f.generation = 2;
+        }
+        let newest_of = |files: &[ValueFile]| -> Vec<ValueFile> {
+            let listed = [&s3, &s5];
+            let newest = files
+                .iter()
+                .filter(|f| listed.contains(&&f.station) && f.month == last);
+            newest.cloned().collect()
+        };
+        let mut previous = by_station(table(before.clone()).await, FILES_CACHE_BYTES);
+        previous.know_newest(newest_of(&before));
+        let mut next = by_station(table(after.clone()).await, FILES_CACHE_BYTES);
+        next.know_newest(newest_of(&after));
+        next.keep_in(Arc::clone(previous.cache()));
+        let p: ParameterId = "p".parse().unwrap();
+        let then = |s: &StationId| Arc::clone(&previous.newest(s, &p).unwrap().month);
+        let (s3_then, s5_then) = (then(&s3), then(&s5));
+        assert_eq!(previous.cache.bytes(), 0, "known without decoding");
+
+        assert_eq!(next.carry(&previous), 0, "nothing was decoded");
+        let now = |s: &StationId| Arc::clone(&next.newest(s, &p).unwrap().month);
+        assert!(Arc::ptr_eq(&now(&s5), &s5_then));
+        assert!(!Arc::ptr_eq(&now(&s3), &s3_then));
+        assert_eq!(now(&s3).file.generation, 2);
+        // A station decoded whole gives its newest month as the one known.
+        let s5_months = next.get(&s5).unwrap();
+        assert!(Arc::ptr_eq(s5_months.last().unwrap(), &s5_then));
     }
 }

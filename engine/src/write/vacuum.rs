@@ -134,6 +134,7 @@ async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed
             ]
             .into_iter()
             .chain(&v.catalog.rollups)
+            .chain(&v.catalog.newest)
             .cloned(),
         );
     }

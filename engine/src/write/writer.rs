@@ -396,13 +396,13 @@ impl DatasetWriter {
             .written
             .into_inner()
             .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
-        let files_table = self.table.into_inner().finish().await?;
+        let tables = self.table.into_inner().finish().await?;
         let stations_written: HashSet<StationId> =
             written.written.keys().map(|(s, _)| s.clone()).collect();
         let rollups = rollup::write_rollups(
             &self.store,
             self.generation,
-            &files_table,
+            &tables.files,
             &stations_written,
             &parameters,
             self.derive,
@@ -449,8 +449,9 @@ impl DatasetWriter {
             stations: layout::catalog_path("stations", g),
             parameters: layout::catalog_path("parameters", g),
             characteristics: layout::catalog_path("characteristics", g),
-            files: files_table,
+            files: tables.files,
             rollups: Some(rollups.table),
+            newest: Some(tables.newest),
         };
         let store = Arc::clone(&self.store);
         let put = |path: String, bytes: Bytes| {
