@@ -195,17 +195,17 @@ async fn the_server_follows_appends_and_keeps_downloads_on_their_version() {
     assert!(landing.to_string().contains(&second_version), "{landing}");
 
     // Past the grace period the old version's own files go (the month rewritten by the
-    // correction, the rollup file of its station, its catalog tables, its record); the current
+    // correction, the rollup file of its station, its six catalog tables, its record); the current
     // version still answers whole.
     let whole = request("GET", &url, &fresh).await;
     let files = || common::files_under(dir.path()).len();
     let before = files();
     let said = vacuum("PT0S");
     assert!(
-        said.contains("kept versions [2]; deleted 8 files"),
+        said.contains("kept versions [2]; deleted 9 files"),
         "{said}"
     );
-    assert_eq!(files(), before - 8);
+    assert_eq!(files(), before - 9);
     assert_eq!(request("GET", &url, &fresh).await.body, whole.body);
 
     // A damaged manifest: the server stays on its version and says so; put right, it is ok.

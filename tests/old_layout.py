@@ -59,6 +59,9 @@ def main():
     old_table = table.select(keep).append_column("pack", pack).append_column("offset", offset)
     pq.write_table(old_table, table_path)
     manifest["format"] = 3
+    # Layout 3 was written before the newest months' table, which names month files by their
+    # layout-4 paths.
+    os.remove(os.path.join(root, manifest["catalog"].pop("newest")))
     text = json.dumps(manifest, separators=(",", ":"))
     open(manifest_path, "w").write(text)
     open(os.path.join(root, "versions", f"{manifest['generation']}.json"), "w").write(text)
