@@ -19,6 +19,7 @@ and reports
 Usage:
 
     python3 benches/archive.py [--no-build] [--stations 5000] [--years 20] [--runs 200]
+                               [--archive DIR]
 """
 
 import argparse
@@ -126,12 +127,18 @@ def main():
     ap.add_argument("--stations", type=int, default=5000)
     ap.add_argument("--years", type=int, default=20)
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--archive", help="the large archive to measure instead of the generated "
+                    "one of --stations x --years (e.g. a hard-linked copy a later build appended to)")
     ap.add_argument("--many", type=int, default=10000,
                     help="random series requests on the large archive before its RSS is read")
     args = ap.parse_args()
     harness.build_release(args.no_build)
     small, small_made = generate_measured("archive-small-1h", 10, 1, "PT1H")
-    big, big_made = generate_measured(f"archive-{args.stations}x{args.years}", args.stations, args.years, "PT1H")
+    if args.archive:
+        big, big_made = args.archive, None
+    else:
+        big, big_made = generate_measured(f"archive-{args.stations}x{args.years}", args.stations,
+                                          args.years, "PT1H")
     if big_made:
         print(f"generate {args.stations} x {args.years}: {big_made[0]:.0f} s, peak RSS {big_made[1]:.0f} MiB")
     manifest = json.load(open(os.path.join(big, "manifest.json")))

@@ -12,6 +12,7 @@ use hydro_engine::Dataset;
 use hydro_engine::model::Latest;
 use hydro_engine::model::ids::Series;
 use hydro_engine::query::spec::{ReadAhead, ValuesQuery, Window};
+use hydro_engine::query::{AnswerPart, ManyQuery};
 use hydro_engine::storage::Store;
 use hydro_engine::write::compact::compact;
 use hydro_engine::write::generate::{GenerateOptions, generate};
@@ -280,6 +281,34 @@ async fn recent_plans_from_the_newest_months_the_publish_listed() {
     // No station's rows of the files table were decoded: the newest months came with the
     // version.
     assert_eq!(newest_rows(&dataset, &all).await, (published.clone(), 0));
+    // Nor for every series in one answer.
+    let dataset = std::sync::Arc::new(dataset);
+    let many = ManyQuery {
+        series: all.clone(),
+        window: Window::Recent(1),
+        columns: Vec::new(),
+        offset: 0,
+        limit: None,
+        need_total: false,
+        stored: false,
+        qualities: None,
+    };
+    let parts: Vec<AnswerPart> = dataset
+        .plan_many(many, ReadAhead::Monthly)
+        .await
+        .unwrap()
+        .parts
+        .try_collect()
+        .await
+        .unwrap();
+    let rows: usize = parts
+        .iter()
+        .map(|p| match p {
+            AnswerPart::Rows(b) => b.num_rows(),
+            AnswerPart::Stored(_) => panic!("rows only were asked for"),
+        })
+        .sum();
+    assert_eq!((rows, dataset.memory().files_cache), (all.len(), 0));
 
     // A version written before the table (its manifest names none) finds them in the files
     // table, decoding the stations' last years.

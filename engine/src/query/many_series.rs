@@ -100,9 +100,15 @@ impl Dataset {
         };
         let schema = many_schema(&columns, self.has_gaps())?;
         // Every station's files found before the first byte: a part of the files table that
-        // cannot be decoded fails the request with a status, not a cut stream.
-        for (station, _) in &q.series {
-            self.station_files(station)?;
+        // cannot be decoded fails the request with a status, not a cut stream. A series whose
+        // answer lies in its newest month, known without the table (`recent=N` within it), is
+        // planned without them: a first `recent=1` of many series decodes no station.
+        for (station, parameter) in &q.series {
+            let mut series = ValuesQuery::of_series(station.clone(), parameter.clone(), q.window);
+            series.qualities.clone_from(&q.qualities);
+            if self.newest_holds(&series)?.is_none() {
+                self.station_files(station)?;
+            }
         }
         let paged = q.need_total || q.offset > 0 || q.limit.is_some();
         let (total, pages) = if paged {

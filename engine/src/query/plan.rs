@@ -661,7 +661,7 @@ impl Dataset {
     /// the one kept for the series (see `dataset::station_files::SeriesNewest`), or else
     /// found among the station's last year's months, the only ones decoded; None for a
     /// series without values that year.
-    fn newest_holds(&self, q: &ValuesQuery) -> Result<Option<StationFiles>> {
+    pub(super) fn newest_holds(&self, q: &ValuesQuery) -> Result<Option<StationFiles>> {
         let Window::Recent(n) = q.window else {
             return Ok(None);
         };
