@@ -19,7 +19,7 @@ and reports
 Usage:
 
     python3 benches/archive.py [--no-build] [--stations 5000] [--years 20] [--runs 200]
-                               [--archive DIR]
+                               [--archive DIR] [--cold]
 """
 
 import argparse
@@ -47,6 +47,15 @@ def generate_measured(name, stations, years, interval):
     _, status, usage = os.wait4(proc.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     return out, (time.perf_counter() - started, usage.ru_maxrss / 1024)
+
+
+def drop_kernel_caches():
+    """Empties the kernel's page cache and its cache of directory entries and inodes, so that the next
+    reads of either archive come from disk: a 10-station archive's files otherwise always sit in
+    the cache, and a large one's only where something read them lately."""
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3")
 
 
 def start(data):
@@ -129,6 +138,9 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--archive", help="the large archive to measure instead of the generated "
                     "one of --stations x --years (e.g. a hard-linked copy a later build appended to)")
+    ap.add_argument("--cold", action="store_true",
+                    help="drop the kernel's page cache before each pair of first requests (root), "
+                    "so that both archives' month files are read from disk")
     ap.add_argument("--many", type=int, default=10000,
                     help="random series requests on the large archive before its RSS is read")
     args = ap.parse_args()
@@ -177,6 +189,8 @@ def main():
                         # each 10 first requests, so that each is its station's first.
                         servers["small"].stop()
                         servers["small"] = start(small)[0]
+                    if round_name == "first" and args.cold:
+                        drop_kernel_caches()
                     times = []
                     for name in ("small", "large"):
                         base = servers[name].base
