@@ -349,4 +349,15 @@ async fn recent_plans_from_the_newest_months_the_publish_listed() {
     assert_eq!(decoded, 0);
     assert_eq!(rows[0].value, 7.25);
     assert_eq!(rows[1..], published[1..]);
+
+    // A damaged table: the version is not opened (a following server stays on the one it
+    // serves), and the error names the table.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    let newest = manifest["catalog"]["newest"].as_str().unwrap();
+    std::fs::write(root.join(newest), b"PAR1 not a table PAR1").unwrap();
+    let Err(e) = Dataset::open_dir(&root).await else {
+        panic!("a damaged newest months' table opened");
+    };
+    assert!(e.to_string().contains(newest), "{e}");
 }
