@@ -269,7 +269,8 @@ impl Dataset {
 
     /// The version of `store` whose manifest (its record, [`versions`]) is `manifest`: the
     /// current one or an earlier one. Its files table is indexed by station and decoded a
-    /// station at a time when asked for (see [`station_files`]).
+    /// station at a time when asked for (see [`station_files`]); each series' newest month is
+    /// known at once where the version lists them (`catalog.newest`).
     pub async fn open_version(store: &Store, manifest: Manifest) -> Result<Self> {
         let mut files = read_files_table(
             store.object.as_ref(),
@@ -349,9 +350,10 @@ impl Dataset {
     }
 
     /// Takes over from `previous` (the version served before this one, sharing its caches:
-    /// [`Self::share_caches`]) the month files of the stations it holds decoded, where this
-    /// version lists the same files, so that their footers and bytes, once read, serve this
-    /// version's requests as they served the previous one's. Returns how many stations.
+    /// [`Self::share_caches`]) the month files of the stations it holds decoded, and the
+    /// series' newest months, where this version lists the same files, so that their footers
+    /// and bytes, once read, serve this version's requests as they served the previous one's.
+    /// Returns how many stations were decoded.
     pub fn carry_months(&mut self, previous: &Dataset) -> usize {
         self.files.carry(&previous.files)
     }

@@ -325,8 +325,10 @@ impl FilesByStation {
     /// version's requests, and is held once for both versions. Both tables must keep their
     /// stations' files in one cache (`keep_in`), since a month's slots are counted in the
     /// caches that filled them. Bounded by that cache's budget: only what it holds now is
-    /// decoded. Returns how many stations; one whose rows cannot be decoded here is left to
-    /// the requests for it (which then fail, naming the rows).
+    /// decoded. Each series' newest month both versions know as the same file is taken over
+    /// too, whether or not its station was decoded. Returns how many stations were decoded;
+    /// one whose rows cannot be decoded here is left to the requests for it (which then fail,
+    /// naming the rows).
     pub(crate) fn carry(&mut self, previous: &FilesByStation) -> usize {
         // Newest months both versions know, first: the stations' months decoded below are
         // then these.
