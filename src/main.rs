@@ -641,10 +641,11 @@ async fn run() -> anyhow::Result<()> {
                     );
                     if append {
                         say!(
-                            "appended {} values ({} replaced stored ones) in {} station-months written",
+                            "appended {} values ({} replaced stored ones) in {} station-months written; {} files carried over in the files table's row groups as they were",
                             done.rows,
                             done.replaced,
-                            done.months_written
+                            done.months_written,
+                            done.files_copied
                         );
                     }
                     Ok(())

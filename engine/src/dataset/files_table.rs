@@ -25,8 +25,11 @@
 //! named by `layout::month_dir_path`), tables of layout 2 no `pack` and `offset` either;
 //! tables written before recorded gaps have no `missing` (none). The
 //! table is written while the value files are (a row group at a time, uploaded in parts), so
-//! writing an archive of any size keeps only a row group in memory; any Parquet reader can
-//! query it (`SELECT station, sum(rows) FROM 'catalog/files-1.parquet' GROUP BY 1`).
+//! writing an archive of any size keeps only a row group in memory; each row group is encoded
+//! on its own and copied in with its part of the footer, so that an append can put the
+//! previous table's row groups of stations it did not touch between them as they are
+//! (`write::import`). Any Parquet reader can query it
+//! (`SELECT station, sum(rows) FROM 'catalog/files-1.parquet' GROUP BY 1`).
 
 use crate::dataset::catalog_file::{Interner, column, from_parquet, room_for};
 use crate::dataset::layout::{self, UTC, writer_properties};
@@ -34,6 +37,7 @@ use crate::dataset::manifest::{InYear, SeriesStats, Stored, ValueFile};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
+use crate::parquet::assembly::{Assembly, FileFooter};
 use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray, UInt32Array, UInt64Array,
@@ -42,12 +46,13 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit}
 use datafusion::object_store::ObjectStore;
 use datafusion::object_store::buffered::BufWriter;
 use datafusion::object_store::path::Path;
-use datafusion::parquet::arrow::AsyncArrowWriter;
+use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::Encoding;
-use datafusion::parquet::file::properties::EnabledStatistics;
+use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
 use datafusion::parquet::schema::types::ColumnPath;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
+use tokio::io::AsyncWriteExt;
 
 const W: &str = "files table";
 
@@ -57,6 +62,10 @@ const BATCH_FILES: usize = 4096;
 /// whole files (a month's rows never span two). Tables written before this were cut every
 /// 64 Ki rows, anywhere.
 const ROW_GROUP_ROWS: usize = 8 * 1024;
+/// Rows under which a row group of the previous table is not copied as it is by an append
+/// but decoded and written again with its neighbours: each append leaves a row group of the
+/// rows it wrote, and copied, they would pile up (a footer entry each).
+pub(crate) const COPIED_GROUP_MIN_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;
 /// Rows of a page: a station's rows are read through the offset index, the pages that hold
 /// them only (`dataset::station_files`), and a station of 20 years has 240-480 rows. A page
 /// that holds a station's first rows is decompressed and decoded whole and the rows before
@@ -148,6 +157,24 @@ impl FilesTableWriter {
     }
 
     pub async fn add(&mut self, file: ValueFile) -> Result<()> {
+        self.keep_newest(&file);
+        self.files.add(file).await
+    }
+
+    /// Copies row group `group` of `from`, a files table whose footer is `footer`, as it is.
+    /// Its files are listed, but not seen: the newest months among them must be given to
+    /// [`Self::keep_newest`].
+    pub async fn copy_group(
+        &mut self,
+        from: &Bytes,
+        footer: &FileFooter,
+        group: usize,
+    ) -> Result<()> {
+        self.files.copy_group(from, footer, group).await
+    }
+
+    /// Takes `file` for the newest month of its series where it is newer than the one kept.
+    pub fn keep_newest(&mut self, file: &ValueFile) {
         for s in file.series.iter().filter(|s| s.rows > 0) {
             let key = (file.station.clone(), s.parameter.clone());
             match self.newest.get_mut(&key) {
@@ -158,7 +185,6 @@ impl FilesTableWriter {
                 }
             }
         }
-        self.files.add(file).await
     }
 
     /// Writes what is buffered, completes the upload and writes the newest months' table.
@@ -184,11 +210,20 @@ impl FilesTableWriter {
     }
 }
 
-/// A table of value files (the files table's schema) written a batch at a time and uploaded in
-/// parts.
+/// A table of value files (the files table's schema) written a row group at a time and
+/// uploaded in parts: each row group is encoded on its own and copied into the table with
+/// its footer's part ([`Assembly`]), so that row groups of another table of this schema can
+/// go in between as they are ([`Self::copy_group`]: an append carries the previous table's
+/// row groups without the stations it touched that way, without decoding them).
 struct TableSink {
     path: String,
-    writer: AsyncArrowWriter<BufWriter>,
+    props: WriterProperties,
+    out: BufWriter,
+    table: Assembly,
+    /// The table's first bytes, until they are sent with the first row group.
+    head: Option<Bytes>,
+    /// The row group being encoded, once it has rows.
+    group: Option<ArrowWriter<Vec<u8>>>,
     pending: Vec<ValueFile>,
 }
 
@@ -217,11 +252,16 @@ impl TableSink {
                 .set_column_encoding(column, encoding);
         }
         let props = props.build();
-        let sink = BufWriter::new(store, Path::from(path.as_str()));
-        let writer = AsyncArrowWriter::try_new(sink, schema(), Some(props))?;
+        let empty =
+            ArrowWriter::try_new(Vec::new(), schema(), Some(props.clone()))?.into_inner()?;
+        let (table, head) = Assembly::new(&empty)?;
         Ok(Self {
+            out: BufWriter::new(store, Path::from(path.as_str())),
             path,
-            writer,
+            props,
+            table,
+            head: Some(head),
+            group: None,
             pending: Vec::with_capacity(BATCH_FILES),
         })
     }
@@ -229,93 +269,150 @@ impl TableSink {
     async fn add(&mut self, file: ValueFile) -> Result<()> {
         self.pending.push(file);
         if self.pending.len() >= BATCH_FILES {
-            self.flush().await?;
+            self.encode_pending()?;
+            if self
+                .group
+                .as_ref()
+                .is_some_and(|g| g.in_progress_rows() >= ROW_GROUP_ROWS)
+            {
+                self.close_group().await?;
+            }
         }
         Ok(())
     }
 
-    async fn flush(&mut self) -> Result<()> {
+    /// Encodes the files buffered into the row group being written.
+    fn encode_pending(&mut self) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let rows = || {
-            self.pending
-                .iter()
-                .flat_map(|f| f.series.iter().map(move |s| (f, s)))
+        let batch = batch_of(&self.pending)?;
+        let group = match &mut self.group {
+            Some(g) => g,
+            None => self.group.insert(ArrowWriter::try_new(
+                Vec::with_capacity(256 * 1024),
+                schema(),
+                Some(self.props.clone()),
+            )?),
         };
-        // Each row's row group in its object.
-        let groups = || {
-            self.pending
-                .iter()
-                .flat_map(|f| (0..f.series.len()).map(move |i| (f, f.row_group(i))))
-        };
-        let in_year = |f: &ValueFile| match f.stored {
-            Stored::Year(y) => Some(y),
-            _ => None,
-        };
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(texts(rows().map(|(f, _)| f.station.as_str()))),
-            Arc::new(texts(rows().map(|(f, _)| f.month.to_string()))),
-            Arc::new(UInt64Array::from_iter_values(
-                rows().map(|(f, _)| f.generation),
-            )),
-            Arc::new(UInt64Array::from_iter_values(rows().map(|(f, _)| f.size))),
-            Arc::new(texts(rows().map(|(_, s)| s.parameter.as_str()))),
-            Arc::new(UInt64Array::from_iter_values(rows().map(|(_, s)| s.rows))),
-            Arc::new(
-                TimestampMicrosecondArray::from_iter_values(rows().map(|(_, s)| s.min))
-                    .with_timezone(UTC),
-            ),
-            Arc::new(
-                TimestampMicrosecondArray::from_iter_values(rows().map(|(_, s)| s.max))
-                    .with_timezone(UTC),
-            ),
-            Arc::new(UInt64Array::from_iter(rows().map(
-                |(f, _)| match f.stored {
-                    Stored::Year(y) => Some(y.generation),
-                    Stored::Pack { generation, .. } => Some(generation),
-                    Stored::File | Stored::MonthDir => None,
-                },
-            ))),
-            Arc::new(UInt64Array::from_iter(rows().map(
-                |(f, _)| match f.stored {
-                    Stored::Pack { offset, .. } => Some(offset),
-                    _ => None,
-                },
-            ))),
-            Arc::new(texts(rows().map(|(f, _)| f.object()))),
-            Arc::new(UInt32Array::from_iter(
-                groups().map(|(f, g)| in_year(f).and_then(|_| u32::try_from(g).ok())),
-            )),
-            Arc::new(UInt32Array::from_iter(
-                rows().map(|(f, _)| in_year(f).map(|y| y.row_groups)),
-            )),
-            Arc::new(UInt64Array::from_iter(
-                rows().map(|(f, _)| in_year(f).map(|y| y.start)),
-            )),
-            Arc::new(UInt64Array::from_iter(
-                rows().map(|(f, _)| in_year(f).map(|y| y.footer)),
-            )),
-            Arc::new(UInt64Array::from_iter_values(
-                rows().map(|(_, s)| s.missing),
-            )),
-        ];
-        self.writer
-            .write(&RecordBatch::try_new(schema(), columns)?)
-            .await?;
+        group.write(&batch)?;
         self.pending.clear();
-        if self.writer.in_progress_rows() >= ROW_GROUP_ROWS {
-            self.writer.flush().await?;
+        Ok(())
+    }
+
+    /// Ends the row group being written (with what is buffered) and sends it.
+    async fn close_group(&mut self) -> Result<()> {
+        self.encode_pending()?;
+        let Some(group) = self.group.take() else {
+            return Ok(());
+        };
+        let encoded = Bytes::from(group.into_inner()?);
+        let pieces = self.table.copy_file(encoded)?;
+        self.send(pieces).await
+    }
+
+    /// Ends the row group being written, then copies row group `group` of `from` (a table of
+    /// this schema whose footer is `footer`) as it is.
+    async fn copy_group(&mut self, from: &Bytes, footer: &FileFooter, group: usize) -> Result<()> {
+        self.close_group().await?;
+        let columns: Vec<usize> = (0..schema().fields().len()).collect();
+        let pieces = self.table.copy(footer, group, &columns, from, 0)?;
+        self.send(pieces).await
+    }
+
+    async fn send(&mut self, pieces: Vec<Bytes>) -> Result<()> {
+        for piece in self.head.take().into_iter().chain(pieces) {
+            self.out.put(piece).await?;
         }
         Ok(())
     }
 
     /// Writes what is buffered and completes the upload; returns the table's path.
     async fn finish(mut self) -> Result<String> {
-        self.flush().await?;
-        self.writer.close().await?;
-        Ok(self.path)
+        self.close_group().await?;
+        let Self {
+            path,
+            mut out,
+            table,
+            head,
+            ..
+        } = self;
+        for piece in head.into_iter().chain([table.finish()?]) {
+            out.put(piece).await?;
+        }
+        out.shutdown().await.map_err(|source| EngineError::Io {
+            what: format!("upload of {path}"),
+            source,
+        })?;
+        Ok(path)
     }
+}
+
+/// `files` as rows of the files table.
+fn batch_of(files: &[ValueFile]) -> Result<RecordBatch> {
+    let rows = || {
+        files
+            .iter()
+            .flat_map(|f| f.series.iter().map(move |s| (f, s)))
+    };
+    // Each row's row group in its object.
+    let groups = || {
+        files
+            .iter()
+            .flat_map(|f| (0..f.series.len()).map(move |i| (f, f.row_group(i))))
+    };
+    let in_year = |f: &ValueFile| match f.stored {
+        Stored::Year(y) => Some(y),
+        _ => None,
+    };
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(texts(rows().map(|(f, _)| f.station.as_str()))),
+        Arc::new(texts(rows().map(|(f, _)| f.month.to_string()))),
+        Arc::new(UInt64Array::from_iter_values(
+            rows().map(|(f, _)| f.generation),
+        )),
+        Arc::new(UInt64Array::from_iter_values(rows().map(|(f, _)| f.size))),
+        Arc::new(texts(rows().map(|(_, s)| s.parameter.as_str()))),
+        Arc::new(UInt64Array::from_iter_values(rows().map(|(_, s)| s.rows))),
+        Arc::new(
+            TimestampMicrosecondArray::from_iter_values(rows().map(|(_, s)| s.min))
+                .with_timezone(UTC),
+        ),
+        Arc::new(
+            TimestampMicrosecondArray::from_iter_values(rows().map(|(_, s)| s.max))
+                .with_timezone(UTC),
+        ),
+        Arc::new(UInt64Array::from_iter(rows().map(
+            |(f, _)| match f.stored {
+                Stored::Year(y) => Some(y.generation),
+                Stored::Pack { generation, .. } => Some(generation),
+                Stored::File | Stored::MonthDir => None,
+            },
+        ))),
+        Arc::new(UInt64Array::from_iter(rows().map(
+            |(f, _)| match f.stored {
+                Stored::Pack { offset, .. } => Some(offset),
+                _ => None,
+            },
+        ))),
+        Arc::new(texts(rows().map(|(f, _)| f.object()))),
+        Arc::new(UInt32Array::from_iter(
+            groups().map(|(f, g)| in_year(f).and_then(|_| u32::try_from(g).ok())),
+        )),
+        Arc::new(UInt32Array::from_iter(
+            rows().map(|(f, _)| in_year(f).map(|y| y.row_groups)),
+        )),
+        Arc::new(UInt64Array::from_iter(
+            rows().map(|(f, _)| in_year(f).map(|y| y.start)),
+        )),
+        Arc::new(UInt64Array::from_iter(
+            rows().map(|(f, _)| in_year(f).map(|y| y.footer)),
+        )),
+        Arc::new(UInt64Array::from_iter_values(
+            rows().map(|(_, s)| s.missing),
+        )),
+    ];
+    Ok(RecordBatch::try_new(schema(), columns)?)
 }
 
 /// A column that tables of layout version 2 do not have: None there, else as [`column`].

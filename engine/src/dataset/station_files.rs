@@ -36,6 +36,7 @@ use crate::dataset::month_file::{MonthFile, ObjectSlots};
 use crate::error::{BoxError, EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
+use crate::parquet::assembly::FileFooter;
 use crate::storage::slot_cache::{Slot, SlotCache};
 use bytes::Bytes;
 use datafusion::arrow::array::StringArray;
@@ -499,6 +500,73 @@ impl FilesByStation {
             };
             Some(done.map(|()| files).map_err(damaged(&name)))
         }))
+    }
+
+    /// Row groups of the table.
+    pub fn row_groups(&self) -> usize {
+        self.group_starts.len() - 1
+    }
+
+    /// The rows of row group `group`.
+    pub fn group_rows(&self, group: usize) -> Range<u64> {
+        match (
+            self.group_starts.get(group),
+            self.group_starts.get(group + 1),
+        ) {
+            (Some(&start), Some(&end)) => start..end,
+            _ => 0..0,
+        }
+    }
+
+    /// For each row group, whether it holds rows of one of `stations`, or may: a station's
+    /// runs take in the few rows of others between its own, so a group at a run's edge may be
+    /// said to hold the station without doing so.
+    pub fn groups_holding<'a>(
+        &self,
+        stations: impl IntoIterator<Item = &'a StationId>,
+    ) -> Vec<bool> {
+        let mut holding = vec![false; self.row_groups()];
+        for located in stations.into_iter().filter_map(|s| self.stations.get(s)) {
+            for run in located.years.iter().map(|y| &y.rows) {
+                // The group that holds the run's first row, and those after it that it
+                // reaches into.
+                let mut g = self
+                    .group_starts
+                    .partition_point(|&start| start <= run.start)
+                    .saturating_sub(1);
+                while g < holding.len() && self.group_starts[g] < run.end {
+                    holding[g] = true;
+                    g += 1;
+                }
+            }
+        }
+        holding
+    }
+
+    /// The files of row group `group`, in the order of their rows (a file may be cut at
+    /// either end in tables written before row groups held whole files).
+    pub fn group_files(&self, group: usize) -> Result<Vec<ValueFile>> {
+        let name = format!("files table {}, row group {group}", self.path);
+        let rows = self.group_rows(group);
+        let rows = to_usize(rows.end - rows.start)?;
+        let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            self.bytes.clone(),
+            self.metadata.clone(),
+        )
+        .with_row_groups(vec![group])
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(damaged(&name))?
+        .map(|b| b.map_err(damaged(&name)));
+        decode_batches(rows, batches, &mut Interner::default()).map_err(damaged(&name))
+    }
+
+    /// The table's bytes and its footer as a writer copies row groups from them
+    /// ([`crate::dataset::files_table::FilesTableWriter::copy_group`]).
+    pub fn copy_source(&self) -> Result<(Bytes, FileFooter)> {
+        let footer = FileFooter::parse(&self.bytes, 0)
+            .map_err(damaged(&format!("files table {}", self.path)))?;
+        Ok((self.bytes.clone(), footer))
     }
 
     /// Bytes held by the table and the index of its stations (an estimate); the decoded

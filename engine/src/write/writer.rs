@@ -20,6 +20,7 @@ use crate::model::gap::{gaps_to_nulls, is_gap};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, CharacteristicType, Latest, Parameter, Period, Station, Text};
+use crate::parquet::assembly::FileFooter;
 use crate::storage::delete_if_present;
 use crate::write::availability::{Spans, periods_with_values};
 use crate::write::derived::DerivedChange;
@@ -159,6 +160,27 @@ struct Written {
     carried: HashMap<(StationId, ParameterId), Spans>,
     /// Each series' newest row with a value in the months written.
     newest: HashMap<(StationId, ParameterId), Latest>,
+    /// Set when row groups of the previous files table were copied ([`Copied`]): the
+    /// stations whose parameters' availability and newest value are found anew from their
+    /// files; every other station's are as given.
+    found_anew: Option<HashSet<StationId>>,
+}
+
+/// What an append says of the row groups of the previous files table it copied as they are
+/// ([`DatasetWriter::copy_table_group`]), whose files the writer does not see.
+pub struct Copied {
+    /// The files, values and recorded gaps they hold: the previous version's counts less
+    /// those of the files the append saw.
+    pub files: u64,
+    pub values: u64,
+    pub missing: u64,
+    /// The series' newest months among them: the previous version's newest months of the
+    /// stations not `touched`.
+    pub newest: Vec<ValueFile>,
+    /// The stations the append wrote months of: the copied groups hold none of their rows,
+    /// so the writer saw all their files. The availability and newest value of every other
+    /// station's parameters stay as given.
+    pub touched: HashSet<StationId>,
 }
 
 /// Writes the value files of a new version and publishes it.
@@ -248,10 +270,56 @@ impl DatasetWriter {
             .files)
     }
 
+    /// The stations whose months were written so far.
+    pub fn stations_written(&self) -> Result<HashSet<StationId>> {
+        Ok(self
+            .written
+            .lock()
+            .map_err(|_| EngineError::Internal("writer state poisoned".into()))?
+            .written
+            .keys()
+            .map(|(station, _)| station.clone())
+            .collect())
+    }
+
     /// Lists a file of an earlier version in the new one, as it is.
     pub async fn carry(&self, file: ValueFile) -> Result<()> {
         self.note(&file, None, &[])?;
         self.table.lock().await.add(file).await
+    }
+
+    /// Lists row group `group` of the previous version's files table (`from`, whose footer is
+    /// `footer`) in the new one as it is; say what the groups copied hold with
+    /// [`Self::copied`].
+    pub async fn copy_table_group(
+        &self,
+        from: &Bytes,
+        footer: &FileFooter,
+        group: usize,
+    ) -> Result<()> {
+        self.table
+            .lock()
+            .await
+            .copy_group(from, footer, group)
+            .await
+    }
+
+    /// Counts the files of the row groups copied ([`Self::copy_table_group`]) and keeps their
+    /// series' newest months and the catalog rows of the stations they hold.
+    pub async fn copied(&self, copied: Copied) -> Result<()> {
+        let mut table = self.table.lock().await;
+        for file in &copied.newest {
+            table.keep_newest(file);
+        }
+        let mut written = self
+            .written
+            .lock()
+            .map_err(|_| EngineError::Internal("writer state poisoned".into()))?;
+        written.files += copied.files;
+        written.values += copied.values;
+        written.missing += copied.missing;
+        written.found_anew = Some(copied.touched);
+        Ok(())
     }
 
     /// Counts a file and notes its series' periods: those found while encoding it, or for a
@@ -425,6 +493,7 @@ impl DatasetWriter {
             mut carried,
             mut newest,
             months_written,
+            found_anew,
             ..
         } = written;
         let publish = PublishSummary {
@@ -433,6 +502,12 @@ impl DatasetWriter {
             station_months: months_written,
         };
         for p in &mut parameters {
+            if found_anew
+                .as_ref()
+                .is_some_and(|anew| !anew.contains(&p.station))
+            {
+                continue;
+            }
             let key = (p.station.clone(), p.id.clone());
             let new = new.remove(&key).unwrap_or_default();
             let spans = match carried.remove(&key) {
