@@ -171,10 +171,13 @@ impl FilesByStation {
                 .build()
                 .map_err(damaged(&name))?;
         let mut texts = Interner::default();
-        let mut runs: HashMap<StationId, Vec<YearRows>> = HashMap::new();
-        let mut order = Vec::new();
-        // The station, year and run of the row before.
-        let mut last: Option<(StationId, i32, usize)> = None;
+        // Each station's runs, in the order of its first row; looked up by id only where the
+        // station changes from one row to the next: a lookup a row (hashing the id) was a
+        // fifth of indexing 2.4 M rows.
+        let mut runs: Vec<(StationId, Vec<YearRows>)> = Vec::new();
+        let mut index: HashMap<StationId, usize> = HashMap::new();
+        // The station (in `runs`), year and run of the row before.
+        let mut last: Option<(usize, i32, usize)> = None;
         let mut last_month = (String::new(), 0i32);
         let mut row = 0u64;
         for batch in batches {
@@ -190,43 +193,47 @@ impl FilesByStation {
                     last_month = (text.to_owned(), parsed.year());
                 }
                 let year = last_month.1;
-                match last
-                    .as_ref()
-                    .filter(|(s, y, _)| s.as_str() == id && *y == year)
+                let same_station = last.filter(|&(s, _, _)| runs[s].0.as_str() == id);
+                if let Some((s, y, run)) = same_station
+                    && y == year
                 {
-                    Some((same, _, run)) => {
-                        if let Some(r) = runs.get_mut(same).and_then(|r| r.get_mut(*run)) {
-                            r.rows.end = row + 1;
-                        }
-                    }
+                    runs[s].1[run].rows.end = row + 1;
+                    row += 1;
+                    continue;
+                }
+                let s = match same_station {
+                    Some((s, _, _)) => s,
                     None => {
-                        let id: StationId = match &last {
-                            Some((s, _, _)) if s.as_str() == id => s.clone(),
-                            _ => texts.id(id, "files table")?,
-                        };
-                        let runs = runs.entry(id.clone()).or_insert_with(|| {
-                            order.push(id.clone());
-                            Vec::new()
-                        });
-                        let run = match runs.iter().rposition(|r| r.year == year) {
-                            Some(j) if row - runs[j].rows.end <= RUN_GAP_ROWS => {
-                                runs[j].rows.end = row + 1;
-                                j
-                            }
-                            _ => {
-                                runs.push(YearRows {
-                                    year,
-                                    rows: row..row + 1,
-                                });
+                        let id = texts.id(id, "files table")?;
+                        match index.get(&id) {
+                            Some(&s) => s,
+                            None => {
+                                index.insert(id.clone(), runs.len());
+                                runs.push((id, Vec::new()));
                                 runs.len() - 1
                             }
-                        };
-                        last = Some((id, year, run));
+                        }
                     }
-                }
+                };
+                let years = &mut runs[s].1;
+                let run = match years.iter().rposition(|r| r.year == year) {
+                    Some(j) if row - years[j].rows.end <= RUN_GAP_ROWS => {
+                        years[j].rows.end = row + 1;
+                        j
+                    }
+                    _ => {
+                        years.push(YearRows {
+                            year,
+                            rows: row..row + 1,
+                        });
+                        years.len() - 1
+                    }
+                };
+                last = Some((s, year, run));
                 row += 1;
             }
         }
+        let order: Vec<StationId> = runs.iter().map(|(id, _)| id.clone()).collect();
         let stations = runs
             .into_iter()
             .map(|(id, mut years)| {
