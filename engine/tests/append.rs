@@ -12,7 +12,7 @@ use hydro_engine::dataset::read_manifest;
 use hydro_engine::model::Parameter;
 use hydro_engine::storage::Store;
 use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, ImportOptions, import};
+use hydro_engine::write::import::{ImportInput, ImportOptions, Imported, import};
 use std::path::Path;
 
 /// Enough stations of daily values for a files table of several row groups (~8 Ki rows
@@ -33,6 +33,10 @@ async fn generated(root: &Path) {
 
 /// Appends `rows` to the archive at `root`; returns the files it copied.
 async fn append(root: &Path, rows: &str) -> u64 {
+    try_append(root, rows).await.unwrap().files_copied
+}
+
+async fn try_append(root: &Path, rows: &str) -> hydro_engine::error::Result<Imported> {
     let values = root.with_extension("csv");
     std::fs::write(
         &values,
@@ -57,8 +61,6 @@ async fn append(root: &Path, rows: &str) -> u64 {
         Default::default(),
     )
     .await
-    .unwrap()
-    .files_copied
 }
 
 /// What a version publishes about its files, in an order that does not depend on the
@@ -221,6 +223,24 @@ async fn an_append_copies_the_row_groups_it_does_not_touch_and_publishes_the_sam
         assert_eq!(files_copied, copyable);
         std::fs::remove_dir_all(&decoding).unwrap();
     }
+    // A version that counts fewer files than its table lists: the append stops, naming the
+    // table, and publishes nothing.
+    let path = copying.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    manifest["counts"]["files"] = 0.into();
+    let table = manifest["catalog"]["files"].as_str().unwrap().to_owned();
+    std::fs::write(&path, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let refused = try_append(
+        &copying,
+        &format!("{c},{pc},2025-04-01T00:00:00Z,4.5,good\n"),
+    )
+    .await
+    .err()
+    .expect("an append over counts that disagree with the table");
+    assert!(refused.to_string().contains(&table), "{refused}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
 fn copy_dir(from: &Path, to: &Path) {
