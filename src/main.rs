@@ -564,9 +564,9 @@ async fn run() -> anyhow::Result<()> {
             }
             if state.config.follow_seconds > 0 {
                 // The caches are the served version's, shared at the switch (`Version::of`).
-                let open = move || {
+                let open = move |previous: Arc<Dataset>| {
                     let store = store.clone();
-                    async move { Dataset::open(&store).await }
+                    async move { Dataset::open_beside(&store, &previous).await }
                 };
                 tokio::spawn(hydro_server::follow::follow(
                     Arc::clone(&state),

@@ -3,8 +3,9 @@
 //! Every few seconds (`follow_seconds`) the served dataset's store is asked for its current
 //! manifest; when its version differs, the new version is opened (catalog, files table) while
 //! the old one goes on answering, then requests that begin afterwards get the new one
-//! (`AppState::switch_to`). Requests under way keep the version they began with to their end.
-//! The new version takes over the old one's caches (one budget for both) and what it read of
+//! (`AppState::switch_to`). It is opened beside the old one (`Dataset::open_beside`): the
+//! row groups of its files table that an append copied are held once for both. Requests
+//! under way keep the version they began with to their end. The new version takes over the old one's caches (one budget for both) and what it read of
 //! the month files both list (`Dataset::carry_months`): what is kept is kept per file, and
 //! files are never rewritten in place, so what is carried over is the new version's too. The
 //! answer store is keyed by ETags that name the version. A version that cannot be read (a
@@ -19,9 +20,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Checks every `every` for a newer version, which `open` opens beside the dataset served
+/// until then (so that it can hold once what both versions share).
 pub async fn follow<F, Fut>(state: Arc<AppState>, every: Duration, open: F)
 where
-    F: Fn() -> Fut,
+    F: Fn(Arc<Dataset>) -> Fut,
     Fut: Future<Output = hydro_engine::Result<Dataset>>,
 {
     let mut ticks = tokio::time::interval(every);
@@ -52,7 +55,7 @@ where
                 continue;
             }
         };
-        match open().await {
+        match open(Arc::clone(&state.version().dataset)).await {
             // (Published again while it was opened: what was opened is served, and the next
             // check finds the newer one.)
             Ok(dataset) => {

@@ -19,6 +19,7 @@ pub mod manifest;
 pub(crate) mod month_file;
 pub mod rollups;
 pub mod station_files;
+pub(crate) mod table_bytes;
 pub mod versions;
 
 use crate::catalog::Catalog;
@@ -272,12 +273,46 @@ impl Dataset {
     /// station at a time when asked for (see [`station_files`]); each series' newest month is
     /// known at once where the version lists them (`catalog.newest`).
     pub async fn open_version(store: &Store, manifest: Manifest) -> Result<Self> {
-        let mut files = read_files_table(
+        let files = read_files_table(
             store.object.as_ref(),
             &manifest,
             station_files::FILES_CACHE_BYTES,
         )
         .await?;
+        Self::open_with_files(store, manifest, files).await
+    }
+
+    /// The version published in `store` now, opened while `previous` (an earlier version of
+    /// the same store) is served: as [`Self::open_version`], except that the row groups of its
+    /// files table that are byte for byte `previous`'s (those an append carried over) are
+    /// held once for both (see [`table_bytes`]).
+    pub async fn open_beside(store: &Store, previous: &Dataset) -> Result<Self> {
+        let manifest = read_manifest(store.object.as_ref())
+            .await?
+            .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
+        let (files, shared) = FilesByStation::read_beside(
+            store.object.as_ref(),
+            manifest.catalog.files.clone(),
+            &previous.files,
+            Arc::new(FilesCache::new(station_files::FILES_CACHE_BYTES)),
+        )
+        .await?;
+        tracing::debug!(
+            "files table {}: {} of {} row groups ({} bytes) held once with version {}'s",
+            manifest.catalog.files,
+            shared.shared,
+            shared.groups,
+            shared.shared_bytes,
+            previous.manifest.version
+        );
+        Self::open_with_files(store, manifest, files).await
+    }
+
+    async fn open_with_files(
+        store: &Store,
+        manifest: Manifest,
+        mut files: FilesByStation,
+    ) -> Result<Self> {
         if let Some(path) = manifest.catalog.newest.clone() {
             let bytes = get(store.object.as_ref(), path.clone()).await?;
             let newest = files_table::decode_files(bytes, &mut catalog_file::Interner::default())

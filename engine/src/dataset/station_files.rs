@@ -8,7 +8,9 @@
 //! `station` and `month` columns only), and decodes those rows from memory when they are
 //! first asked for: no request to the store, and only the pages that hold them (the offset
 //! index locates them; the writer cuts pages every 256 rows, so a station of 20 years is two
-//! or three pages of each column).
+//! or three pages of each column). A version opened beside the one served before it
+//! ([`FilesByStation::read_beside`]) holds the row groups both tables have byte for byte once
+//! ([`super::table_bytes`]).
 //!
 //! A query decodes the years it needs: a window its own, `recent=N` the station's last year
 //! (where each series with values that year has its newest month), anything else every year.
@@ -33,6 +35,7 @@ use crate::dataset::catalog_file::{Interner, column};
 use crate::dataset::files_table::{FilesDecoder, PLACE_COLUMNS, decode_batches};
 use crate::dataset::manifest::{SeriesStats, Stored, ValueFile};
 use crate::dataset::month_file::{MonthFile, ObjectSlots};
+use crate::dataset::table_bytes::{self, Shared, TableBytes};
 use crate::error::{BoxError, EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
@@ -40,6 +43,7 @@ use crate::parquet::assembly::FileFooter;
 use crate::storage::slot_cache::{Slot, SlotCache};
 use bytes::Bytes;
 use datafusion::arrow::array::StringArray;
+use datafusion::object_store::ObjectStore;
 use datafusion::parquet::arrow::ProjectionMask;
 use datafusion::parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
@@ -138,7 +142,7 @@ fn newest_of(months: &StationFiles) -> Box<[SeriesNewest]> {
 pub struct FilesByStation {
     /// The table's path, to name it in errors.
     path: String,
-    bytes: Bytes,
+    bytes: TableBytes,
     /// Its footer with the offset index (where each page lies), without the column index.
     metadata: ArrowReaderMetadata,
     /// The first row of each row group, and the rows of all of them at the end.
@@ -153,6 +157,25 @@ impl FilesByStation {
     /// Indexes the table at `path`, whose bytes are `bytes`, keeping stations' files within
     /// `cache`.
     pub(crate) fn new(path: String, bytes: Bytes, cache: Arc<FilesCache>) -> Result<Self> {
+        Self::index(path, TableBytes::whole(bytes), cache)
+    }
+
+    /// Reads and indexes the table at `path` as [`Self::new`] does, holding once for both
+    /// tables each row group that is byte for byte one of `previous`'s (see
+    /// [`super::table_bytes`]).
+    pub(crate) async fn read_beside(
+        store: &dyn ObjectStore,
+        path: String,
+        previous: &FilesByStation,
+        cache: Arc<FilesCache>,
+    ) -> Result<(Self, Shared)> {
+        let (bytes, shared) =
+            table_bytes::read_beside(store, &path, &previous.bytes, previous.metadata.metadata())
+                .await?;
+        Ok((Self::index(path, bytes, cache)?, shared))
+    }
+
+    fn index(path: String, bytes: TableBytes, cache: Arc<FilesCache>) -> Result<Self> {
         let name = format!("files table {path}");
         let options = ArrowReaderOptions::new()
             .with_column_index_policy(PageIndexPolicy::Skip)
@@ -571,9 +594,10 @@ impl FilesByStation {
     /// The table's bytes and its footer as a writer copies row groups from them
     /// ([`crate::dataset::files_table::FilesTableWriter::copy_group`]).
     pub fn copy_source(&self) -> Result<(Bytes, FileFooter)> {
-        let footer = FileFooter::parse(&self.bytes, 0)
-            .map_err(damaged(&format!("files table {}", self.path)))?;
-        Ok((self.bytes.clone(), footer))
+        let bytes = self.bytes.joined();
+        let footer =
+            FileFooter::parse(&bytes, 0).map_err(damaged(&format!("files table {}", self.path)))?;
+        Ok((bytes, footer))
     }
 
     /// Bytes held by the table and the index of its stations (an estimate); the decoded
@@ -595,7 +619,7 @@ impl FilesByStation {
                         + 2 * size_of::<SeriesStats>())
             })
             .sum();
-        self.bytes.len() + self.metadata.metadata().memory_size() + index + newest
+        self.bytes.held() + self.metadata.metadata().memory_size() + index + newest
     }
 
     /// The files of the rows `runs`: the row groups that hold them, read with a selection of
@@ -883,6 +907,81 @@ mod tests {
             (&(2001, 8172..8196), &(2010, 8388..8412))
         );
         assert_eq!(index.group_starts, [0, 8192, 9624]);
+    }
+
+    /// The table of `listed()` with station s0's first file one byte larger: a change to the
+    /// first row group only.
+    fn listed_with_s0_grown() -> Vec<ValueFile> {
+        let mut files = listed();
+        let s0 = files
+            .iter_mut()
+            .find(|f| f.station.as_str() == "s0")
+            .unwrap();
+        s0.size += 1;
+        files
+    }
+
+    /// `bytes` read beside `previous` from a store holding them as the version's table.
+    async fn beside(bytes: &Bytes, previous: &FilesByStation) -> (FilesByStation, Shared) {
+        let store = InMemory::new();
+        let path = "catalog/files-2.parquet";
+        store
+            .put(&Path::from(path), bytes.clone().into())
+            .await
+            .unwrap();
+        let cache = Arc::new(FilesCache::new(FILES_CACHE_BYTES));
+        FilesByStation::read_beside(&store, path.into(), previous, cache)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_table_read_beside_another_holds_their_common_row_groups_once() {
+        let before = table(listed()).await;
+        let after = table(listed_with_s0_grown()).await;
+        let previous = by_station(before, FILES_CACHE_BYTES);
+        let (index, shared) = beside(&after, &previous).await;
+        assert_eq!((shared.groups, shared.shared), (2, 1));
+        let theirs = table_bytes::group_ranges(previous.metadata.metadata());
+        let ours = table_bytes::group_ranges(index.metadata.metadata());
+        let same = |g: usize| {
+            index
+                .bytes
+                .same_memory(ours[g].clone(), &previous.bytes, theirs[g].clone())
+        };
+        assert!(!same(0), "the changed row group is the new table's own");
+        assert!(same(1), "the unchanged one is held once");
+        assert_eq!(shared.shared_bytes, theirs[1].end - theirs[1].start);
+        for station in index.stations() {
+            assert_eq!(got(&index, station), expected(&after, station), "{station}");
+        }
+        // As a writer reads it, and beside a table that is itself in pieces.
+        assert_eq!(index.bytes.joined(), after);
+        let (again, shared) = beside(&after, &index).await;
+        assert_eq!((shared.groups, shared.shared), (2, 2));
+        assert_eq!(again.bytes.joined(), after);
+        assert!(again.memory() > 0);
+    }
+
+    /// A footer longer than the first read of the table's end (1 375 row groups of 7 rows),
+    /// and row groups cut anywhere, as tables were written before row groups held whole files.
+    #[tokio::test]
+    async fn a_long_footer_is_read_in_a_second_read_and_small_row_groups_are_shared() {
+        let before = regrouped(table(listed()).await, 7);
+        let after = regrouped(table(listed_with_s0_grown()).await, 7);
+        let previous = by_station(before, FILES_CACHE_BYTES);
+        let end = after.len();
+        let footer = u32::from_le_bytes(after[end - 8..end - 4].try_into().unwrap());
+        assert!(footer > 64 << 10, "{footer}");
+        let (index, shared) = beside(&after, &previous).await;
+        assert_eq!(shared.groups, 1375);
+        // Only the groups of s0's first rows differ (the sizes of a page's statistics may move
+        // a group's bytes where its values did not change, never more than a few).
+        assert!(shared.shared >= 1370, "{shared:?}");
+        for station in index.stations() {
+            assert_eq!(got(&index, station), expected(&after, station), "{station}");
+        }
+        assert_eq!(index.bytes.joined(), after);
     }
 
     #[tokio::test]
