@@ -222,8 +222,8 @@ impl FilesByStation {
         let mut row = 0u64;
         for batch in batches {
             let batch = batch?;
-            let (station_keys, station_ids) = keyed(&batch, "station")?;
-            let (month_keys, month_texts) = keyed(&batch, "month")?;
+            let (station_keys, station_ids) = keyed(&batch, "station", &name)?;
+            let (month_keys, month_texts) = keyed(&batch, "month", &name)?;
             // Each dictionary value's station (in `runs`) and year, once a row used it.
             let mut stations: Vec<Option<usize>> = vec![None; station_ids.len()];
             let mut years: Vec<Option<i32>> = vec![None; month_texts.len()];
@@ -760,17 +760,21 @@ fn places_as_keys(
     ArrowReaderMetadata::try_new(Arc::clone(metadata.metadata()), options)
 }
 
-/// The keys of the dictionary column `name` of `batch` and its texts.
-fn keyed<'a>(batch: &'a RecordBatch, name: &str) -> Result<(&'a [i32], &'a StringArray)> {
-    let column = batch
-        .column_by_name(name)
+/// The keys of the dictionary column `column` of `batch` (of `table`) and its texts.
+fn keyed<'a>(
+    batch: &'a RecordBatch,
+    column: &str,
+    table: &str,
+) -> Result<(&'a [i32], &'a StringArray)> {
+    let keys = batch
+        .column_by_name(column)
         .and_then(|c| c.as_dictionary_opt::<Int32Type>())
-        .ok_or_else(|| EngineError::corrupt(format!("files table: no column {name} of texts")))?;
-    let texts = column
+        .ok_or_else(|| EngineError::corrupt(format!("{table}: no column {column} of texts")))?;
+    let texts = keys
         .values()
         .as_string_opt::<i32>()
-        .ok_or_else(|| EngineError::corrupt(format!("files table: column {name} is not text")))?;
-    Ok((column.keys().values(), texts))
+        .ok_or_else(|| EngineError::corrupt(format!("{table}: column {column} is not text")))?;
+    Ok((keys.keys().values(), texts))
 }
 
 /// The text of dictionary key `key` of `texts`.
@@ -1251,6 +1255,65 @@ mod tests {
         // Stations on other pages answer: their pages are the only ones decoded.
         for station in ["s0", "s28", "s32"] {
             assert_eq!(got(&index, &station.parse().unwrap()).len(), 120);
+        }
+    }
+
+    /// A table whose `station` or `month` column is not text, or lists a month that is none,
+    /// cannot be indexed: opening it fails naming it, rather than placing rows wrongly.
+    #[tokio::test]
+    async fn a_table_with_places_of_the_wrong_kind_fails_naming_itself() {
+        use datafusion::arrow::array::{ArrayRef, Int64Array};
+        use datafusion::arrow::datatypes::Field;
+        let bytes = table(listed()).await;
+        let (_, batches) = from_parquet(bytes, "test").unwrap();
+        let batches: Vec<RecordBatch> = batches.map(|b| b.unwrap()).collect();
+        let numbers: fn(&ArrayRef) -> (DataType, ArrayRef) = |c| {
+            let n = Int64Array::from_iter_values(0..c.len() as i64);
+            (DataType::Int64, Arc::new(n))
+        };
+        let no_month: fn(&ArrayRef) -> (DataType, ArrayRef) = |c| {
+            let texts = StringArray::from_iter_values((0..c.len()).map(|_| "2022-13"));
+            (DataType::Utf8, Arc::new(texts))
+        };
+        for (column, replace) in [
+            ("station", numbers),
+            ("month", numbers),
+            ("month", no_month),
+        ] {
+            let changed: Vec<RecordBatch> = batches
+                .iter()
+                .map(|b| {
+                    let i = b.schema().index_of(column).unwrap();
+                    let (kind, values) = replace(b.column(i));
+                    let mut fields: Vec<Field> = b
+                        .schema()
+                        .fields()
+                        .iter()
+                        .map(|f| f.as_ref().clone())
+                        .collect();
+                    fields[i] = Field::new(column, kind, false);
+                    let mut columns = b.columns().to_vec();
+                    columns[i] = values;
+                    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+                })
+                .collect();
+            let mut out = Vec::new();
+            let mut w = ArrowWriter::try_new(&mut out, changed[0].schema(), None).unwrap();
+            for b in &changed {
+                w.write(b).unwrap();
+            }
+            w.close().unwrap();
+            let cache = Arc::new(FilesCache::new(FILES_CACHE_BYTES));
+            let path = "catalog/files-1.parquet".to_owned();
+            let Err(e) = FilesByStation::new(path, Bytes::from(out), cache) else {
+                panic!("a table whose {column} column is of the wrong kind was indexed");
+            };
+            assert!(
+                e.to_string()
+                    .contains("files table catalog/files-1.parquet"),
+                "{column}: {e}"
+            );
+            assert!(matches!(e.kind(), crate::error::ErrorKind::Corrupt), "{e}");
         }
     }
 
