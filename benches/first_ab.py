@@ -5,7 +5,7 @@ goes first alternates too), and each station is asked once per server, so every 
 its station's rows of the files table and reads its month's footer. Half the stations get
 `recent=1`, the other half a one-month window. Medians of curl's total time (ms).
 
-    python3 benches/first_ab.py ARCHIVE OLD NEW [--stations 600] [--seed 3]
+    python3 benches/first_ab.py ARCHIVE OLD NEW [--stations 600] [--seed 3] [--month 2014-06]
 """
 
 import argparse
@@ -18,12 +18,20 @@ import urllib.request
 import harness
 
 
+def month_window(month):
+    """`from`/`to` of the calendar month `YYYY-MM` (UTC)."""
+    y, m = (int(p) for p in month.split("-"))
+    end = f"{y + 1}-01" if m == 12 else f"{y}-{m + 1:02d}"
+    return f"from={month}-01T00:00:00Z&to={end}-01T00:00:00Z"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("archive")
     ap.add_argument("binaries", nargs=2)
     ap.add_argument("--stations", type=int, default=600)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--month", default="2014-06", help="the one-month window (YYYY-MM)")
     args = ap.parse_args()
     servers = [harness.Hydro(args.archive, binary=b) for b in args.binaries]
     try:
@@ -44,7 +52,7 @@ def main():
         half = len(picks) // 2
         for kind, query, chosen in (
             ("recent=1", "recent=1", picks[:half]),
-            ("one month", "from=2014-06-01T00:00:00Z&to=2014-07-01T00:00:00Z", picks[half:]),
+            ("one month", month_window(args.month), picks[half:]),
         ):
             times = [[], []]
             for i, (sid, pid) in enumerate(chosen):
