@@ -25,11 +25,12 @@ use std::sync::atomic::Ordering;
 /// segments, and the kernel then zeroes 2 MiB at the first touch of any byte of one, while
 /// most of what this program allocates is a batch, a page or a row group used once. Without
 /// them, measured side by side with release builds (`benches/RESULTS.md`, issue 56, session
-/// 45): a one-value append to 720 000 files spent 0.19 s in the kernel rather than 0.69 s
-/// (half of its samples had been `clear_page_erms`) and peaked at ~195 MiB rather than ~230;
-/// a `generate` of 36 000 files peaked at 104-125 MiB rather than 203-217; `serve` started
-/// at 104 MiB rather than 130, with downloads and first requests as fast. (A host whose
-/// kernel puts huge pages everywhere, `transparent_hugepage=always`, still gets them.)
+/// 45): a one-value append to 720 000 files spent 0.13-0.17 s in the kernel rather than
+/// 0.60-0.66 s (half of its samples had been `clear_page_erms`), took half the time and
+/// peaked at 204-210 MiB rather than 230-242; a `generate` of 36 000 files peaked at 112-116
+/// MiB rather than 188-246; `serve` started at 111-114 MiB rather than 129-135, with
+/// downloads and first requests as fast. (A host whose kernel puts huge pages everywhere,
+/// `transparent_hugepage=always`, still gets them.)
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

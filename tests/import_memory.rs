@@ -120,8 +120,8 @@ fn an_import_many_times_its_memory_budget_stays_within_it() {
     )
     .rss;
     let large = peaks_of_import(&dir.path().join("large"), &values, "16MiB");
-    // Each huge page was zeroed whole at its first touch: asked for, they were 51 % of a
-    // one-value append's samples and a third of its peak (`benches/RESULTS.md`, session 45).
+    // The kernel zeroes a huge page whole at its first touch: asked for, that was half of a
+    // one-value append's samples and ~30 MiB of its peak (`benches/RESULTS.md`, session 45).
     if huge_pages_only_when_asked() {
         assert_eq!(large.huge, 0, "the import held transparent huge pages");
     }
