@@ -151,11 +151,21 @@ pub fn rollup_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
-/// A station's rollup file: `rows` sorted by (parameter, day), a row group per parameter.
+/// A station's rollup file: `rows` sorted by (parameter, day), a row group per parameter, a
+/// page per column chunk.
+///
+/// Writing and reading these files is mostly the zstd codec's setup, not its work: the parquet
+/// crate makes a compression context for every column chunk (issuing `cpuid`, a VM exit here)
+/// and resets it for every page, and makes a decompression context for every page it reads.
+/// An append of a day for every series of a 60 000-station-year archive spent 67 % of its CPU
+/// on rollups and a third of its CPU on those contexts (`perf record`, RESULTS.md, issue 56,
+/// session 46). So a series' days are one page (36 500 rows for 100 years is 290 KB a column;
+/// readers decode a parameter's row group whole anyway), and the columns zstd does not shrink
+/// by much (`parameter`, `day`, `count`: a few hundred bytes a series) keep the archive's LZ4.
 pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
     let mut props = writer_properties()
         .into_builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()));
+        .set_data_page_row_count_limit(usize::MAX);
     for c in ["day", "minTime", "maxTime", "firstTime", "lastTime"] {
         props = props
             .set_column_dictionary_enabled(ColumnPath::from(c), false)
@@ -166,6 +176,20 @@ pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
     // (`benches/append_ab.sh`, RESULTS.md, issue 56 session 40), in the same time.
     for c in ["sum", "min", "max", "first", "last"] {
         props = props.set_column_dictionary_enabled(ColumnPath::from(c), false);
+    }
+    for c in [
+        "sum",
+        "min",
+        "minTime",
+        "max",
+        "maxTime",
+        "first",
+        "firstTime",
+        "last",
+        "lastTime",
+    ] {
+        props = props
+            .set_column_compression(ColumnPath::from(c), Compression::ZSTD(ZstdLevel::default()));
     }
     let mut buf = Vec::with_capacity(rows.len() * 48 + 1024);
     let mut writer = ArrowWriter::try_new(&mut buf, rollup_schema(), Some(props.build()))?;
@@ -357,5 +381,61 @@ mod tests {
         assert_eq!(decode_rollups("t", bytes.clone(), None).unwrap(), rows);
         let other: ParameterId = "w".parse().unwrap();
         assert!(decode_rollups("t", bytes, Some(&other)).unwrap().is_empty());
+    }
+
+    /// The codec's contexts are made per column chunk and page (see `encode_rollups`): a
+    /// series of 50 years is one page a column, zstd only where it shrinks the column.
+    #[test]
+    fn a_series_is_a_page_a_column_and_zstd_only_where_it_pays() {
+        use datafusion::parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
+        let rows: Vec<DayRow> = ["q", "w"]
+            .iter()
+            .flat_map(|p| {
+                let p: ParameterId = p.parse().unwrap();
+                (0..365 * 50).map(move |d| {
+                    let v = (d % 997) as f64 / 100.0;
+                    let t = d * DAY;
+                    DayRow {
+                        parameter: p.clone(),
+                        day: t,
+                        count: 24,
+                        sum: v * 24.0,
+                        min: v,
+                        min_time: t + 3_600_000_000,
+                        max: v + 1.0,
+                        max_time: t + 7_200_000_000,
+                        first: v,
+                        first_time: t,
+                        last: v,
+                        last_time: t + 82_800_000_000,
+                    }
+                })
+            })
+            .collect();
+        let bytes = encode_rollups(&rows).unwrap();
+        let meta = ParquetMetaDataReader::new()
+            .with_page_index_policy(PageIndexPolicy::Required)
+            .parse_and_finish(&bytes)
+            .unwrap();
+        assert_eq!(meta.num_row_groups(), 2, "a row group per parameter");
+        let pages = meta.offset_index().unwrap();
+        for (g, group) in meta.row_groups().iter().enumerate() {
+            for (c, chunk) in group.columns().iter().enumerate() {
+                assert_eq!(
+                    pages[g][c].page_locations().len(),
+                    1,
+                    "{}",
+                    chunk.column_path()
+                );
+                let name = chunk.column_path().string();
+                let zstd = matches!(chunk.compression(), Compression::ZSTD(_));
+                assert_eq!(
+                    zstd,
+                    !["parameter", "day", "count"].contains(&name.as_str()),
+                    "{name}"
+                );
+            }
+        }
+        assert_eq!(decode_rollups("t", bytes, None).unwrap(), rows);
     }
 }

@@ -7,8 +7,8 @@
 //! The files' columns are renamed to snake case (`minTime` is `min_time`) by a view over a
 //! scan of the rollup files; DataFusion inlines the view, so the filters reach the scan:
 //! `station` equal to or in a list of texts picks the stations' files before any is opened,
-//! and filters on `parameter` and `day` prune the files' row groups (one a parameter) and
-//! pages. A version written before rollups has an empty `daily`.
+//! and filters on `parameter` and `day` prune the files' row groups (one a parameter, a page
+//! a column). A version written before rollups has an empty `daily`.
 
 use super::values_table::{intersect, parquet_scan, texts_of, with_station};
 use crate::dataset::Dataset;
