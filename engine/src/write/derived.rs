@@ -77,9 +77,10 @@ struct Year {
 /// The UTC days of `days` that a year's edge cuts (none in UTC, where years start at UTC
 /// midnight): their rows span two years, so [`split_day`] makes two of each from raw values.
 pub fn edge_days(days: &[DayRow], settings: &DerivedSettings) -> Vec<Micros> {
+    let mut year_of = settings.years();
     days.iter()
         .map(|d| d.day)
-        .filter(|&day| settings.year_of(day).0 != settings.year_of(day + DAY - 1).0)
+        .filter(|&day| year_of(day).0 != year_of(day + DAY - 1).0)
         .collect()
 }
 
@@ -110,9 +111,10 @@ pub fn derived_values(
     settings: &DerivedSettings,
 ) -> Result<Vec<Characteristic>> {
     let mut years: BTreeMap<i32, Year> = BTreeMap::new();
+    let mut year_of = settings.years();
     for d in days {
         // A row lies in one year (edge days come split): the year of its first value.
-        let (name, start, end) = settings.year_of(d.first_time);
+        let (name, start, end) = year_of(d.first_time);
         let y = years.entry(name).or_insert_with(|| Year {
             start,
             end,
