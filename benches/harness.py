@@ -74,7 +74,7 @@ def free_ports_below_ephemeral(n):
 
 # Bumped when the storage layout changes (codec, encodings, rollups), so that cached archives
 # are regenerated rather than measured in an old layout.
-LAYOUT = "lz4-p2k-vd-ft-r1-l4"
+LAYOUT = "lz4-p2k-vd-ft-r2-l4"
 
 
 def generate(name, stations, years, start="2014-01-01", interval="PT15M"):

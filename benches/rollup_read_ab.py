@@ -10,9 +10,10 @@ e.g. archives from `hydro generate --out DIR --stations 200 --years 20 --seed 3 
 """
 
 import argparse
+import filecmp
+import os
 import statistics
-import time
-import urllib.request
+import tempfile
 
 import harness
 
@@ -24,13 +25,6 @@ REQUESTS = {
 }
 
 
-def get(base, path):
-    req = urllib.request.Request(base + path.removeprefix("/v1"), headers={"Cache-Control": "no-cache"})
-    started = time.perf_counter()
-    body = urllib.request.urlopen(req).read()
-    return time.perf_counter() - started, body
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("hydro")
@@ -39,18 +33,19 @@ def main():
     args = ap.parse_args()
     servers = [harness.Hydro(archive, args.hydro) for archive in args.archives]
     try:
+        work = tempfile.mkdtemp()
+        answers = [os.path.join(work, "a"), os.path.join(work, "b")]
         for name, path in REQUESTS.items():
             times = [[], []]
-            bodies = [None, None]
             for run in range(args.runs):
                 for i in (0, 1) if run % 2 == 0 else (1, 0):
-                    elapsed, bodies[i] = get(servers[i].base, path)
-                    times[i].append(elapsed)
-            if bodies[0] != bodies[1]:
+                    url = servers[i].base + path.removeprefix("/v1")
+                    times[i].append(harness.curl(url, out=answers[i], fresh=True)[0])
+            if not filecmp.cmp(*answers, shallow=False):
                 raise SystemExit(f"{name}: the answers differ")
             a, b = (statistics.median(t) * 1000 for t in times)
             print(f"{name}: A {a:.1f} ms, B {b:.1f} ms (B/A {b / a:.2f}), "
-                  f"{len(bodies[0])} bytes, the same answer")
+                  f"{os.path.getsize(answers[0])} bytes, the same answer")
     finally:
         for server in servers:
             server.stop()

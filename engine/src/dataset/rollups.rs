@@ -177,19 +177,13 @@ pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
     for c in ["sum", "min", "max", "first", "last"] {
         props = props.set_column_dictionary_enabled(ColumnPath::from(c), false);
     }
-    for c in [
-        "sum",
-        "min",
-        "minTime",
-        "max",
-        "maxTime",
-        "first",
-        "firstTime",
-        "last",
-        "lastTime",
-    ] {
-        props = props
-            .set_column_compression(ColumnPath::from(c), Compression::ZSTD(ZstdLevel::default()));
+    for field in rollup_schema().fields() {
+        if !["parameter", "day", "count"].contains(&field.name().as_str()) {
+            props = props.set_column_compression(
+                ColumnPath::from(field.name().as_str()),
+                Compression::ZSTD(ZstdLevel::default()),
+            );
+        }
     }
     let mut buf = Vec::with_capacity(rows.len() * 48 + 1024);
     let mut writer = ArrowWriter::try_new(&mut buf, rollup_schema(), Some(props.build()))?;
