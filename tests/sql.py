@@ -68,7 +68,7 @@ def main():
     listed = ", ".join(f"'{f}'" for f in files)
     con.execute(f"CREATE VIEW v AS SELECT * FROM read_parquet([{listed}], hive_partitioning = true, "
                 "hive_types = {'station': VARCHAR})")
-    rollups = con.execute(f"SELECT list('{root}/rollups/station=' || station || '/part-' || generation || '.parquet') "
+    rollups = con.execute(f"SELECT list('{root}/' || path) "
                           f"FROM '{root}/{manifest['catalog']['rollups']}'").fetchone()[0]
     listed = ", ".join(f"'{f}'" for f in rollups)
     con.execute(f"CREATE VIEW d AS SELECT * FROM read_parquet([{listed}], hive_partitioning = true, "

@@ -232,6 +232,29 @@ async fn as_of_runs_the_statement_on_that_version() {
     };
     let (now, then) = (count("").await, count("&asOf=1").await);
     assert_eq!(now, then + 1);
+    // The station's rollups are now two parts (the new year's apart): `daily` reads both.
+    let days = |more: &'static str| {
+        let url = q(
+            &server.base,
+            &format!(
+                "SELECT count(*) AS n, sum(CASE WHEN day >= '2030-01-01T00:00:00Z' THEN 1 ELSE 0 END) AS new \
+                 FROM daily WHERE station = '{station}' AND parameter = 'water-level-15min'"
+            ),
+            more,
+        );
+        async move { get(&url).await.json()["data"][0].clone() }
+    };
+    let (now, then) = (days("").await, days("&asOf=1").await);
+    assert_eq!(
+        now["n"].as_u64(),
+        then["n"].as_u64().map(|n| n + 1),
+        "{now} {then}"
+    );
+    assert_eq!(
+        (now["new"].as_u64(), then["new"].as_u64()),
+        (Some(1), Some(0)),
+        "{now} {then}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,11 +1,12 @@
 //! Daily rollups through the life of a dataset: written by a generate, rebuilt for the months an
-//! append touches and for those only, kept by a compaction, agreeing with the raw values all
-//! along, and small beside them.
+//! append touches and for those only, in parts of years so that an append rewrites the years
+//! it wrote, kept by a compaction, agreeing with the raw values all along, and small beside
+//! them.
 
 use chrono::NaiveDate;
 use hydro_engine::Dataset;
 use hydro_engine::dataset::read_published;
-use hydro_engine::dataset::rollups::{DayRow, RollupFile, decode_rollups};
+use hydro_engine::dataset::rollups::{DayRow, RollupFile, by_station, decode_rollups};
 use hydro_engine::model::ids::{ParameterId, StationId};
 use hydro_engine::model::month::Month;
 use hydro_engine::model::zone::Zone;
@@ -21,19 +22,53 @@ use hydro_engine::write::import::{ImportInput, ImportOptions, import};
 use std::collections::HashMap;
 use std::path::Path;
 
-async fn rollups_of(root: &Path) -> HashMap<StationId, RollupFile> {
+async fn rollups_of(root: &Path) -> HashMap<StationId, Vec<RollupFile>> {
     let store = Store::dir(root).unwrap().object_store();
     let (published, _) = read_published(store.as_ref()).await.unwrap().unwrap();
-    published
-        .rollups
-        .into_iter()
-        .map(|r| (r.station.clone(), r))
-        .collect()
+    by_station(published.rollups)
 }
 
-fn rows(root: &Path, file: &RollupFile) -> Vec<DayRow> {
-    let bytes = std::fs::read(root.join(file.path())).unwrap();
-    decode_rollups(&file.path(), bytes.into(), None).unwrap()
+/// The rows of a station's parts, by parameter and day.
+fn rows(root: &Path, parts: &[RollupFile]) -> Vec<DayRow> {
+    let mut rows: Vec<DayRow> = parts
+        .iter()
+        .flat_map(|p| {
+            let bytes = std::fs::read(root.join(p.path())).unwrap();
+            decode_rollups(&p.path(), bytes.into(), None).unwrap()
+        })
+        .collect();
+    rows.sort_by(|a, b| (&a.parameter, a.day).cmp(&(&b.parameter, b.day)));
+    rows
+}
+
+/// The UTC years of a station's parts.
+fn years(parts: &[RollupFile]) -> Vec<(i32, i32)> {
+    parts.iter().map(|p| p.years().unwrap()).collect()
+}
+
+/// Appends `rows` (`station,parameter,timestamp,value`) to the dataset at `root`.
+async fn append(root: &Path, rows: &[(&StationId, &ParameterId, &str, f64)]) {
+    let csv = root.join("append.csv");
+    let mut text = String::from("stationId,parameterId,timestamp,value,quality\n");
+    for (station, parameter, at, value) in rows {
+        text.push_str(&format!("{station},{parameter},{at},{value},good\n"));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let input = ImportInput {
+        stations: None,
+        parameters: None,
+        characteristics: None,
+        values: vec![csv],
+        append: true,
+    };
+    let options = ImportOptions {
+        spill_dir: root.to_path_buf(),
+        ..ImportOptions::default()
+    };
+    let store = Store::dir(root).unwrap().object_store();
+    import(store, &input, &options, Default::default())
+        .await
+        .unwrap();
 }
 
 /// Yearly and quarterly statistics of a series, summed from rollups (the statistics that do
@@ -132,7 +167,11 @@ async fn rollups_follow_every_publish_and_agree_with_the_values() {
     assert_eq!(
         before.len(),
         dataset.catalog.stations().len(),
-        "a file a station"
+        "rollups for every station"
+    );
+    assert!(
+        before.values().all(|parts| years(parts) == [(2022, 2023)]),
+        "a generated station's rollups are one part: {before:?}"
     );
 
     // Small beside the values: under a quarter of their bytes, even for hourly values.
@@ -152,47 +191,36 @@ async fn rollups_follow_every_publish_and_agree_with_the_values() {
     let parameter = dataset.catalog.parameters(&station)[0].id.clone();
     assert!(both_paths(&dataset, (&station, &parameter)).await > 20);
 
-    // A correction in one month and a new value in a new month.
-    let csv = root.join("append.csv");
-    std::fs::write(
-        &csv,
-        format!(
-            "stationId,parameterId,timestamp,value,quality\n\
-             {station},{parameter},2022-06-15T12:00:00Z,99999,good\n\
-             {station},{parameter},2024-01-03T00:00:00Z,1.5,good\n"
-        ),
+    // A correction in one month and a new value in a new month (and year).
+    append(
+        &root,
+        &[
+            (&station, &parameter, "2022-06-15T12:00:00Z", 99999.0),
+            (&station, &parameter, "2024-01-03T00:00:00Z", 1.5),
+        ],
     )
-    .unwrap();
-    let input = ImportInput {
-        stations: None,
-        parameters: None,
-        characteristics: None,
-        values: vec![csv],
-        append: true,
-    };
-    let options = ImportOptions {
-        spill_dir: root.clone(),
-        ..ImportOptions::default()
-    };
-    let store = Store::dir(&root).unwrap().object_store();
-    import(store, &input, &options, Default::default())
-        .await
-        .unwrap();
+    .await;
     let after = rollups_of(&root).await;
-    for (s, file) in &after {
+    for (s, parts) in &after {
         if *s != station {
             assert_eq!(
                 before.get(s),
-                Some(file),
+                Some(parts),
                 "a station the append did not touch"
             );
         }
     }
+    // Its part rewritten, as two: the last year on its own.
+    assert_eq!(years(&after[&station]), [(2022, 2023), (2024, 2024)]);
     let (old, new) = (
         rows(&root, &before[&station]),
         rows(&root, &after[&station]),
     );
-    assert!(after[&station].generation > before[&station].generation);
+    assert!(
+        after[&station]
+            .iter()
+            .all(|p| p.generation > before[&station][0].generation)
+    );
     let touched: [Month; 2] = ["2022-06".parse().unwrap(), "2024-01".parse().unwrap()];
     let untouched = |rows: &[DayRow]| -> Vec<DayRow> {
         rows.iter()
@@ -224,6 +252,55 @@ async fn rollups_follow_every_publish_and_agree_with_the_values() {
 
     let dataset = Dataset::open_dir(&root).await.unwrap();
     both_paths(&dataset, (&station, &parameter)).await;
+
+    // Appends within the last year rewrite its part alone; one in a new year adds a part.
+    let [older, _] = after[&station].as_slice() else {
+        panic!("two parts")
+    };
+    append(
+        &root,
+        &[(&station, &parameter, "2024-01-04T06:00:00Z", 2.5)],
+    )
+    .await;
+    let parts = rollups_of(&root).await.remove(&station).unwrap();
+    assert_eq!(years(&parts), [(2022, 2023), (2024, 2024)]);
+    assert_eq!(&parts[0], older, "the years before kept as they were");
+    append(
+        &root,
+        &[(&station, &parameter, "2025-02-01T00:00:00Z", 3.5)],
+    )
+    .await;
+    let parts = rollups_of(&root).await.remove(&station).unwrap();
+    assert_eq!(years(&parts), [(2022, 2023), (2024, 2024), (2025, 2025)]);
+    assert_eq!(&parts[0], older);
+    let new_days: Vec<i64> = rows(&root, &parts)
+        .iter()
+        .filter(|r| r.parameter == parameter && r.day >= micros("2024-01-01T00:00:00Z"))
+        .map(|r| r.day)
+        .collect();
+    assert_eq!(
+        new_days,
+        [
+            micros("2024-01-03T00:00:00Z"),
+            micros("2024-01-04T00:00:00Z"),
+            micros("2025-02-01T00:00:00Z")
+        ]
+    );
+    // A correction of an older year rewrites that year's part alone, as one.
+    append(
+        &root,
+        &[(&station, &parameter, "2023-03-01T00:00:00Z", -7.0)],
+    )
+    .await;
+    let after = rollups_of(&root).await;
+    assert_eq!(
+        years(&after[&station]),
+        [(2022, 2023), (2024, 2024), (2025, 2025)]
+    );
+    assert_ne!(&after[&station][0], older);
+    assert_eq!(after[&station][1..], parts[1..]);
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    assert!(both_paths(&dataset, (&station, &parameter)).await > 20);
 
     // A compaction moves value files into packs, and the rollups stay as they are.
     let compacted = compact(

@@ -98,6 +98,19 @@ pub(super) fn column<'a, T: 'static>(
         .ok_or_else(|| EngineError::corrupt(format!("{what}: column '{name}' missing or mistyped")))
 }
 
+/// A column that tables written before it was added do not have: None there, else as
+/// [`column`].
+pub(super) fn optional_column<'a, T: 'static>(
+    batch: &'a RecordBatch,
+    name: &str,
+    what: &str,
+) -> Result<Option<&'a T>> {
+    match batch.column_by_name(name) {
+        None => Ok(None),
+        Some(_) => column::<T>(batch, name, what).map(Some),
+    }
+}
+
 /// Each distinct text of the catalog files once: loading a catalog shares repeated texts
 /// (a dozen operators across 100 000 stations, a station's id across its parameters) instead
 /// of allocating a copy per row.

@@ -31,7 +31,7 @@
 //! (`write::import`). Any Parquet reader can query it
 //! (`SELECT station, sum(rows) FROM 'catalog/files-1.parquet' GROUP BY 1`).
 
-use crate::dataset::catalog_file::{Interner, column, from_parquet, room_for};
+use crate::dataset::catalog_file::{self, Interner, column, from_parquet, room_for};
 use crate::dataset::layout::{self, UTC, writer_properties};
 use crate::dataset::manifest::{InYear, SeriesStats, Stored, ValueFile};
 use crate::error::{EngineError, Result};
@@ -417,10 +417,7 @@ fn batch_of(files: &[ValueFile]) -> Result<RecordBatch> {
 
 /// A column that tables of layout version 2 do not have: None there, else as [`column`].
 fn optional_column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<Option<&'a T>> {
-    match batch.column_by_name(name) {
-        None => Ok(None),
-        Some(_) => column::<T>(batch, name, W).map(Some),
-    }
+    catalog_file::optional_column(batch, name, W)
 }
 
 /// The columns that say where a month's rows lie, as far as the table has them.

@@ -10,7 +10,7 @@
 //! <root>/catalog/newest-<g>.parquet           each series' newest month: the files table's rows of it
 //! <root>/values/station=<id>/<YYYY-MM>-g<g>.parquet   a station-month of values
 //! <root>/values/station=<id>/<YYYY>-g<g>.parquet      a station-year of them (`hydro compact`)
-//! <root>/rollups/station=<id>/part-<g>.parquet  daily summaries of a station's series
+//! <root>/rollups/station=<id>/<YYYY>-<YYYY>-g<g>.parquet  daily summaries of a station's series, some years
 //! <root>/versions/<g>.json                     each published version's manifest
 //! ```
 //!
@@ -107,9 +107,16 @@ pub fn month_dir_path(station: &StationId, month: Month, generation: u64) -> Str
     format!("values/station={station}/month={month}/part-{generation}.parquet")
 }
 
-/// A station's rollup file (see `dataset::rollups`).
+/// A station's rollup file as publishes before rollup parts named it (one a station), and a
+/// part without rows (see `dataset::rollups`).
 pub fn rollup_path(station: &StationId, generation: u64) -> String {
     format!("rollups/station={station}/part-{generation}.parquet")
+}
+
+/// A part of a station's rollups: its days of the UTC years `first..=last` (see
+/// `dataset::rollups`).
+pub fn rollup_part_path(station: &StationId, first: i32, last: i32, generation: u64) -> String {
+    format!("rollups/station={station}/{first:04}-{last:04}-g{generation}.parquet")
 }
 
 /// A station-year's pack as layout 3 wrote it: its month files back to back.

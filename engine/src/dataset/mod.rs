@@ -101,8 +101,8 @@ pub struct Dataset {
     pub(crate) scan_source: ScanSource,
     /// The files table by station, decoded as stations are asked for.
     files: FilesByStation,
-    /// Each station's rollup file (`rollups`), where it has one.
-    pub(crate) rollups: HashMap<StationId, rollups::RollupFile>,
+    /// Each station's rollup parts (`rollups`), where it has any, ascending by their days.
+    pub(crate) rollups: HashMap<StationId, Vec<rollups::RollupFile>>,
     /// Series' newest values once found (see `query::latest`).
     pub(crate) latest: LatestValues,
     /// Month files' bytes kept in memory, when a budget was given ([`Dataset::cache_values`]).
@@ -365,10 +365,7 @@ impl Dataset {
             catalog_bytes,
             scan_source,
             files,
-            rollups: rollups
-                .into_iter()
-                .map(|r| (r.station.clone(), r))
-                .collect(),
+            rollups: rollups::by_station(rollups),
             latest,
             values: None,
         })

@@ -1,6 +1,7 @@
-//! Rollups: each series' values summarised per UTC day, a Parquet file per station
-//! (`rollups/station=<id>/part-<g>.parquet`), listed by the version's rollups table
-//! (`catalog/rollups-<g>.parquet`: `station`, `generation`, `size`).
+//! Rollups: each series' values summarised per UTC day, Parquet files per station in parts of
+//! whole UTC years (`rollups/station=<id>/<first year>-<last year>-g<g>.parquet`), listed by the
+//! version's rollups table (`catalog/rollups-<g>.parquet`: `station`, `generation`, `size`,
+//! `path`, `firstDay`, `lastDay`, a row a part).
 //!
 //! A rollup file has a row per series and day with values, sorted by (parameter, day), one row
 //! group per parameter:
@@ -23,13 +24,19 @@
 //! years in any zone are their whole UTC days' rows plus the raw values of the (at most two)
 //! UTC days their edges cut. Sub-day buckets, and days in zones off UTC, read raw values.
 //!
-//! A file a station, not a station-month: a station-month's rows (~60) are smaller than a
-//! Parquet footer, and an archive-wide question reads one file per station. A publish rebuilds
-//! the file of each station it wrote months of: the rows of the months it wrote are computed
-//! from them, the rows of every other month are taken from the station's previous rollup file
-//! as they are, so an append recomputes only its months.
+//! **Parts of years, not a file a station**: a station-month's rows (~60) are smaller than a
+//! Parquet footer, and an archive-wide question reads a few files per station; but one file a
+//! station made every append rewrite every station's whole history (2.1 GB for a day of
+//! 200 000 station-years, `benches/RESULTS.md`, issue 56). A station's parts cover disjoint
+//! runs of UTC years, ascending. A publish rewrites the parts whose years it wrote months of
+//! (rows of other months as they were, rows of the months written computed from them) and
+//! keeps the others; what it rewrites it writes as two parts, the last year on its own and the
+//! years before it, so that the appends of a live archive, which write the last year, rewrite
+//! a year of days, and a new year starts a part of its own. Tables written before parts list a
+//! file a station (`part-<g>.parquet`) without `path`, `firstDay` and `lastDay`: it covers
+//! every year, so the first publish that writes the station rewrites it into parts.
 
-use crate::dataset::catalog_file::{Interner, column, from_parquet};
+use crate::dataset::catalog_file::{Interner, column, from_parquet, optional_column};
 use crate::dataset::layout::{self, UTC, writer_properties};
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
@@ -38,8 +45,8 @@ use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
 use bytes::Bytes;
 use datafusion::arrow::array::{
-    ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray, StringDictionaryBuilder,
-    TimestampMicrosecondArray, UInt64Array,
+    Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray,
+    StringDictionaryBuilder, TimestampMicrosecondArray, UInt64Array,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
@@ -50,6 +57,7 @@ use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::basic::{Compression, Encoding, ZstdLevel};
 use datafusion::parquet::schema::types::ColumnPath;
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 /// The rollups' grain: a UTC day.
@@ -293,19 +301,57 @@ pub fn decode_rollups(
     Ok(out)
 }
 
-/// A station's rollup file as the rollups table lists it.
+/// A part of a station's rollups as the rollups table lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RollupFile {
     pub station: StationId,
     /// The publish that wrote it (in its name).
     pub generation: u64,
     pub size: u64,
+    /// Its first and last day; None in a table written before parts (the station's one file,
+    /// taken to cover every year) and for a part without rows.
+    pub days: Option<(Micros, Micros)>,
 }
 
 impl RollupFile {
     pub fn path(&self) -> String {
-        layout::rollup_path(&self.station, self.generation)
+        match self.years() {
+            Some((first, last)) => {
+                layout::rollup_part_path(&self.station, first, last, self.generation)
+            }
+            None => layout::rollup_path(&self.station, self.generation),
+        }
     }
+
+    /// The UTC years of its first and last day.
+    pub fn years(&self) -> Option<(i32, i32)> {
+        self.days
+            .map(|(first, last)| (Month::of(first).year(), Month::of(last).year()))
+    }
+
+    /// Whether it may hold days of the UTC years `first..=last` (a part of unknown days may).
+    pub fn may_hold_years(&self, first: i32, last: i32) -> bool {
+        self.years().is_none_or(|(a, b)| a <= last && first <= b)
+    }
+
+    /// Whether it may hold days that overlap `[lo, hi]` (microseconds, UTC).
+    pub fn may_hold(&self, lo: Micros, hi: Micros) -> bool {
+        self.days
+            .is_none_or(|(first, last)| first <= hi && lo < last.saturating_add(DAY))
+    }
+}
+
+/// Each station's parts, ascending by their days (they cover disjoint years; a part of
+/// unknown days is a station's only one).
+pub fn by_station(files: Vec<RollupFile>) -> HashMap<StationId, Vec<RollupFile>> {
+    let mut out: HashMap<StationId, Vec<RollupFile>> = HashMap::new();
+    for f in files {
+        out.entry(f.station.clone()).or_default().push(f);
+    }
+    for parts in out.values_mut() {
+        parts.sort_by_key(|p| p.days);
+    }
+    out
 }
 
 fn table_schema() -> SchemaRef {
@@ -313,11 +359,24 @@ fn table_schema() -> SchemaRef {
         Field::new("station", DataType::Utf8, false),
         Field::new("generation", DataType::UInt64, false),
         Field::new("size", DataType::UInt64, false),
+        Field::new("path", DataType::Utf8, false),
+        Field::new("firstDay", time(), true),
+        Field::new("lastDay", time(), true),
     ]))
 }
 
-/// The rollups table of `files`.
+/// The rollups table of `files`. `path` follows from the other columns (the engine reads it
+/// from them); it is written for readers outside, whose list of a version's rollup files it is.
 pub fn encode_table(files: &[RollupFile]) -> Result<Bytes> {
+    let day = |f: fn((Micros, Micros)) -> Micros| -> ArrayRef {
+        Arc::new(
+            files
+                .iter()
+                .map(|r| r.days.map(f))
+                .collect::<TimestampMicrosecondArray>()
+                .with_timezone(UTC),
+        )
+    };
     let columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter_values(
             files.iter().map(|f| f.station.as_str()),
@@ -326,6 +385,11 @@ pub fn encode_table(files: &[RollupFile]) -> Result<Bytes> {
             files.iter().map(|f| f.generation),
         )),
         Arc::new(UInt64Array::from_iter_values(files.iter().map(|f| f.size))),
+        Arc::new(StringArray::from_iter_values(
+            files.iter().map(|f| f.path()),
+        )),
+        day(|(first, _)| first),
+        day(|(_, last)| last),
     ];
     let batch = RecordBatch::try_new(table_schema(), columns)?;
     let mut buf = Vec::new();
@@ -344,11 +408,27 @@ pub fn decode_table(bytes: Bytes, texts: &mut Interner) -> Result<Vec<RollupFile
         let stations = column::<StringArray>(&batch, "station", W)?;
         let generations = column::<UInt64Array>(&batch, "generation", W)?;
         let sizes = column::<UInt64Array>(&batch, "size", W)?;
+        // Tables written before parts have neither.
+        let firsts = optional_column::<TimestampMicrosecondArray>(&batch, "firstDay", W)?;
+        let lasts = optional_column::<TimestampMicrosecondArray>(&batch, "lastDay", W)?;
         for i in 0..batch.num_rows() {
+            let days = match (firsts, lasts) {
+                (Some(f), Some(l)) if f.is_valid(i) && l.is_valid(i) => {
+                    let days = (f.value(i), l.value(i));
+                    if days.0 > days.1 {
+                        return Err(EngineError::corrupt(format!(
+                            "{W}: row {i}: firstDay after lastDay"
+                        )));
+                    }
+                    Some(days)
+                }
+                _ => None,
+            };
             out.push(RollupFile {
                 station: texts.id(stations.value(i), W)?,
                 generation: generations.value(i),
                 size: sizes.value(i),
+                days,
             });
         }
     }

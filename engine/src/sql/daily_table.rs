@@ -2,7 +2,7 @@
 //! first_time, last, last_time)`: the rollups (`dataset::rollups`), a row per series and UTC
 //! day with values, as one SQL table. An archive-wide question by day, month or year (annual
 //! maxima, monthly means, values per day) reads a few percent of the bytes the raw values are,
-//! one file a station.
+//! a few files a station (its rollup parts).
 //!
 //! The files' columns are renamed to snake case (`minTime` is `min_time`) by a view over a
 //! scan of the rollup files; DataFusion inlines the view, so the filters reach the scan:
@@ -99,7 +99,8 @@ impl TableProvider for RollupFiles {
 }
 
 impl RollupFiles {
-    /// The rollup file of each station the filters can match, in station order.
+    /// The rollup parts of each station the filters can match, in station order, a station's
+    /// parts in a group in the order of their days.
     fn files(&self, filters: &[Expr]) -> Vec<Vec<PartitionedFile>> {
         let mut stations: Option<HashSet<String>> = None;
         for f in filters {
@@ -107,24 +108,29 @@ impl RollupFiles {
                 stations = Some(intersect(stations.take(), ids));
             }
         }
-        let mut files: Vec<_> = self
+        let mut parts: Vec<_> = self
             .dataset
             .rollups
-            .values()
-            .filter(|r| {
+            .iter()
+            .filter(|(station, _)| {
                 stations
                     .as_ref()
-                    .is_none_or(|s| s.contains(r.station.as_str()))
+                    .is_none_or(|s| s.contains(station.as_str()))
             })
             .collect();
-        files.sort_by(|a, b| a.station.cmp(&b.station));
-        files
+        parts.sort_by(|a, b| a.0.cmp(b.0));
+        parts
             .into_iter()
-            .map(|r| {
-                let mut file = PartitionedFile::new(r.path(), r.size);
-                file.partition_values =
-                    vec![ScalarValue::Utf8(Some(r.station.as_str().to_owned()))];
-                vec![file]
+            .map(|(station, parts)| {
+                parts
+                    .iter()
+                    .map(|r| {
+                        let mut file = PartitionedFile::new(r.path(), r.size);
+                        file.partition_values =
+                            vec![ScalarValue::Utf8(Some(station.as_str().to_owned()))];
+                        file
+                    })
+                    .collect()
             })
             .collect()
     }

@@ -1,12 +1,12 @@
 //! The rollups of a publish (see [`crate::dataset::rollups`]): for every station the publish
-//! wrote months of, a new rollup file, its rows of those months computed from their value files
-//! and every other row taken as it is from the station's previous rollup file, and the
-//! station's derived characteristic values ([`crate::write::derived`]) from its rows; stations
-//! it wrote nothing of keep their file and their derived values. Stations are done a few at a
-//! time: memory is a few stations' day rows (a 20-year station of two series is ~15 000 rows)
-//! and one month each, beside the version's files table, which this step reads back whole to
-//! group the month files by station (as a server holds it; the rest of a publish writes it a
-//! row group at a time).
+//! wrote months of, new parts for the years it wrote (their rows of those months computed from
+//! their value files, every other row taken as it is from the parts they replace) beside the
+//! station's other parts as they were, and the station's derived characteristic values
+//! ([`crate::write::derived`]) from the rows of all its parts; stations it wrote nothing of keep
+//! their parts and their derived values. Stations are done a few at a time: memory is a few
+//! stations' day rows (a 20-year station of two series is ~15 000 rows) and one month each,
+//! beside the version's files table, which this step reads back whole to group the month files
+//! by station (as a server holds it; the rest of a publish writes it a row group at a time).
 //!
 //! The months written are read back from the store rather than summarised while they are
 //! encoded: the writers hand months over in no order of station (an import's come from
@@ -17,7 +17,7 @@
 use crate::dataset::catalog_file::Interner;
 use crate::dataset::files_for_writer;
 use crate::dataset::layout;
-use crate::dataset::manifest::ValueFile;
+use crate::dataset::manifest::{PublishKind, ValueFile};
 use crate::dataset::read_manifest;
 use crate::dataset::rollups::{self, DayRow, RollupFile, days_of};
 use crate::error::{EngineError, Result};
@@ -39,13 +39,18 @@ use std::sync::Arc;
 /// Stations whose rollups are built at once.
 const STATIONS_AT_ONCE: usize = 8;
 
-/// Writes the rollup files of generation `generation`, whose files table is at `files_table`
-/// and which wrote months of the stations `written`, and its rollups table; returns the
-/// table's path. The previous version is the one published now (the writer holds the write
-/// lock); its derived-value settings, changed by `change`, are the new version's.
+/// Writes the rollup files of generation `generation` (a publish of `kind`), whose files table
+/// is at `files_table` and which wrote months of the stations `written`, and its rollups table;
+/// returns the table's path. The previous version is the one published now (the writer holds
+/// the write lock); its derived-value settings, changed by `change`, are the new version's.
+/// Its rollups are built on where the publish builds on its months (an append or a
+/// compaction); a dataset replaced (an import or a generate) has none of its months, and
+/// none of its rollups.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn write_rollups(
     store: &Arc<dyn ObjectStore>,
     generation: u64,
+    kind: PublishKind,
     files_table: &str,
     written: &HashSet<StationId>,
     parameters: &[Parameter],
@@ -67,14 +72,12 @@ pub(crate) async fn write_rollups(
         .map_err(|e| EngineError::Import(vec![format!("derived-value settings: {e}")]))?;
     // New settings derive every station's values anew, not only those of stations written.
     let rederive = manifest.is_some() && settings != before;
-    let previous: HashMap<StationId, RollupFile> = match manifest {
+    let builds_on = matches!(kind, PublishKind::Append | PublishKind::Compact);
+    let previous: HashMap<StationId, Vec<RollupFile>> = match manifest.filter(|_| builds_on) {
         Some(m) => match m.catalog.rollups {
             Some(path) => {
                 let bytes = store.get(&Path::from(path)).await?.bytes().await?;
-                rollups::decode_table(bytes, &mut texts)?
-                    .into_iter()
-                    .map(|f| (f.station.clone(), f))
-                    .collect()
+                rollups::by_station(rollups::decode_table(bytes, &mut texts)?)
             }
             None => HashMap::new(),
         },
@@ -90,50 +93,53 @@ pub(crate) async fn write_rollups(
             .filter_map(|p| Some(((p.station.clone(), p.id.clone()), quantity_of(p)?)))
             .collect(),
     );
-    let built: Vec<(RollupFile, bool, Vec<Characteristic>)> =
-        futures::stream::iter(files.stations().to_vec())
-            .map(|station| {
-                // No month of it written, the settings unchanged: its rollup file as it was,
-                // without the station's files decoded (an append to one station decodes one).
-                if !rederive && !written.contains(&station) {
-                    let kept = previous
-                        .get(&station)
-                        .map(|b| (b.clone(), false, Vec::new()));
-                    return futures::future::Either::Left(std::future::ready(Ok(kept)));
-                }
-                let (store, previous) = (Arc::clone(store), Arc::clone(&previous));
-                let files = Arc::clone(&files);
-                let derive = Derive {
-                    settings,
-                    quantities: Arc::clone(&quantities),
-                    rederive,
-                };
-                // A task a station: decoding and encoding are work for every core, and the
-                // futures of one stream run on one thread.
-                let mut task = AbortOnDrop(tokio::spawn(async move {
-                    let files = files.value_files(&station)?;
-                    station_rollup(&store, generation, station, files, &previous, &derive).await
-                }));
-                futures::future::Either::Right(async move {
-                    (&mut task.0).await.map_err(|source| EngineError::Task {
-                        what: "rollups",
-                        source,
-                    })?
-                })
+    let derived_stations: Arc<HashSet<StationId>> =
+        Arc::new(quantities.keys().map(|(s, _)| s.clone()).collect());
+    let built: Vec<StationRollups> = futures::stream::iter(files.stations().to_vec())
+        .map(|station| {
+            // No month of it written, the settings unchanged: its parts as they were,
+            // without the station's files decoded (an append to one station decodes one).
+            if !rederive && !written.contains(&station) {
+                let kept = previous.get(&station).map(|parts| StationRollups {
+                    parts: parts.clone(),
+                    derived: None,
+                });
+                return futures::future::Either::Left(std::future::ready(Ok(kept)));
+            }
+            let (store, previous) = (Arc::clone(store), Arc::clone(&previous));
+            let files = Arc::clone(&files);
+            let derive = Derive {
+                settings,
+                quantities: Arc::clone(&quantities),
+                stations: Arc::clone(&derived_stations),
+                rederive,
+            };
+            // A task a station: decoding and encoding are work for every core, and the
+            // futures of one stream run on one thread.
+            let mut task = AbortOnDrop(tokio::spawn(async move {
+                let files = files.value_files(&station)?;
+                station_rollup(&store, generation, station, files, &previous, &derive).await
+            }));
+            futures::future::Either::Right(async move {
+                (&mut task.0).await.map_err(|source| EngineError::Task {
+                    what: "rollups",
+                    source,
+                })?
             })
-            .buffer_unordered(STATIONS_AT_ONCE)
-            .try_filter_map(|f| std::future::ready(Ok(f)))
-            .try_collect()
-            .await?;
+        })
+        .buffer_unordered(STATIONS_AT_ONCE)
+        .try_filter_map(|f| std::future::ready(Ok(f)))
+        .try_collect()
+        .await?;
     let mut listed = Vec::with_capacity(built.len());
     let mut rebuilt = HashSet::new();
     let mut derived = Vec::new();
-    for (file, new, values) in built {
-        if new {
-            rebuilt.insert(file.station.clone());
+    for built in built {
+        if let Some((station, values)) = built.derived {
+            rebuilt.insert(station);
+            derived.extend(values);
         }
-        derived.extend(values);
-        listed.push(file);
+        listed.extend(built.parts);
     }
     let path = layout::catalog_path("rollups", generation);
     let table = rollups::encode_table(&listed)?;
@@ -177,10 +183,19 @@ pub(crate) struct RollupsWritten {
     pub settings: DerivedSettings,
 }
 
+/// A station's rollup parts in the new version, and its derived values where they are made
+/// anew (its parts are, or the settings).
+struct StationRollups {
+    parts: Vec<RollupFile>,
+    derived: Option<(StationId, Vec<Characteristic>)>,
+}
+
 /// How a station's derived values are made.
 struct Derive {
     settings: DerivedSettings,
     quantities: Arc<HashMap<Series, (char, Micros, Text)>>,
+    /// The stations with a series in `quantities`: only theirs need every part's rows.
+    stations: Arc<HashSet<StationId>>,
     /// Whether stations without months written derive theirs anew (the settings changed).
     rederive: bool,
 }
@@ -202,70 +217,169 @@ fn quantity_of(p: &Parameter) -> Option<(char, Micros, Text)> {
     Some((letter, step, p.unit.clone()))
 }
 
-/// The station's rollup file in the new version: its previous one when no month of it was
-/// written, else a new one; none when it has neither. With it the station's derived values,
-/// when they are made anew (the bool: the file is new or the settings are).
+/// The station's rollup parts in the new version: its previous ones when no month of it was
+/// written, else those of the years not written as they were and new ones for the years
+/// written ([`parts_to_rewrite`], [`write_parts`]); none when it has no rows. With them the
+/// station's derived values, when they are made anew.
 async fn station_rollup(
     store: &Arc<dyn ObjectStore>,
     generation: u64,
     station: StationId,
     files: Vec<ValueFile>,
-    previous: &HashMap<StationId, RollupFile>,
+    previous: &HashMap<StationId, Vec<RollupFile>>,
     derive: &Derive,
-) -> Result<Option<(RollupFile, bool, Vec<Characteristic>)>> {
-    let before = previous.get(&station);
+) -> Result<Option<StationRollups>> {
+    let before = previous.get(&station).map_or(&[][..], Vec::as_slice);
     let written: BTreeSet<Month> = files
         .iter()
         .filter(|f| f.generation == generation)
         .map(|f| f.month)
         .collect();
-    if written.is_empty() {
-        return match before {
-            Some(b) if derive.rederive => {
-                let rows = rollup_rows(store.as_ref(), b).await?;
-                let derived =
-                    station_derived(store.as_ref(), &station, &files, &rows, derive).await?;
-                Ok(Some((b.clone(), true, derived)))
-            }
-            Some(b) => Ok(Some((b.clone(), false, Vec::new()))),
-            None => Ok(None),
-        };
-    }
-    let mut rows: Vec<DayRow> = match before {
-        Some(b) => {
-            let mut rows = rollup_rows(store.as_ref(), b).await?;
-            rows.retain(|r| !written.contains(&r.month()));
-            rows
+    let (Some(first), Some(last)) = (written.first(), written.last()) else {
+        if before.is_empty() {
+            return Ok(None);
         }
-        None => Vec::new(),
+        let derived = match derive.rederive {
+            true => {
+                let rows = sorted(parts_rows(store.as_ref(), before).await?);
+                let values =
+                    station_derived(store.as_ref(), &station, &files, &rows, derive).await?;
+                Some((station, values))
+            }
+            false => None,
+        };
+        return Ok(Some(StationRollups {
+            parts: before.to_vec(),
+            derived,
+        }));
     };
-    // Without a previous file every month is summarised; with one, the months written.
+    let (rewritten, kept) = parts_to_rewrite(before, (first.year(), last.year()));
+    let mut rows = parts_rows(store.as_ref(), &rewritten).await?;
+    rows.retain(|r| !written.contains(&r.month()));
+    // Without a previous part every month is summarised; with them, the months written.
     for f in files
         .iter()
-        .filter(|f| before.is_none() || written.contains(&f.month))
+        .filter(|f| before.is_empty() || written.contains(&f.month))
     {
         for (parameter, times, values) in read_month_values(store.as_ref(), f).await? {
             rows.extend(days_of(&parameter, &times, &values));
         }
     }
-    rows.sort_by(|a, b| (&a.parameter, a.day).cmp(&(&b.parameter, b.day)));
-    let derived = station_derived(store.as_ref(), &station, &files, &rows, derive).await?;
-    let bytes = rollups::encode_rollups(&rows)?;
-    let file = RollupFile {
-        station,
-        generation,
-        size: bytes.len() as u64,
+    let rows = sorted(rows);
+    // Rows rewritten up to the station's last year are split (kept parts are all before or
+    // all after the years rewritten).
+    let split = !before.is_empty()
+        && kept
+            .iter()
+            .all(|k| k.years().is_some_and(|(_, last)| last < first.year()));
+    let mut parts = write_parts(store.as_ref(), generation, &station, &rows, split).await?;
+    // Derived values are made from every year: the rows of the parts kept are read for them
+    // (and only for stations with such series).
+    let derived = match derive.stations.contains(&station) {
+        true if !kept.is_empty() => {
+            let mut all = parts_rows(store.as_ref(), &kept).await?;
+            all.extend(rows);
+            let all = sorted(all);
+            station_derived(store.as_ref(), &station, &files, &all, derive).await?
+        }
+        true => station_derived(store.as_ref(), &station, &files, &rows, derive).await?,
+        false => Vec::new(),
     };
-    store
-        .put(&Path::from(file.path()), PutPayload::from_bytes(bytes))
-        .await?;
-    Ok(Some((file, true, derived)))
+    parts.extend(kept);
+    parts.sort_by_key(|p| p.days);
+    Ok(Some(StationRollups {
+        parts,
+        derived: Some((station, derived)),
+    }))
 }
 
-/// The rows of a rollup file.
-async fn rollup_rows(store: &dyn ObjectStore, file: &RollupFile) -> Result<Vec<DayRow>> {
-    let bytes = store.get(&Path::from(file.path())).await?.bytes().await?;
-    rollups::decode_rollups(&file.path(), bytes, None)
+/// `rows` sorted by (parameter, day), as rollup files and derived values take them.
+fn sorted(mut rows: Vec<DayRow>) -> Vec<DayRow> {
+    rows.sort_by(|a, b| (&a.parameter, a.day).cmp(&(&b.parameter, b.day)));
+    rows
+}
+
+/// Splits a station's parts into those a publish that wrote months of the UTC years
+/// `first..=last` rewrites and those it keeps as they are: the parts that may hold days of
+/// those years and, so that parts stay disjoint, those within the years of a part rewritten.
+fn parts_to_rewrite(
+    parts: &[RollupFile],
+    (mut first, mut last): (i32, i32),
+) -> (Vec<RollupFile>, Vec<RollupFile>) {
+    let mut rewrite = vec![false; parts.len()];
+    loop {
+        let mut grew = false;
+        for (part, rewrite) in parts.iter().zip(rewrite.iter_mut()) {
+            if !*rewrite && part.may_hold_years(first, last) {
+                *rewrite = true;
+                grew = true;
+                if let Some((a, b)) = part.years() {
+                    (first, last) = (first.min(a), last.max(b));
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let (rewritten, kept): (Vec<_>, Vec<_>) =
+        parts.iter().zip(rewrite).partition(|(_, rewrite)| *rewrite);
+    let parts = |v: Vec<(&RollupFile, bool)>| v.into_iter().map(|(p, _)| p.clone()).collect();
+    (parts(rewritten), parts(kept))
+}
+
+/// Writes `rows` (sorted by parameter and day) as a station's parts of generation
+/// `generation`: a station's first rollups as one part (readers of the whole archive open a
+/// file a station), rows rewritten (`split`) as two, their last UTC year on its own, so that
+/// the next appends, which write the last year, rewrite a year of days.
+async fn write_parts(
+    store: &dyn ObjectStore,
+    generation: u64,
+    station: &StationId,
+    rows: &[DayRow],
+    split: bool,
+) -> Result<Vec<RollupFile>> {
+    let Some(last_year) = rows.iter().map(|r| r.month().year()).max() else {
+        return Ok(Vec::new());
+    };
+    let groups: Vec<Vec<DayRow>> = match split {
+        true => {
+            let (older, last): (Vec<DayRow>, Vec<DayRow>) = rows
+                .iter()
+                .cloned()
+                .partition(|r| r.month().year() < last_year);
+            vec![older, last]
+        }
+        false => vec![rows.to_vec()],
+    };
+    let mut parts = Vec::new();
+    for rows in groups.iter().filter(|g| !g.is_empty()) {
+        let first_day = rows.iter().map(|r| r.day).min();
+        let last_day = rows.iter().map(|r| r.day).max();
+        let bytes = rollups::encode_rollups(rows)?;
+        let part = RollupFile {
+            station: station.clone(),
+            generation,
+            size: bytes.len() as u64,
+            days: first_day.zip(last_day),
+        };
+        store
+            .put(&Path::from(part.path()), PutPayload::from_bytes(bytes))
+            .await?;
+        parts.push(part);
+    }
+    Ok(parts)
+}
+
+/// The rows of a station's parts.
+async fn parts_rows(store: &dyn ObjectStore, parts: &[RollupFile]) -> Result<Vec<DayRow>> {
+    let mut rows = Vec::new();
+    for part in parts {
+        let path = part.path();
+        let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
+        rows.extend(rollups::decode_rollups(&path, bytes, None)?);
+    }
+    Ok(rows)
 }
 
 /// The derived values of a station's series from its day rows (sorted by parameter and day),

@@ -402,7 +402,7 @@ mod tests {
         let rollups = listed(store.as_ref(), "rollups").await;
         assert!(!rollups.is_empty());
         assert!(
-            rollups.iter().all(|r| r.ends_with("part-2.parquet")),
+            rollups.iter().all(|r| r.ends_with("-g2.parquet")),
             "{rollups:?}"
         );
         assert_eq!(

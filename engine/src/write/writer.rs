@@ -470,6 +470,7 @@ impl DatasetWriter {
         let rollups = rollup::write_rollups(
             &self.store,
             self.generation,
+            self.kind,
             &tables.files,
             &stations_written,
             &parameters,

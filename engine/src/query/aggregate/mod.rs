@@ -458,11 +458,11 @@ impl Dataset {
             (w, _) => w,
         };
         if let (Some(grid), Window::Between { from, to }) = (grid, window)
-            && let Some(file) = self.rollups.get(&s.series.0)
+            && let Some(parts) = self.rollups.get(&s.series.0)
             && rolled::serves(spec, &grid)
         {
             let window = (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX));
-            return self.rolled_buckets(s, window, spec, grid, file).await;
+            return self.rolled_buckets(s, window, spec, grid, parts).await;
         }
         let query = ValuesQuery {
             station: s.series.0.clone(),

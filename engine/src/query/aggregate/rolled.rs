@@ -38,24 +38,28 @@ pub(super) fn serves(spec: &AggregateSpec, grid: &Grid) -> bool {
 }
 
 impl Dataset {
-    /// The buckets of the series in the window `[lo, hi]` from its rollup file `file`.
+    /// The buckets of the series in the window `[lo, hi]` from its station's rollup parts
+    /// `parts` (ascending by their days), reading only those the window overlaps.
     pub(super) async fn rolled_buckets(
         &self,
         s: &SeriesToAggregate,
         (lo, hi): (Micros, Micros),
         spec: &AggregateSpec,
         grid: Grid,
-        file: &RollupFile,
+        parts: &[RollupFile],
     ) -> Result<Buckets> {
-        let path = file.path();
-        let bytes = self
-            .store
-            .object
-            .get(&Path::from(path.as_str()))
-            .await?
-            .bytes()
-            .await?;
-        let days = decode_rollups(&path, bytes, Some(&s.series.1))?;
+        let mut days = Vec::new();
+        for part in parts.iter().filter(|p| p.may_hold(lo, hi)) {
+            let path = part.path();
+            let bytes = self
+                .store
+                .object
+                .get(&Path::from(path.as_str()))
+                .await?
+                .bytes()
+                .await?;
+            days.extend(decode_rollups(&path, bytes, Some(&s.series.1))?);
+        }
         let mut out = Buckets::new(spec.statistics.len());
         let mut acc = Accumulator::new(&spec.statistics);
         let mut current: Option<Bucket> = None;
