@@ -159,6 +159,9 @@ pub fn rollup_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
+/// Days a series from which a rollup file's numbers are zstd (see [`encode_rollups`]).
+pub const ZSTD_FROM_DAYS: usize = 2 * 366;
+
 /// A station's rollup file: `rows` sorted by (parameter, day), a row group per parameter, a
 /// page per column chunk.
 ///
@@ -170,7 +173,15 @@ pub fn rollup_schema() -> SchemaRef {
 /// session 46). So a series' days are one page (36 500 rows for 100 years is 290 KB a column;
 /// readers decode a parameter's row group whole anyway), and the columns zstd does not shrink
 /// by much (`parameter`, `day`, `count`: a few hundred bytes a series) keep the archive's LZ4.
+/// A part of a year or two (up to [`ZSTD_FROM_DAYS`] days a series: the part a live
+/// archive's appends rewrite) is LZ4 throughout: its few KB are not worth the contexts, made
+/// at every append that rewrites it and every read of it.
 pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
+    let longest = rows
+        .chunk_by(|a, b| a.parameter == b.parameter)
+        .map(<[DayRow]>::len)
+        .max()
+        .unwrap_or(0);
     let mut props = writer_properties()
         .into_builder()
         .set_data_page_row_count_limit(usize::MAX);
@@ -186,7 +197,9 @@ pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
         props = props.set_column_dictionary_enabled(ColumnPath::from(c), false);
     }
     for field in rollup_schema().fields() {
-        if !["parameter", "day", "count"].contains(&field.name().as_str()) {
+        if longest > ZSTD_FROM_DAYS
+            && !["parameter", "day", "count"].contains(&field.name().as_str())
+        {
             props = props.set_column_compression(
                 ColumnPath::from(field.name().as_str()),
                 Compression::ZSTD(ZstdLevel::default()),
@@ -309,7 +322,7 @@ pub struct RollupFile {
     pub generation: u64,
     pub size: u64,
     /// Its first and last day; None in a table written before parts (the station's one file,
-    /// taken to cover every year) and for a part without rows.
+    /// taken to cover every year). Publishes write no part without rows.
     pub days: Option<(Micros, Micros)>,
 }
 
@@ -511,5 +524,23 @@ mod tests {
             }
         }
         assert_eq!(decode_rollups("t", bytes, None).unwrap(), rows);
+
+        // A year's part: LZ4 throughout.
+        let year: Vec<DayRow> = rows.into_iter().filter(|r| r.day < 366 * DAY).collect();
+        let bytes = encode_rollups(&year).unwrap();
+        let meta = ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes)
+            .unwrap();
+        for group in meta.row_groups() {
+            for chunk in group.columns() {
+                assert_eq!(
+                    chunk.compression(),
+                    Compression::LZ4_RAW,
+                    "{}",
+                    chunk.column_path()
+                );
+            }
+        }
+        assert_eq!(decode_rollups("t", bytes, None).unwrap(), year);
     }
 }

@@ -17,7 +17,8 @@
 //!
 //! Where the statistics can be summed and the buckets are whole UTC days but for a few, the
 //! buckets are summed from the series' daily rollups instead (`rolled`): the annual maxima
-//! of every series of an archive read a file a station, not twelve a station-year.
+//! of every series of an archive read a file or a few a station (its rollup parts), not
+//! twelve a station-year.
 //!
 //! A series' buckets are held until the series ends (a `P1D` answer over a century is 36 500
 //! rows), so that they can be sorted (`sort=-max`) and paged; many series are aggregated one
