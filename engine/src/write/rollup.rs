@@ -329,9 +329,10 @@ fn parts_to_rewrite(
 }
 
 /// Writes `rows` (sorted by parameter and day) as a station's parts of generation
-/// `generation`: a station's first rollups as one part (readers of the whole archive open a
-/// file a station), rows rewritten (`split`) as two, their last UTC year on its own, so that
-/// the next appends, which write the last year, rewrite a year of days.
+/// `generation`: as one part, or (`split`: rows rewritten up to the station's last year) as
+/// two, their last UTC year on its own, so that the next appends, which write the last year,
+/// rewrite a year of days. A station's first rollups are one part (readers of the whole
+/// archive open a file a station), and so are years rewritten before its last.
 async fn write_parts(
     store: &dyn ObjectStore,
     generation: u64,
