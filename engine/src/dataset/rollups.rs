@@ -53,10 +53,13 @@ use datafusion::arrow::datatypes::{
     DataType, Field, Float64Type, Int32Type, Int64Type, Schema, SchemaRef, TimeUnit,
     TimestampMicrosecondType,
 };
+use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::basic::{Compression, Encoding, ZstdLevel};
 use datafusion::parquet::schema::types::ColumnPath;
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
@@ -176,10 +179,11 @@ pub const ZSTD_FROM_DAYS: usize = 2 * 366;
 /// A part of a year or two (up to [`ZSTD_FROM_DAYS`] days a series: the part a live
 /// archive's appends rewrite) is LZ4 throughout: its few KB are not worth the contexts, made
 /// at every append that rewrites it and every read of it.
-pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
+pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R]) -> Result<Bytes> {
+    let same_series = |a: &R, b: &R| a.borrow().parameter == b.borrow().parameter;
     let longest = rows
-        .chunk_by(|a, b| a.parameter == b.parameter)
-        .map(<[DayRow]>::len)
+        .chunk_by(same_series)
+        .map(<[R]>::len)
         .max()
         .unwrap_or(0);
     let mut props = writer_properties()
@@ -208,7 +212,7 @@ pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
     }
     let mut buf = Vec::with_capacity(rows.len() * 48 + 1024);
     let mut writer = ArrowWriter::try_new(&mut buf, rollup_schema(), Some(props.build()))?;
-    for series in rows.chunk_by(|a, b| a.parameter == b.parameter) {
+    for series in rows.chunk_by(same_series) {
         writer.write(&batch_of(series)?)?;
         writer.flush()?;
     }
@@ -216,21 +220,22 @@ pub fn encode_rollups(rows: &[DayRow]) -> Result<Bytes> {
     Ok(Bytes::from(buf))
 }
 
-fn batch_of(rows: &[DayRow]) -> Result<RecordBatch> {
+fn batch_of<R: Borrow<DayRow>>(rows: &[R]) -> Result<RecordBatch> {
+    let rows = || rows.iter().map(Borrow::borrow);
     let mut parameters = StringDictionaryBuilder::<Int32Type>::new();
-    for r in rows {
+    for r in rows() {
         parameters.append_value(r.parameter.as_str());
     }
     let times = |f: fn(&DayRow) -> Micros| -> ArrayRef {
-        Arc::new(TimestampMicrosecondArray::from_iter_values(rows.iter().map(f)).with_timezone(UTC))
+        Arc::new(TimestampMicrosecondArray::from_iter_values(rows().map(f)).with_timezone(UTC))
     };
     let numbers = |f: fn(&DayRow) -> f64| -> ArrayRef {
-        Arc::new(Float64Array::from_iter_values(rows.iter().map(f)))
+        Arc::new(Float64Array::from_iter_values(rows().map(f)))
     };
     let columns: Vec<ArrayRef> = vec![
         Arc::new(parameters.finish()),
         times(|r| r.day),
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.count))),
+        Arc::new(Int64Array::from_iter_values(rows().map(|r| r.count))),
         numbers(|r| r.sum),
         numbers(|r| r.min),
         times(|r| r.min_time),
@@ -312,6 +317,17 @@ pub fn decode_rollups(
         }
     }
     Ok(out)
+}
+
+/// The rows of the rollup part `part` in `store`, of `parameter` only when given.
+pub async fn read_part(
+    store: &dyn ObjectStore,
+    part: &RollupFile,
+    parameter: Option<&ParameterId>,
+) -> Result<Vec<DayRow>> {
+    let path = part.path();
+    let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
+    decode_rollups(&path, bytes, parameter)
 }
 
 /// A part of a station's rollups as the rollups table lists it.
@@ -542,5 +558,61 @@ mod tests {
             }
         }
         assert_eq!(decode_rollups("t", bytes, None).unwrap(), year);
+    }
+
+    /// Parts read back with their days and the paths they name; a table written before parts
+    /// (no days) names the station's one file; days that end before they start are refused.
+    #[test]
+    fn the_rollups_table_lists_parts_and_reads_tables_before_them() {
+        let part = RollupFile {
+            station: "s".parse().unwrap(),
+            generation: 7,
+            size: 10,
+            days: Some((micros_of_day(2023, 3), micros_of_day(2024, 1))),
+        };
+        let legacy = RollupFile {
+            station: "t".parse().unwrap(),
+            days: None,
+            ..part.clone()
+        };
+        let files = vec![part.clone(), legacy.clone()];
+        let read = decode_table(encode_table(&files).unwrap(), &mut Interner::default()).unwrap();
+        assert_eq!(read, files);
+        assert_eq!(part.path(), "rollups/station=s/2023-2024-g7.parquet");
+        assert_eq!(legacy.path(), "rollups/station=t/part-7.parquet");
+        assert!(legacy.may_hold_years(1900, 1900) && !part.may_hold_years(2025, 2030));
+
+        // The columns before parts only.
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(table_schema().fields()[..3].to_vec())),
+            vec![
+                Arc::new(StringArray::from(vec!["t"])),
+                Arc::new(UInt64Array::from(vec![7])),
+                Arc::new(UInt64Array::from(vec![10])),
+            ],
+        )
+        .unwrap();
+        let mut buf = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let read = decode_table(Bytes::from(buf), &mut Interner::default()).unwrap();
+        assert_eq!(read, [legacy]);
+
+        let backwards = RollupFile {
+            days: Some((micros_of_day(2024, 1), micros_of_day(2023, 3))),
+            ..part
+        };
+        let err = decode_table(
+            encode_table(&[backwards]).unwrap(),
+            &mut Interner::default(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("firstDay after lastDay"), "{err}");
+    }
+
+    /// Midnight UTC of the `day`th day of `year` (days from 0), roughly: for test days only.
+    fn micros_of_day(year: i64, day: i64) -> Micros {
+        ((year - 1970) * 365 + (year - 1969) / 4 + day) * DAY
     }
 }

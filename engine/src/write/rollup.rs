@@ -343,15 +343,13 @@ async fn write_parts(
     let Some(last_year) = rows.iter().map(|r| r.month().year()).max() else {
         return Ok(Vec::new());
     };
-    let groups: Vec<Vec<DayRow>> = match split {
+    // The rows themselves are not copied: a part is encoded from references to them.
+    let groups: Vec<Vec<&DayRow>> = match split {
         true => {
-            let (older, last): (Vec<DayRow>, Vec<DayRow>) = rows
-                .iter()
-                .cloned()
-                .partition(|r| r.month().year() < last_year);
+            let (older, last) = rows.iter().partition(|r| r.month().year() < last_year);
             vec![older, last]
         }
-        false => vec![rows.to_vec()],
+        false => vec![rows.iter().collect()],
     };
     let mut parts = Vec::new();
     for rows in groups.iter().filter(|g| !g.is_empty()) {
@@ -376,9 +374,7 @@ async fn write_parts(
 async fn parts_rows(store: &dyn ObjectStore, parts: &[RollupFile]) -> Result<Vec<DayRow>> {
     let mut rows = Vec::new();
     for part in parts {
-        let path = part.path();
-        let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
-        rows.extend(rollups::decode_rollups(&path, bytes, None)?);
+        rows.extend(rollups::read_part(store, part, None).await?);
     }
     Ok(rows)
 }

@@ -15,14 +15,12 @@ use super::calendar::{Bucket, Grid, Interval};
 use super::statistic::Accumulator;
 use super::{AggregateSpec, Buckets, SeriesToAggregate};
 use crate::dataset::Dataset;
-use crate::dataset::rollups::{DAY, RollupFile, decode_rollups};
+use crate::dataset::rollups::{DAY, RollupFile, read_part};
 use crate::error::Result;
 use crate::model::Micros;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Float64Type, TimestampMicrosecondType};
-use datafusion::object_store::ObjectStoreExt;
-use datafusion::object_store::path::Path;
 use futures::StreamExt;
 
 /// Whether the buckets of `spec` on `grid` are summed from rollups.
@@ -49,20 +47,11 @@ impl Dataset {
         parts: &[RollupFile],
     ) -> Result<Buckets> {
         // The parts read side by side, their days put one after the other.
+        let store = self.store.object.as_ref();
         let read = parts
             .iter()
             .filter(|p| p.may_hold(lo, hi))
-            .map(|part| async move {
-                let path = part.path();
-                let bytes = self
-                    .store
-                    .object
-                    .get(&Path::from(path.as_str()))
-                    .await?
-                    .bytes()
-                    .await?;
-                decode_rollups(&path, bytes, Some(&s.series.1))
-            });
+            .map(|part| read_part(store, part, Some(&s.series.1)));
         let days: Vec<_> = futures::future::try_join_all(read)
             .await?
             .into_iter()
