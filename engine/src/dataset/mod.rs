@@ -2,13 +2,13 @@
 //!
 //! [`layout`] says where every file lives and how value files are written; [`manifest`] is the
 //! one object a reader opens first; [`catalog_file`] encodes the catalog tables,
-//! [`files_table`] the list of value files and [`rollups`] the daily summaries;
-//! [`derived_settings`] are the manifest's settings of derived values; `month_file`
-//! is one station-month of values as the readers keep it; [`station_files`] the files table as
-//! queries read it, a station at a time; [`latest_values`] the newest value
-//! of each series once a query found it. A [`Dataset`] holds the manifest,
-//! the catalog in memory, and what queries need to read value files: the store, the footer
-//! cache, DataFusion's session, and the files table by station.
+//! [`files_table`] the list of value files and [`rollups`] the daily summaries, with
+//! [`rollup_years`] the hydrological years each part's footer sums up; [`derived_settings`]
+//! are the manifest's settings of derived values; `month_file` is one station-month of values
+//! as the readers keep it; [`station_files`] the files table as queries read it, a station at
+//! a time; [`latest_values`] the newest value of each series once a query found it. A
+//! [`Dataset`] holds the manifest, the catalog in memory, and what queries need to read value
+//! files: the store, the footer cache, DataFusion's session, and the files table by station.
 
 pub mod catalog_file;
 pub mod derived_settings;
@@ -17,6 +17,7 @@ pub mod latest_values;
 pub mod layout;
 pub mod manifest;
 pub(crate) mod month_file;
+pub mod rollup_years;
 pub mod rollups;
 pub mod station_files;
 pub(crate) mod table_bytes;

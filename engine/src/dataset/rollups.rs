@@ -17,6 +17,9 @@
 //! | first, last        | float64            | the day's first and last value            |
 //! | firstTime, lastTime| timestamp(µs, UTC) | their times                               |
 //!
+//! and, in a station with series that have derived values, the hydrological years of its rows
+//! in its footer (key `hydro.years`, [`crate::dataset::rollup_years`]).
+//!
 //! **The grain is the UTC day**, measured: daily rows of the 20-station × 10-year 15-minute
 //! archive are 5 % (zstd) to 9 % (LZ4) of its bytes, hourly rows 134 % to 236 % (more bytes
 //! than the values: eight numbers an hour against four values); on an hourly archive daily rows
@@ -38,6 +41,7 @@
 
 use crate::dataset::catalog_file::{Interner, column, from_parquet, optional_column};
 use crate::dataset::layout::{self, UTC, writer_properties};
+use crate::dataset::rollup_years::{PartYears, YEARS_KEY};
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
 use crate::model::gap::is_gap;
@@ -58,6 +62,7 @@ use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::basic::{Compression, Encoding, ZstdLevel};
+use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::schema::types::ColumnPath;
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -166,7 +171,8 @@ pub fn rollup_schema() -> SchemaRef {
 pub const ZSTD_FROM_DAYS: usize = 2 * 366;
 
 /// A station's rollup file: `rows` sorted by (parameter, day), a row group per parameter, a
-/// page per column chunk.
+/// page per column chunk, and `years` (their hydrological years, when given) in its footer
+/// ([`crate::dataset::rollup_years`]).
 ///
 /// Writing and reading these files is mostly the zstd codec's setup, not its work: the parquet
 /// crate makes a compression context for every column chunk (issuing `cpuid`, a VM exit here)
@@ -179,7 +185,7 @@ pub const ZSTD_FROM_DAYS: usize = 2 * 366;
 /// A part of a year or two (up to [`ZSTD_FROM_DAYS`] days a series: the part a live
 /// archive's appends rewrite) is LZ4 throughout: its few KB are not worth the contexts, made
 /// at every append that rewrites it and every read of it.
-pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R]) -> Result<Bytes> {
+pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R], years: Option<&PartYears>) -> Result<Bytes> {
     let same_series = |a: &R, b: &R| a.borrow().parameter == b.borrow().parameter;
     let longest = rows
         .chunk_by(same_series)
@@ -209,6 +215,12 @@ pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R]) -> Result<Bytes> {
                 Compression::ZSTD(ZstdLevel::default()),
             );
         }
+    }
+    if let Some(years) = years {
+        props = props.set_key_value_metadata(Some(vec![KeyValue::new(
+            YEARS_KEY.to_owned(),
+            years.to_json()?,
+        )]));
     }
     let mut buf = Vec::with_capacity(rows.len() * 48 + 1024);
     let mut writer = ArrowWriter::try_new(&mut buf, rollup_schema(), Some(props.build()))?;
@@ -480,7 +492,7 @@ mod tests {
         assert_eq!((rows[0].max, rows[0].max_time), (3.0, 23 * h));
         assert_eq!((rows[1].max, rows[1].max_time), (2.0, DAY), "first on ties");
         assert_eq!((rows[1].first, rows[1].last), (2.0, 0.5));
-        let bytes = encode_rollups(&rows).unwrap();
+        let bytes = encode_rollups(&rows, None).unwrap();
         assert_eq!(decode_rollups("t", bytes.clone(), None).unwrap(), rows);
         let other: ParameterId = "w".parse().unwrap();
         assert!(decode_rollups("t", bytes, Some(&other)).unwrap().is_empty());
@@ -515,7 +527,7 @@ mod tests {
                 })
             })
             .collect();
-        let bytes = encode_rollups(&rows).unwrap();
+        let bytes = encode_rollups(&rows, None).unwrap();
         let meta = ParquetMetaDataReader::new()
             .with_page_index_policy(PageIndexPolicy::Required)
             .parse_and_finish(&bytes)
@@ -543,7 +555,7 @@ mod tests {
 
         // A year's part: LZ4 throughout.
         let year: Vec<DayRow> = rows.into_iter().filter(|r| r.day < 366 * DAY).collect();
-        let bytes = encode_rollups(&year).unwrap();
+        let bytes = encode_rollups(&year, None).unwrap();
         let meta = ParquetMetaDataReader::new()
             .parse_and_finish(&bytes)
             .unwrap();

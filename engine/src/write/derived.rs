@@ -12,22 +12,29 @@
 //!   rollup rows; in another zone the day a year's edge cuts is split by its raw values
 //!   ([`edge_days`], [`split_day`]): one month file read a year and series.
 //!
+//! A series' rows are summed up a hydrological year at a time ([`year_summaries`]), a rollup
+//! part's years kept in its footer ([`crate::dataset::rollup_years`]): a publish adds up the
+//! years of the parts it keeps from their footers and those of the parts it writes
+//! ([`add_years`]) and derives from them ([`derived_values`]).
+//!
 //! Each is named as the definition (`MHW`), with id `<name lowercased>-derived` (`mhw-derived`)
 //! and the period from the first to the last value of the years used.
 //!
 //! The settings are the dataset's: given to `import` or `generate` and kept in the manifest, so
 //! that appends and compactions derive with them too; a publish that changes them derives every
-//! station's values anew (from its rollup file, and the edge days' raw values in a zone off
-//! UTC).
+//! station's values anew (from its rollup parts' rows, and the edge days' raw values in a zone
+//! off UTC), and writes the parts anew with years as the new settings define them.
 
 pub use crate::dataset::derived_settings::{DerivedSettings, SettingsError};
 
 use crate::dataset::derived_settings::ZoneName;
+use crate::dataset::rollup_years::YearSummary;
 use crate::dataset::rollups::{DAY, DayRow, days_of};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::zone::Zone;
 use crate::model::{Characteristic, CharacteristicType, Micros, Period};
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 /// Changes to a dataset's derived-value settings, as `import` and `generate` take them: what
@@ -61,25 +68,12 @@ pub struct Quantity<'a> {
     pub unit: &'a str,
 }
 
-/// A year's values.
-#[derive(Default)]
-struct Year {
-    start: Micros,
-    end: Micros,
-    count: i64,
-    sum: f64,
-    min: f64,
-    max: f64,
-    first: Micros,
-    last: Micros,
-}
-
 /// The UTC days of `days` that a year's edge cuts (none in UTC, where years start at UTC
 /// midnight): their rows span two years, so [`split_day`] makes two of each from raw values.
-pub fn edge_days(days: &[DayRow], settings: &DerivedSettings) -> Vec<Micros> {
+pub fn edge_days<R: Borrow<DayRow>>(days: &[R], settings: &DerivedSettings) -> Vec<Micros> {
     let mut year_of = settings.years();
     days.iter()
-        .map(|d| d.day)
+        .map(|d| d.borrow().day)
         .filter(|&day| year_of(day).0 != year_of(day + DAY - 1).0)
         .collect()
 }
@@ -101,35 +95,55 @@ pub fn split_day(
     rows
 }
 
-/// The derived values of one series from its day rows (ascending by day, the days that
-/// [`edge_days`] names split by [`split_day`]).
+/// The hydrological years of one series' day rows (ascending by day, the days that
+/// [`edge_days`] names split by [`split_day`]), ascending.
+pub fn year_summaries<R: Borrow<DayRow>>(
+    days: &[R],
+    settings: &DerivedSettings,
+) -> Vec<YearSummary> {
+    let mut years: Vec<YearSummary> = Vec::new();
+    let mut year_of = settings.years();
+    for d in days.iter().map(Borrow::borrow) {
+        // A row lies in one year (edge days come split): the year of its first value.
+        let (name, start, end) = year_of(d.first_time);
+        let day = YearSummary {
+            year: name,
+            start,
+            end,
+            count: d.count,
+            sum: d.sum,
+            min: d.min,
+            max: d.max,
+            first: d.first_time,
+            last: d.last_time,
+        };
+        match years.last_mut() {
+            Some(y) if y.year == name => y.add(&day),
+            _ => years.push(day),
+        }
+    }
+    years
+}
+
+/// Adds `more` (one series' years, ascending) to `years`.
+pub fn add_years(years: &mut BTreeMap<i32, YearSummary>, more: &[YearSummary]) {
+    for y in more {
+        years
+            .entry(y.year)
+            .and_modify(|have| have.add(y))
+            .or_insert(*y);
+    }
+}
+
+/// The derived values of one series from its hydrological years.
 pub fn derived_values(
     station: &StationId,
     parameter: &ParameterId,
     quantity: &Quantity<'_>,
-    days: &[DayRow],
+    years: &BTreeMap<i32, YearSummary>,
     settings: &DerivedSettings,
 ) -> Result<Vec<Characteristic>> {
-    let mut years: BTreeMap<i32, Year> = BTreeMap::new();
-    let mut year_of = settings.years();
-    for d in days {
-        // A row lies in one year (edge days come split): the year of its first value.
-        let (name, start, end) = year_of(d.first_time);
-        let y = years.entry(name).or_insert_with(|| Year {
-            start,
-            end,
-            min: f64::INFINITY,
-            max: f64::NEG_INFINITY,
-            first: d.first_time,
-            ..Year::default()
-        });
-        y.count += d.count;
-        y.sum += d.sum;
-        y.min = y.min.min(d.min);
-        y.max = y.max.max(d.max);
-        y.last = d.last_time;
-    }
-    let complete: Vec<&Year> = years
+    let complete: Vec<&YearSummary> = years
         .values()
         .filter(|y| {
             let expected = (y.end - y.start) as f64 / quantity.step as f64;
@@ -212,4 +226,80 @@ pub fn is_derived_id(id: &str) -> bool {
     id.strip_suffix("-derived")
         .and_then(|name| name.strip_suffix(['w', 'q']))
         .is_some_and(|prefix| PREFIXES.contains(&prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The years of a series' parts added up are the years of its rows at once (a year two
+    /// parts share included), and derive the same values.
+    #[test]
+    fn years_of_parts_add_up_to_the_years_of_the_series() {
+        let settings = DerivedSettings::default();
+        let parameter: ParameterId = "q".parse().unwrap();
+        let start = 1_546_300_800_000_000; // 2019-01-01T00:00Z
+        let days: Vec<DayRow> = (0..5 * 365)
+            .map(|d| {
+                let t = start + d * DAY;
+                let v = ((d * 37) % 101) as f64 / 7.0;
+                DayRow {
+                    parameter: parameter.clone(),
+                    day: t,
+                    count: 24,
+                    sum: v * 24.0 + 0.1,
+                    min: v - 1.0,
+                    min_time: t + 3_600_000_000,
+                    max: v + 1.0,
+                    max_time: t + 7_200_000_000,
+                    first: v,
+                    first_time: t,
+                    last: v,
+                    last_time: t + 82_800_000_000,
+                }
+            })
+            .collect();
+        let mut whole = BTreeMap::new();
+        add_years(&mut whole, &year_summaries(&days, &settings));
+        // Parts of UTC years: 2019-2022 and 2023, the hydrological year 2023 in both.
+        let cut = days.partition_point(|d| d.day < start + 4 * 365 * DAY + DAY);
+        let mut parts = BTreeMap::new();
+        for part in [&days[..cut], &days[cut..]] {
+            add_years(&mut parts, &year_summaries(part, &settings));
+        }
+        assert_eq!(whole.len(), 6, "2019 to 2024, from November");
+        assert_eq!(
+            whole.keys().collect::<Vec<_>>(),
+            parts.keys().collect::<Vec<_>>()
+        );
+        for (w, p) in whole.values().zip(parts.values()) {
+            assert_eq!(
+                (w.start, w.end, w.count, w.min, w.max),
+                (p.start, p.end, p.count, p.min, p.max)
+            );
+            assert_eq!((w.first, w.last), (p.first, p.last));
+            assert!(
+                (w.sum - p.sum).abs() <= 1e-9 * w.sum.abs(),
+                "{} {}",
+                w.sum,
+                p.sum
+            );
+        }
+        let quantity = Quantity {
+            letter: 'Q',
+            step: 3_600_000_000,
+            unit: "m3/s",
+        };
+        let station: StationId = "s".parse().unwrap();
+        let of = |years| derived_values(&station, &parameter, &quantity, years, &settings).unwrap();
+        let (a, b) = (of(&whole), of(&parts));
+        assert_eq!(a.len(), 5);
+        for (a, b) in a.iter().zip(&b) {
+            assert_eq!((&a.id, a.period), (&b.id, b.period));
+            assert!(
+                (a.value - b.value).abs() <= 1e-9 * a.value.abs(),
+                "{a:?} {b:?}"
+            );
+        }
+    }
 }

@@ -2,11 +2,14 @@
 //! wrote months of, new parts for the years it wrote (their rows of those months computed from
 //! their value files, every other row taken as it is from the parts they replace) beside the
 //! station's other parts as they were, and the station's derived characteristic values
-//! ([`crate::write::derived`]) from the rows of all its parts; stations it wrote nothing of keep
-//! their parts and their derived values. Stations are done a few at a time: memory is a few
-//! stations' day rows (a 20-year station of two series is ~15 000 rows) and one month each,
-//! beside the version's files table, which this step reads back whole to group the month files
-//! by station (as a server holds it; the rest of a publish writes it a row group at a time).
+//! ([`crate::write::derived`]) from the hydrological years of all its parts: those of the parts
+//! written summed up as they are written and kept in their footers
+//! ([`crate::dataset::rollup_years`]), those of the parts kept read from their footers, not
+//! their rows. Stations it wrote nothing of keep their parts and their derived values. Stations
+//! are done a few at a time: memory is a few stations' day rows of the years written (a
+//! 20-year station of two series is ~15 000 rows) and one month each, beside the version's
+//! files table, which this step reads back whole to group the month files by station (as a
+//! server holds it; the rest of a publish writes it a row group at a time).
 //!
 //! The months written are read back from the store rather than summarised while they are
 //! encoded: the writers hand months over in no order of station (an import's come from
@@ -19,21 +22,23 @@ use crate::dataset::files_for_writer;
 use crate::dataset::layout;
 use crate::dataset::manifest::{PublishKind, ValueFile};
 use crate::dataset::read_manifest;
+use crate::dataset::rollup_years::{PartYears, YearSummary, read_part_years};
 use crate::dataset::rollups::{self, DayRow, RollupFile, days_of};
 use crate::error::{EngineError, Result};
 use crate::model::duration::IsoDuration;
-use crate::model::ids::{Series, StationId};
+use crate::model::ids::{ParameterId, Series, StationId};
 use crate::model::month::Month;
 use crate::model::{Characteristic, Micros, Parameter, Text};
 use crate::write::derived::{
-    DerivedChange, DerivedSettings, Quantity, derived_values, edge_days, split_day,
+    DerivedChange, DerivedSettings, Quantity, add_years, derived_values, edge_days, split_day,
+    year_summaries,
 };
 use crate::write::stored::{MonthValues, read_month_values};
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use futures::{StreamExt, TryStreamExt};
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Stations whose rollups are built at once.
@@ -112,7 +117,6 @@ pub(crate) async fn write_rollups(
                 settings,
                 quantities: Arc::clone(&quantities),
                 stations: Arc::clone(&derived_stations),
-                rederive,
             };
             // A task a station: decoding and encoding are work for every core, and the
             // futures of one stream run on one thread.
@@ -194,10 +198,8 @@ struct StationRollups {
 struct Derive {
     settings: DerivedSettings,
     quantities: Arc<HashMap<Series, (char, Micros, Text)>>,
-    /// The stations with a series in `quantities`: only theirs need every part's rows.
+    /// The stations with a series in `quantities`: only theirs keep years in their parts.
     stations: Arc<HashSet<StationId>>,
-    /// Whether stations without months written derive theirs anew (the settings changed).
-    rederive: bool,
 }
 
 /// A parameter's derived-values letter (`W` for water levels, `Q` for discharge), interval
@@ -217,10 +219,12 @@ fn quantity_of(p: &Parameter) -> Option<(char, Micros, Text)> {
     Some((letter, step, p.unit.clone()))
 }
 
-/// The station's rollup parts in the new version: its previous ones when no month of it was
-/// written, else those of the years not written as they were and new ones for the years
-/// written ([`parts_to_rewrite`], [`write_parts`]); none when it has no rows. With them the
-/// station's derived values, when they are made anew.
+/// The station's rollup parts in the new version: those of the years not written as they were
+/// and new ones for the years written ([`parts_to_rewrite`], [`write_part`]); none when it has
+/// no rows. With them the station's derived values, from the hydrological years of every part:
+/// of the parts written as they are written, of the parts kept from their footers. A kept part
+/// without years as the settings define them (written before years were kept, or under other
+/// settings: every part when the settings change) is read and written anew with them.
 async fn station_rollup(
     store: &Arc<dyn ObjectStore>,
     generation: u64,
@@ -229,64 +233,77 @@ async fn station_rollup(
     previous: &HashMap<StationId, Vec<RollupFile>>,
     derive: &Derive,
 ) -> Result<Option<StationRollups>> {
+    let store = store.as_ref();
     let before = previous.get(&station).map_or(&[][..], Vec::as_slice);
     let written: BTreeSet<Month> = files
         .iter()
         .filter(|f| f.generation == generation)
         .map(|f| f.month)
         .collect();
-    let (Some(first), Some(last)) = (written.first(), written.last()) else {
-        if before.is_empty() {
-            return Ok(None);
-        }
-        let derived = match derive.rederive {
-            true => {
-                let rows = sorted(parts_rows(store.as_ref(), before).await?);
-                let values =
-                    station_derived(store.as_ref(), &station, &files, &rows, derive).await?;
-                Some((station, values))
+    // Only a station with a series to derive keeps years in its parts (of all its series).
+    let mut years = derive
+        .stations
+        .contains(&station)
+        .then(|| StationYears::new(&station, &files, derive.settings));
+    let mut parts = Vec::new();
+    let kept = match (written.first(), written.last()) {
+        (Some(first), Some(last)) => {
+            let (rewritten, kept) = parts_to_rewrite(before, (first.year(), last.year()));
+            let mut rows = parts_rows(store, &rewritten).await?;
+            rows.retain(|r| !written.contains(&r.month()));
+            // Without a previous part every month is summarised; with them, the months written.
+            for f in files
+                .iter()
+                .filter(|f| before.is_empty() || written.contains(&f.month))
+            {
+                for (parameter, times, values) in read_month_values(store, f).await? {
+                    rows.extend(days_of(&parameter, &times, &values));
+                }
             }
-            false => None,
-        };
+            let rows = sorted(rows);
+            // Rows rewritten up to the station's last year are split (kept parts are all
+            // before or all after the years rewritten).
+            let split = !before.is_empty()
+                && kept
+                    .iter()
+                    .all(|k| k.years().is_some_and(|(_, last)| last < first.year()));
+            for group in part_groups(&rows, split) {
+                parts
+                    .extend(write_part(store, generation, &station, &group, years.as_mut()).await?);
+            }
+            kept
+        }
+        // No month written: the settings changed (else the station's parts are taken over
+        // without a task), and the parts' years are those of the settings before.
+        _ if before.is_empty() => return Ok(None),
+        _ => before.to_vec(),
+    };
+    let Some(mut years) = years else {
+        parts.extend(kept);
+        parts.sort_by_key(|p| p.days);
         return Ok(Some(StationRollups {
-            parts: before.to_vec(),
-            derived,
+            parts,
+            derived: Some((station, Vec::new())),
         }));
     };
-    let (rewritten, kept) = parts_to_rewrite(before, (first.year(), last.year()));
-    let mut rows = parts_rows(store.as_ref(), &rewritten).await?;
-    rows.retain(|r| !written.contains(&r.month()));
-    // Without a previous part every month is summarised; with them, the months written.
-    for f in files
-        .iter()
-        .filter(|f| before.is_empty() || written.contains(&f.month))
-    {
-        for (parameter, times, values) in read_month_values(store.as_ref(), f).await? {
-            rows.extend(days_of(&parameter, &times, &values));
+    for part in kept {
+        let found = read_part_years(store, &part).await?;
+        match found.filter(|y| y.defined_as(&derive.settings)) {
+            Some(found) => {
+                years.add(&part, &found)?;
+                parts.push(part);
+            }
+            None => {
+                let rows = rollups::read_part(store, &part, None).await?;
+                let rows: Vec<&DayRow> = rows.iter().collect();
+                parts.extend(
+                    write_part(store, generation, &station, &rows, Some(&mut years)).await?,
+                );
+            }
         }
     }
-    let rows = sorted(rows);
-    // Rows rewritten up to the station's last year are split (kept parts are all before or
-    // all after the years rewritten).
-    let split = !before.is_empty()
-        && kept
-            .iter()
-            .all(|k| k.years().is_some_and(|(_, last)| last < first.year()));
-    let mut parts = write_parts(store.as_ref(), generation, &station, &rows, split).await?;
-    // Derived values are made from every year: the rows of the parts kept are read for them
-    // (and only for stations with such series).
-    let derived = match derive.stations.contains(&station) {
-        true if !kept.is_empty() => {
-            let mut all = parts_rows(store.as_ref(), &kept).await?;
-            all.extend(rows);
-            let all = sorted(all);
-            station_derived(store.as_ref(), &station, &files, &all, derive).await?
-        }
-        true => station_derived(store.as_ref(), &station, &files, &rows, derive).await?,
-        false => Vec::new(),
-    };
-    parts.extend(kept);
     parts.sort_by_key(|p| p.days);
+    let derived = years.derived(&derive.quantities)?;
     Ok(Some(StationRollups {
         parts,
         derived: Some((station, derived)),
@@ -328,22 +345,15 @@ fn parts_to_rewrite(
     (parts(rewritten), parts(kept))
 }
 
-/// Writes `rows` (sorted by parameter and day) as a station's parts of generation
-/// `generation`: as one part, or (`split`: rows rewritten up to the station's last year) as
-/// two, their last UTC year on its own, so that the next appends, which write the last year,
-/// rewrite a year of days. A station's first rollups are one part (readers of the whole
-/// archive open a file a station), and so are years rewritten before its last.
-async fn write_parts(
-    store: &dyn ObjectStore,
-    generation: u64,
-    station: &StationId,
-    rows: &[DayRow],
-    split: bool,
-) -> Result<Vec<RollupFile>> {
+/// `rows` (sorted by parameter and day) as a station's parts: one, or (`split`: rows rewritten
+/// up to the station's last year) two, their last UTC year on its own, so that the next
+/// appends, which write the last year, rewrite a year of days. A station's first rollups are
+/// one part (readers of the whole archive open a file a station), and so are years rewritten
+/// before its last. The rows themselves are not copied: a part is encoded from references.
+fn part_groups(rows: &[DayRow], split: bool) -> Vec<Vec<&DayRow>> {
     let Some(last_year) = rows.iter().map(|r| r.month().year()).max() else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
-    // The rows themselves are not copied: a part is encoded from references to them.
     let groups: Vec<Vec<&DayRow>> = match split {
         true => {
             let (older, last) = rows.iter().partition(|r| r.month().year() < last_year);
@@ -351,23 +361,39 @@ async fn write_parts(
         }
         false => vec![rows.iter().collect()],
     };
-    let mut parts = Vec::new();
-    for rows in groups.iter().filter(|g| !g.is_empty()) {
-        let first_day = rows.iter().map(|r| r.day).min();
-        let last_day = rows.iter().map(|r| r.day).max();
-        let bytes = rollups::encode_rollups(rows)?;
-        let part = RollupFile {
-            station: station.clone(),
-            generation,
-            size: bytes.len() as u64,
-            days: first_day.zip(last_day),
-        };
-        store
-            .put(&Path::from(part.path()), PutPayload::from_bytes(bytes))
-            .await?;
-        parts.push(part);
-    }
-    Ok(parts)
+    groups.into_iter().filter(|g| !g.is_empty()).collect()
+}
+
+/// Writes `rows` (sorted by parameter and day) as a part of the station's rollups of
+/// generation `generation`, with their hydrological years when the station keeps them
+/// (`years`, to which they are added); None without rows.
+async fn write_part(
+    store: &dyn ObjectStore,
+    generation: u64,
+    station: &StationId,
+    rows: &[&DayRow],
+    years: Option<&mut StationYears<'_>>,
+) -> Result<Option<RollupFile>> {
+    let first_day = rows.iter().map(|r| r.day).min();
+    let last_day = rows.iter().map(|r| r.day).max();
+    let Some(days) = first_day.zip(last_day) else {
+        return Ok(None);
+    };
+    let part_years = match years {
+        Some(years) => Some(years.of_part(store, rows).await?),
+        None => None,
+    };
+    let bytes = rollups::encode_rollups(rows, part_years.as_ref())?;
+    let part = RollupFile {
+        station: station.clone(),
+        generation,
+        size: bytes.len() as u64,
+        days: Some(days),
+    };
+    store
+        .put(&Path::from(part.path()), PutPayload::from_bytes(bytes))
+        .await?;
+    Ok(Some(part))
 }
 
 /// The rows of a station's parts.
@@ -379,67 +405,130 @@ async fn parts_rows(store: &dyn ObjectStore, parts: &[RollupFile]) -> Result<Vec
     Ok(rows)
 }
 
-/// The derived values of a station's series from its day rows (sorted by parameter and day),
-/// reading the raw values of the days a year's edge cuts (in a zone off UTC) from its `files`.
-async fn station_derived(
-    store: &dyn ObjectStore,
-    station: &StationId,
-    files: &[ValueFile],
-    rows: &[DayRow],
-    derive: &Derive,
-) -> Result<Vec<Characteristic>> {
-    let settings = &derive.settings;
-    let mut months: HashMap<Month, MonthValues> = HashMap::new();
-    let mut derived = Vec::new();
-    for series in rows.chunk_by(|a, b| a.parameter == b.parameter) {
-        let parameter = &series[0].parameter;
-        let Some((letter, step, unit)) =
-            derive.quantities.get(&(station.clone(), parameter.clone()))
-        else {
-            continue;
-        };
-        let edges = edge_days(series, settings);
-        let mut split: Vec<DayRow>;
-        let mut days = series;
-        if !edges.is_empty() {
-            split = Vec::with_capacity(series.len() + edges.len());
-            for d in series {
-                if edges.binary_search(&d.day).is_err() {
-                    split.push(d.clone());
-                    continue;
+/// A station's hydrological years, a series at a time, as its parts are written or read, and
+/// the raw values of the months whose days a year's edge cuts (in a zone off UTC), read once.
+struct StationYears<'a> {
+    station: &'a StationId,
+    files: &'a [ValueFile],
+    settings: DerivedSettings,
+    months: HashMap<Month, MonthValues>,
+    series: BTreeMap<ParameterId, BTreeMap<i32, YearSummary>>,
+}
+
+impl<'a> StationYears<'a> {
+    fn new(station: &'a StationId, files: &'a [ValueFile], settings: DerivedSettings) -> Self {
+        Self {
+            station,
+            files,
+            settings,
+            months: HashMap::new(),
+            series: BTreeMap::new(),
+        }
+    }
+
+    /// The years of a part's rows (sorted by parameter and day), added to the station's.
+    async fn of_part(&mut self, store: &dyn ObjectStore, rows: &[&DayRow]) -> Result<PartYears> {
+        let mut part = PartYears::new(&self.settings);
+        for series in rows.chunk_by(|a, b| a.parameter == b.parameter) {
+            let parameter = &series[0].parameter;
+            let edges = edge_days(series, &self.settings);
+            let years = match edges.is_empty() {
+                true => year_summaries(series, &self.settings),
+                false => {
+                    let split = self.split_edges(store, parameter, series, &edges).await?;
+                    year_summaries(&split, &self.settings)
                 }
-                let month = d.month();
-                let month_values = match months.entry(month) {
-                    Entry::Occupied(e) => e.into_mut(),
-                    Entry::Vacant(e) => {
-                        let file = files.iter().find(|f| f.month == month).ok_or_else(|| {
+            };
+            add_years(self.series.entry(parameter.clone()).or_default(), &years);
+            part.series.insert(parameter.to_string(), years);
+        }
+        Ok(part)
+    }
+
+    /// Adds the years a kept part's footer gives.
+    fn add(&mut self, part: &RollupFile, found: &PartYears) -> Result<()> {
+        for (parameter, years) in &found.series {
+            let parameter: ParameterId = parameter.parse().map_err(|e| {
+                EngineError::corrupt(format!(
+                    "rollup part {}: years of {parameter}: {e}",
+                    part.path()
+                ))
+            })?;
+            add_years(self.series.entry(parameter).or_default(), years);
+        }
+        Ok(())
+    }
+
+    /// One series' day rows with the `edges` days split where a year starts, from the raw
+    /// values of their months.
+    async fn split_edges(
+        &mut self,
+        store: &dyn ObjectStore,
+        parameter: &ParameterId,
+        series: &[&DayRow],
+        edges: &[Micros],
+    ) -> Result<Vec<DayRow>> {
+        let station = self.station;
+        let mut split = Vec::with_capacity(series.len() + edges.len());
+        for &d in series {
+            if edges.binary_search(&d.day).is_err() {
+                split.push(d.clone());
+                continue;
+            }
+            let month = d.month();
+            let month_values = match self.months.entry(month) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    let file = self
+                        .files
+                        .iter()
+                        .find(|f| f.month == month)
+                        .ok_or_else(|| {
                             EngineError::corrupt(format!(
                                 "{station}: rollups of {month} without its value file"
                             ))
                         })?;
-                        e.insert(read_month_values(store, file).await?)
-                    }
-                };
-                let (_, times, values) = month_values
-                    .iter()
-                    .find(|(p, ..)| p == parameter)
-                    .ok_or_else(|| {
-                        EngineError::corrupt(format!(
-                            "{station}: rollups of {parameter} in {month} without its values"
-                        ))
-                    })?;
-                split.extend(split_day(parameter, d.day, times, values, settings));
-            }
-            days = &split;
+                    e.insert(read_month_values(store, file).await?)
+                }
+            };
+            let (_, times, values) = month_values
+                .iter()
+                .find(|(p, ..)| p == parameter)
+                .ok_or_else(|| {
+                    EngineError::corrupt(format!(
+                        "{station}: rollups of {parameter} in {month} without its values"
+                    ))
+                })?;
+            split.extend(split_day(parameter, d.day, times, values, &self.settings));
         }
-        let quantity = Quantity {
-            letter: *letter,
-            step: *step,
-            unit,
-        };
-        derived.extend(derived_values(
-            station, parameter, &quantity, days, settings,
-        )?);
+        Ok(split)
     }
-    Ok(derived)
+
+    /// The derived values of the station's series of a quantity that has them.
+    fn derived(
+        &self,
+        quantities: &HashMap<Series, (char, Micros, Text)>,
+    ) -> Result<Vec<Characteristic>> {
+        let mut derived = Vec::new();
+        for (parameter, years) in &self.series {
+            let Some((letter, step, unit)) =
+                quantities.get(&(self.station.clone(), parameter.clone()))
+            else {
+                continue;
+            };
+            let quantity = Quantity {
+                letter: *letter,
+                step: *step,
+                unit,
+            };
+            derived.extend(derived_values(
+                self.station,
+                parameter,
+                &quantity,
+                years,
+                &self.settings,
+            )?);
+        }
+        Ok(derived)
+    }
 }
