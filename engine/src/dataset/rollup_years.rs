@@ -15,7 +15,7 @@
 //! reads its rows and writes it anew with them.
 
 use crate::dataset::derived_settings::{DerivedSettings, ZoneName};
-use crate::dataset::rollups::RollupFile;
+use crate::dataset::rollups::{RollupFile, YEARS_KEY};
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
 use datafusion::object_store::path::Path;
@@ -24,9 +24,6 @@ use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// The footer key of a part's years.
-pub const YEARS_KEY: &str = "hydro.years";
 
 /// Bytes of a part's end read first: its footer and years (a few KB) and some of its pages.
 const TAIL_BYTES: u64 = 16 * 1024;
@@ -216,7 +213,8 @@ mod tests {
         for (days, series) in [(20 * 365, 2), (30, 100), (30, 0)] {
             let rows = rows(days);
             let years = (series > 0).then(|| years(series));
-            let bytes = encode_rollups(&rows, years.as_ref()).unwrap();
+            let json = years.as_ref().map(|y| y.to_json().unwrap());
+            let bytes = encode_rollups(&rows, json).unwrap();
             let part = RollupFile {
                 station: "s".parse().unwrap(),
                 generation: 3,

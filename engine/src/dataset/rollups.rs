@@ -41,7 +41,6 @@
 
 use crate::dataset::catalog_file::{Interner, column, from_parquet, optional_column};
 use crate::dataset::layout::{self, UTC, writer_properties};
-use crate::dataset::rollup_years::{PartYears, YEARS_KEY};
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
 use crate::model::gap::is_gap;
@@ -167,12 +166,15 @@ pub fn rollup_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
+/// The footer key of a part's hydrological years ([`crate::dataset::rollup_years`]).
+pub const YEARS_KEY: &str = "hydro.years";
+
 /// Days a series from which a rollup file's numbers are zstd (see [`encode_rollups`]).
 pub const ZSTD_FROM_DAYS: usize = 2 * 366;
 
 /// A station's rollup file: `rows` sorted by (parameter, day), a row group per parameter, a
-/// page per column chunk, and `years` (their hydrological years, when given) in its footer
-/// ([`crate::dataset::rollup_years`]).
+/// page per column chunk, and `years` (their hydrological years as JSON, when given) in its
+/// footer under [`YEARS_KEY`] ([`crate::dataset::rollup_years`]).
 ///
 /// Writing and reading these files is mostly the zstd codec's setup, not its work: the parquet
 /// crate makes a compression context for every column chunk (issuing `cpuid`, a VM exit here)
@@ -185,7 +187,7 @@ pub const ZSTD_FROM_DAYS: usize = 2 * 366;
 /// A part of a year or two (up to [`ZSTD_FROM_DAYS`] days a series: the part a live
 /// archive's appends rewrite) is LZ4 throughout: its few KB are not worth the contexts, made
 /// at every append that rewrites it and every read of it.
-pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R], years: Option<&PartYears>) -> Result<Bytes> {
+pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R], years: Option<String>) -> Result<Bytes> {
     let same_series = |a: &R, b: &R| a.borrow().parameter == b.borrow().parameter;
     let longest = rows
         .chunk_by(same_series)
@@ -217,10 +219,8 @@ pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R], years: Option<&PartYears>) 
         }
     }
     if let Some(years) = years {
-        props = props.set_key_value_metadata(Some(vec![KeyValue::new(
-            YEARS_KEY.to_owned(),
-            years.to_json()?,
-        )]));
+        props =
+            props.set_key_value_metadata(Some(vec![KeyValue::new(YEARS_KEY.to_owned(), years)]));
     }
     let mut buf = Vec::with_capacity(rows.len() * 48 + 1024);
     let mut writer = ArrowWriter::try_new(&mut buf, rollup_schema(), Some(props.build()))?;

@@ -383,7 +383,8 @@ async fn write_part(
         Some(years) => Some(years.of_part(store, rows).await?),
         None => None,
     };
-    let bytes = rollups::encode_rollups(rows, part_years.as_ref())?;
+    let json = part_years.as_ref().map(PartYears::to_json).transpose()?;
+    let bytes = rollups::encode_rollups(rows, json)?;
     let part = RollupFile {
         station: station.clone(),
         generation,
