@@ -4,8 +4,8 @@
 //! them.
 
 use chrono::NaiveDate;
-use hydro_engine::Dataset;
 use hydro_engine::dataset::read_published;
+use hydro_engine::dataset::rollup_years::read_part_years;
 use hydro_engine::dataset::rollups::{DayRow, RollupFile, by_station, decode_rollups};
 use hydro_engine::model::ids::{ParameterId, StationId};
 use hydro_engine::model::month::Month;
@@ -17,10 +17,12 @@ use hydro_engine::query::aggregate::{
 };
 use hydro_engine::storage::Store;
 use hydro_engine::write::compact::compact;
+use hydro_engine::write::derived::{DerivedChange, is_derived_id};
 use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, import};
+use hydro_engine::{Dataset, EngineError};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 async fn rollups_of(root: &Path) -> HashMap<StationId, Vec<RollupFile>> {
     let store = Store::dir(root).unwrap().object_store();
@@ -48,6 +50,13 @@ fn years(parts: &[RollupFile]) -> Vec<(i32, i32)> {
 
 /// Appends `rows` (`station,parameter,timestamp,value`) to the dataset at `root`.
 async fn append(root: &Path, rows: &[(&StationId, &ParameterId, &str, f64)]) {
+    try_append(root, rows).await.unwrap();
+}
+
+async fn try_append(
+    root: &Path,
+    rows: &[(&StationId, &ParameterId, &str, f64)],
+) -> hydro_engine::Result<()> {
     let csv = root.join("append.csv");
     let mut text = String::from("stationId,parameterId,timestamp,value,quality\n");
     for (station, parameter, at, value) in rows {
@@ -66,9 +75,8 @@ async fn append(root: &Path, rows: &[(&StationId, &ParameterId, &str, f64)]) {
         ..ImportOptions::default()
     };
     let store = Store::dir(root).unwrap().object_store();
-    import(store, &input, &options, Default::default())
-        .await
-        .unwrap();
+    import(store, &input, &options, Default::default()).await?;
+    Ok(())
 }
 
 /// Yearly and quarterly statistics of a series, summed from rollups (the statistics that do
@@ -316,6 +324,109 @@ async fn rollups_follow_every_publish_and_agree_with_the_values() {
     assert_eq!(rollups_of(&root).await, after);
     let dataset = Dataset::open_dir(&root).await.unwrap();
     both_paths(&dataset, (&station, &parameter)).await;
+}
+
+/// A kept part whose footer's years cannot be read is read whole and written anew, and the
+/// derived values are those of an undamaged copy; years naming something that is no parameter
+/// id fail the append, naming the part, and publish nothing.
+#[tokio::test]
+async fn a_kept_parts_damaged_years_are_read_from_its_rows_or_fail_the_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let (damaged, intact) = (dir.path().join("damaged"), dir.path().join("intact"));
+    let opts = GenerateOptions {
+        stations: 2,
+        years: 3,
+        interval_minutes: 60,
+        seed: 5,
+        start: NaiveDate::from_ymd_opt(2022, 1, 1).unwrap(),
+        derived: DerivedChange {
+            years: Some(1),
+            ..DerivedChange::default()
+        },
+    };
+    for root in [&damaged, &intact] {
+        generate(Store::dir(root).unwrap().object_store(), &opts, |_, _| {})
+            .await
+            .unwrap();
+    }
+    let dataset = Dataset::open_dir(&damaged).await.unwrap();
+    let station = dataset.catalog.stations()[0].id.clone();
+    let parameter = dataset.catalog.parameters(&station)[0].id.clone();
+    let value = |at: &'static str| [(&station, &parameter, at, 4.25)];
+    for root in [&damaged, &intact] {
+        append(root, &value("2024-06-01T00:00:00Z")).await;
+    }
+    let kept = rollups_of(&damaged).await.remove(&station).unwrap();
+    assert_eq!(years(&kept), [(2022, 2023), (2024, 2024)]);
+    let kept = kept[0].clone();
+
+    // Replaces the byte `skip` bytes into `marker` in the footer of `part` (its size stays).
+    let damage = |part: &RollupFile, marker: &str, skip: usize, with: u8| {
+        let path = damaged.join(part.path());
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes
+            .windows(marker.len())
+            .position(|w| w == marker.as_bytes())
+            .expect("the years in the footer");
+        bytes[at + skip] = with;
+        std::fs::write(&path, bytes).unwrap();
+    };
+    // Not JSON: `{"yearStart"…` starts with `!`.
+    damage(&kept, "{\"yearStart\"", 0, b'!');
+    for root in [&damaged, &intact] {
+        append(root, &value("2024-06-02T00:00:00Z")).await;
+    }
+    let rewritten = rollups_of(&damaged).await.remove(&station).unwrap();
+    assert_eq!(years(&rewritten), [(2022, 2023), (2024, 2024)]);
+    assert!(rewritten[0].generation > kept.generation, "written anew");
+    let store = Store::dir(&damaged).unwrap().object_store();
+    assert!(
+        read_part_years(store.as_ref(), &rewritten[0])
+            .await
+            .unwrap()
+            .is_some(),
+        "with its years"
+    );
+    assert_eq!(
+        rollups_of(&intact).await[&station][0],
+        kept,
+        "the undamaged copy's part kept"
+    );
+    let derived = |root: PathBuf| {
+        let station = station.clone();
+        async move {
+            let dataset = Dataset::open_dir(&root).await.unwrap();
+            let derived: Vec<_> = dataset
+                .catalog
+                .characteristics(&station)
+                .iter()
+                .filter(|c| is_derived_id(c.id.as_str()))
+                .cloned()
+                .collect();
+            derived
+        }
+    };
+    let from_rows = derived(damaged.clone()).await;
+    assert!(!from_rows.is_empty());
+    assert_eq!(from_rows, derived(intact.clone()).await);
+
+    // Years of a series whose id is not one: `"series":{"!…`.
+    let marker = "\"series\":{\"";
+    damage(&rewritten[0], marker, marker.len(), b'!');
+    let manifest = std::fs::read(damaged.join("manifest.json")).unwrap();
+    let error = try_append(&damaged, &value("2024-06-03T00:00:00Z"))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, EngineError::Corrupt { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains(&rewritten[0].path()),
+        "names the part: {error}"
+    );
+    assert_eq!(
+        std::fs::read(damaged.join("manifest.json")).unwrap(),
+        manifest,
+        "nothing published"
+    );
 }
 
 fn micros(rfc3339: &str) -> i64 {

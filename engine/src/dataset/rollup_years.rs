@@ -159,24 +159,9 @@ mod tests {
     use datafusion::object_store::memory::InMemory;
 
     fn rows(days: i64) -> Vec<DayRow> {
+        let q = "q".parse().unwrap();
         (0..days)
-            .map(|d| {
-                let t = d * DAY;
-                DayRow {
-                    parameter: "q".parse().unwrap(),
-                    day: t,
-                    count: 24,
-                    sum: d as f64 * 24.0,
-                    min: d as f64,
-                    min_time: t,
-                    max: d as f64,
-                    max_time: t,
-                    first: d as f64,
-                    first_time: t,
-                    last: d as f64,
-                    last_time: t + DAY - 1,
-                }
-            })
+            .map(|d| DayRow::hourly(&q, d * DAY, d as f64))
             .collect()
     }
 

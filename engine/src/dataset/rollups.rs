@@ -94,6 +94,27 @@ impl DayRow {
     pub fn month(&self) -> Month {
         Month::of(self.day)
     }
+
+    /// A day of hourly values around `v`, for tests: the lowest, `v - 1`, at 01:00, the
+    /// highest, `v + 1`, at 02:00, the first and last, `v`, at 00:00 and 23:00.
+    #[cfg(test)]
+    pub(crate) fn hourly(parameter: &ParameterId, day: Micros, v: f64) -> DayRow {
+        const HOUR: Micros = DAY / 24;
+        DayRow {
+            parameter: parameter.clone(),
+            day,
+            count: 24,
+            sum: v * 24.0,
+            min: v - 1.0,
+            min_time: day + HOUR,
+            max: v + 1.0,
+            max_time: day + 2 * HOUR,
+            first: v,
+            first_time: day,
+            last: v,
+            last_time: day + 23 * HOUR,
+        }
+    }
 }
 
 /// The day rows of one series' values, ascending in time. Recorded gaps are no values: a day
@@ -507,24 +528,7 @@ mod tests {
             .iter()
             .flat_map(|p| {
                 let p: ParameterId = p.parse().unwrap();
-                (0..365 * 50).map(move |d| {
-                    let v = (d % 997) as f64 / 100.0;
-                    let t = d * DAY;
-                    DayRow {
-                        parameter: p.clone(),
-                        day: t,
-                        count: 24,
-                        sum: v * 24.0,
-                        min: v,
-                        min_time: t + 3_600_000_000,
-                        max: v + 1.0,
-                        max_time: t + 7_200_000_000,
-                        first: v,
-                        first_time: t,
-                        last: v,
-                        last_time: t + 82_800_000_000,
-                    }
-                })
+                (0..365 * 50).map(move |d| DayRow::hourly(&p, d * DAY, (d % 997) as f64 / 100.0))
             })
             .collect();
         let bytes = encode_rollups(&rows, None).unwrap();

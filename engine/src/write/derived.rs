@@ -241,21 +241,11 @@ mod tests {
         let start = 1_546_300_800_000_000; // 2019-01-01T00:00Z
         let days: Vec<DayRow> = (0..5 * 365)
             .map(|d| {
-                let t = start + d * DAY;
                 let v = ((d * 37) % 101) as f64 / 7.0;
+                // Sums that are not whole multiples, so that adding parts rounds.
                 DayRow {
-                    parameter: parameter.clone(),
-                    day: t,
-                    count: 24,
                     sum: v * 24.0 + 0.1,
-                    min: v - 1.0,
-                    min_time: t + 3_600_000_000,
-                    max: v + 1.0,
-                    max_time: t + 7_200_000_000,
-                    first: v,
-                    first_time: t,
-                    last: v,
-                    last_time: t + 82_800_000_000,
+                    ..DayRow::hourly(&parameter, start + d * DAY, v)
                 }
             })
             .collect();
