@@ -732,12 +732,20 @@ async fn run() -> anyhow::Result<()> {
                             c.bytes as f64 / 1e6
                         );
                     } else {
-                        say!("compacted {out}: nothing to join before {before}");
+                        say!("compacted {out}: no months to join before {before}");
                     }
                     if c.moved > 0 {
                         say!(
                             "moved {} month files of an earlier layout to this one's names",
                             c.moved
+                        );
+                    }
+                    if c.rollups_joined > 0 {
+                        say!(
+                            "joined the rollup parts of years before {} of {} station{}",
+                            before.year(),
+                            c.rollups_joined,
+                            if c.rollups_joined == 1 { "" } else { "s" }
                         );
                     }
                     say!("published generation {g}");

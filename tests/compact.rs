@@ -376,7 +376,7 @@ async fn an_archive_of_layout_3_is_read_and_compacted_into_layout_4() {
     }
     // Nothing settled before 2023: every month file (those of packs too) only moved.
     let said = succeeds(&["compact", "--before", "2023-01"], dir.path());
-    assert!(said.contains("nothing to join before 2023-01"), "{said}");
+    assert!(said.contains("no months to join before 2023-01"), "{said}");
     assert!(said.contains("moved 576 month files"), "{said}");
     succeeds(&["vacuum", "--older-than", "PT0S"], dir.path());
     let objects = value_objects(dir.path());

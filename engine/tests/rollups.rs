@@ -7,6 +7,7 @@ use chrono::NaiveDate;
 use hydro_engine::dataset::read_published;
 use hydro_engine::dataset::rollup_years::read_part_years;
 use hydro_engine::dataset::rollups::{DayRow, RollupFile, by_station, decode_rollups};
+use hydro_engine::model::Characteristic;
 use hydro_engine::model::ids::{ParameterId, StationId};
 use hydro_engine::model::month::Month;
 use hydro_engine::model::zone::Zone;
@@ -22,7 +23,7 @@ use hydro_engine::write::generate::{GenerateOptions, generate};
 use hydro_engine::write::import::{ImportInput, ImportOptions, import};
 use hydro_engine::{Dataset, EngineError};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 async fn rollups_of(root: &Path) -> HashMap<StationId, Vec<RollupFile>> {
     let store = Store::dir(root).unwrap().object_store();
@@ -77,6 +78,18 @@ async fn try_append(
     let store = Store::dir(root).unwrap().object_store();
     import(store, &input, &options, Default::default()).await?;
     Ok(())
+}
+
+/// The derived characteristic values of `station`.
+async fn derived_of(root: &Path, station: &StationId) -> Vec<Characteristic> {
+    let dataset = Dataset::open_dir(root).await.unwrap();
+    dataset
+        .catalog
+        .characteristics(station)
+        .iter()
+        .filter(|c| is_derived_id(c.id.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// Yearly and quarterly statistics of a series, summed from rollups (the statistics that do
@@ -321,6 +334,7 @@ async fn rollups_follow_every_publish_and_agree_with_the_values() {
     .await
     .unwrap();
     assert!(compacted.months > 0);
+    assert_eq!(compacted.rollups_joined, 0, "one part ends before 2024");
     assert_eq!(rollups_of(&root).await, after);
     let dataset = Dataset::open_dir(&root).await.unwrap();
     both_paths(&dataset, (&station, &parameter)).await;
@@ -392,23 +406,9 @@ async fn a_kept_parts_damaged_years_are_read_from_its_rows_or_fail_the_append() 
         kept,
         "the undamaged copy's part kept"
     );
-    let derived = |root: PathBuf| {
-        let station = station.clone();
-        async move {
-            let dataset = Dataset::open_dir(&root).await.unwrap();
-            let derived: Vec<_> = dataset
-                .catalog
-                .characteristics(&station)
-                .iter()
-                .filter(|c| is_derived_id(c.id.as_str()))
-                .cloned()
-                .collect();
-            derived
-        }
-    };
-    let from_rows = derived(damaged.clone()).await;
+    let from_rows = derived_of(&damaged, &station).await;
     assert!(!from_rows.is_empty());
-    assert_eq!(from_rows, derived(intact.clone()).await);
+    assert_eq!(from_rows, derived_of(&intact, &station).await);
 
     // Years of a series whose id is not one: `"series":{"!…`.
     let marker = "\"series\":{\"";
@@ -427,6 +427,96 @@ async fn a_kept_parts_damaged_years_are_read_from_its_rows_or_fail_the_append() 
         manifest,
         "nothing published"
     );
+}
+
+/// A compaction joins a station's parts of the years it settles into one, with the same rows
+/// and years in its footer, and derives the same values; the appends after it keep the joined
+/// part; a compaction with no parts to join and no months publishes nothing.
+#[tokio::test]
+async fn a_compaction_joins_the_rollup_parts_of_the_years_it_settles() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let opts = GenerateOptions {
+        stations: 2,
+        years: 2,
+        interval_minutes: 60,
+        seed: 8,
+        start: NaiveDate::from_ymd_opt(2022, 1, 1).unwrap(),
+        derived: DerivedChange {
+            years: Some(1),
+            ..DerivedChange::default()
+        },
+    };
+    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
+        .await
+        .unwrap();
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    let station = dataset.catalog.stations()[0].id.clone();
+    let parameter = dataset.catalog.parameters(&station)[0].id.clone();
+    for at in ["2024-01-05T00:00:00Z", "2025-02-01T00:00:00Z"] {
+        append(&root, &[(&station, &parameter, at, 2.0)]).await;
+    }
+    let before = rollups_of(&root).await;
+    assert_eq!(
+        years(&before[&station]),
+        [(2022, 2023), (2024, 2024), (2025, 2025)]
+    );
+    let derived_before = derived_of(&root, &station).await;
+    assert!(!derived_before.is_empty());
+
+    let compact_before = |month: &str| {
+        compact(
+            Store::dir(&root).unwrap().object_store(),
+            month.parse().unwrap(),
+            |_, _| {},
+        )
+    };
+    let compacted = compact_before("2025-01").await.unwrap();
+    assert_eq!(compacted.rollups_joined, 1);
+    let after = rollups_of(&root).await;
+    assert_eq!(years(&after[&station]), [(2022, 2024), (2025, 2025)]);
+    assert_eq!(after[&station][1], before[&station][2], "2025 kept");
+    for (s, parts) in &after {
+        if *s != station {
+            assert_eq!(Some(parts), before.get(s), "one part: nothing to join");
+        }
+    }
+    assert_eq!(
+        rows(&root, &after[&station]),
+        rows(&root, &before[&station])
+    );
+    let store = Store::dir(&root).unwrap().object_store();
+    assert!(
+        read_part_years(store.as_ref(), &after[&station][0])
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let derived_after = derived_of(&root, &station).await;
+    assert_eq!(derived_after.len(), derived_before.len());
+    for (a, b) in derived_after.iter().zip(&derived_before) {
+        assert_eq!((&a.id, a.period), (&b.id, b.period));
+        assert!(
+            (a.value - b.value).abs() <= 1e-9 * b.value.abs(),
+            "{a:?} {b:?}"
+        );
+    }
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    assert!(both_paths(&dataset, (&station, &parameter)).await > 20);
+
+    let manifest = std::fs::read(root.join("manifest.json")).unwrap();
+    let again = compact_before("2025-01").await.unwrap();
+    assert_eq!((again.generation, again.rollups_joined), (None, 0));
+    assert_eq!(std::fs::read(root.join("manifest.json")).unwrap(), manifest);
+
+    append(
+        &root,
+        &[(&station, &parameter, "2025-03-01T00:00:00Z", 3.0)],
+    )
+    .await;
+    let parts = rollups_of(&root).await.remove(&station).unwrap();
+    assert_eq!(years(&parts), [(2022, 2024), (2025, 2025)]);
+    assert_eq!(parts[0], after[&station][0], "the joined part kept");
 }
 
 fn micros(rfc3339: &str) -> i64 {

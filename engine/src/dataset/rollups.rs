@@ -35,7 +35,8 @@
 //! (rows of other months as they were, rows of the months written computed from them) and
 //! keeps the others; what it rewrites it writes as two parts, the last year on its own and the
 //! years before it, so that the appends of a live archive, which write the last year, rewrite
-//! a year of days, and a new year starts a part of its own. Tables written before parts list a
+//! a year of days, and a new year starts a part of its own; a compaction joins the parts of
+//! the years it settles into one (`write::rollup`). Tables written before parts list a
 //! file a station (`part-<g>.parquet`) without `path`, `firstDay` and `lastDay`: it covers
 //! every year, so the first publish that writes the station rewrites it into parts.
 

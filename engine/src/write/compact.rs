@@ -21,7 +21,9 @@
 //! Months at or after `before` stay files of their own, so the appends of a live archive keep
 //! rewriting one station-month. Every file a version lists holds only rows of that version: an
 //! append that rewrites a month of a station-year file joins the year's other months into a
-//! new file ([`rejoin`]), and the next compaction joins the year again. Compaction also moves
+//! new file ([`rejoin`]), and the next compaction joins the year again. A station's rollup
+//! parts of the years before `before`'s are joined into one the same way
+//! ([`crate::write::rollup`]): the appends of a live archive leave a part a year. Compaction also moves
 //! the month files and packs of earlier layouts to this one (`dataset::layout`). Like any
 //! publish it deletes nothing: `vacuum` removes the files no kept version names. A compaction
 //! that fails publishes nothing and deletes the files it wrote; one that finds nothing to do
@@ -33,6 +35,7 @@ use crate::dataset::read_published;
 use crate::error::{EngineError, Result};
 use crate::model::month::Month;
 use crate::parquet::assembly::{Assembly, FileFooter};
+use crate::write::rollup::stations_to_join;
 use crate::write::stored::{month_bytes, read_month};
 use crate::write::writer::DatasetWriter;
 use crate::write::writer::encode_month_as;
@@ -70,6 +73,8 @@ pub struct Compacted {
     pub bytes: u64,
     /// Month files of earlier layouts moved to this one's names.
     pub moved: u64,
+    /// Stations whose rollup parts of the years before `before`'s were joined into one.
+    pub rollups_joined: u64,
 }
 
 /// Joins, for every station-year, its months before `before` (see the module doc), telling
@@ -79,11 +84,18 @@ pub async fn compact(
     before: Month,
     progress: impl Fn(u64, u64),
 ) -> Result<Compacted> {
-    let writer = DatasetWriter::begin(store, PublishKind::Compact).await?;
+    let writer = DatasetWriter::begin(store, PublishKind::Compact)
+        .await?
+        .joining_rollups_before(before.year());
     // The writer's store notes where files go before they are written (`write::journal`).
     let store = writer.store();
     match join_all(&store, &writer, before, &progress).await {
-        Ok((compacted, published)) if compacted.files + compacted.moved > 0 => {
+        Ok((mut compacted, published)) => {
+            compacted.rollups_joined = stations_to_join(&published.rollups, before.year());
+            if compacted.files + compacted.moved + compacted.rollups_joined == 0 {
+                writer.give_up_unwritten().await;
+                return Ok(compacted);
+            }
             let manifest = writer
                 .publish(
                     &published.stations,
@@ -95,10 +107,6 @@ pub async fn compact(
                 generation: Some(manifest.generation),
                 ..compacted
             })
-        }
-        Ok((compacted, _)) => {
-            writer.give_up_unwritten().await;
-            Ok(compacted)
         }
         Err(e) => {
             writer.abandon().await;
@@ -166,6 +174,7 @@ async fn join_all(
         months: compacted.months,
         bytes: compacted.bytes,
         moved: compacted.moved,
+        rollups_joined: 0,
     };
     Ok((compacted, published))
 }

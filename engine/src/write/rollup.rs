@@ -5,9 +5,10 @@
 //! ([`crate::write::derived`]) from the hydrological years of all its parts: those of the parts
 //! written summed up as they are written and kept in their footers
 //! ([`crate::dataset::rollup_years`]), those of the parts kept read from their footers, not
-//! their rows. Stations it wrote nothing of keep their parts and their derived values. Stations
-//! are done a few at a time: memory is a few stations' day rows of the years written (a
-//! 20-year station of two series is ~15 000 rows) and one month each, beside the version's
+//! their rows. Stations it wrote nothing of keep their parts and their derived values, except in
+//! a compaction, which joins each station's parts of the years it settles ([`parts_to_join`]).
+//! Stations are done a few at a time: memory is a few stations' day rows of the years written
+//! (a 20-year station of two series is ~15 000 rows) and one month each, beside the version's
 //! files table, which this step reads back whole to group the month files by station (as a
 //! server holds it; the rest of a publish writes it a row group at a time).
 //!
@@ -50,7 +51,8 @@ const STATIONS_AT_ONCE: usize = 8;
 /// the write lock); its derived-value settings, changed by `change`, are the new version's.
 /// Its rollups are built on where the publish builds on its months (an append or a
 /// compaction); a dataset replaced (an import or a generate) has none of its months, and
-/// none of its rollups.
+/// none of its rollups. With `join_before` (a compaction), each station's parts that end
+/// before that UTC year are joined into one ([`parts_to_join`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn write_rollups(
     store: &Arc<dyn ObjectStore>,
@@ -60,6 +62,7 @@ pub(crate) async fn write_rollups(
     written: &HashSet<StationId>,
     parameters: &[Parameter],
     change: DerivedChange,
+    join_before: Option<i32>,
 ) -> Result<RollupsWritten> {
     let started = std::time::Instant::now();
     let mut texts = Interner::default();
@@ -102,9 +105,15 @@ pub(crate) async fn write_rollups(
         Arc::new(quantities.keys().map(|(s, _)| s.clone()).collect());
     let built: Vec<StationRollups> = futures::stream::iter(files.stations().to_vec())
         .map(|station| {
-            // No month of it written, the settings unchanged: its parts as they were,
-            // without the station's files decoded (an append to one station decodes one).
-            if !rederive && !written.contains(&station) {
+            let join = join_before.filter(|&year| {
+                previous
+                    .get(&station)
+                    .is_some_and(|parts| parts_to_join(parts, year).is_some())
+            });
+            // No month of it written, the settings unchanged, nothing to join: its parts as
+            // they were, without the station's files decoded (an append to one station
+            // decodes one).
+            if !rederive && !written.contains(&station) && join.is_none() {
                 let kept = previous.get(&station).map(|parts| StationRollups {
                     parts: parts.clone(),
                     derived: None,
@@ -122,7 +131,13 @@ pub(crate) async fn write_rollups(
             // futures of one stream run on one thread.
             let mut task = AbortOnDrop(tokio::spawn(async move {
                 let files = files.value_files(&station)?;
-                station_rollup(&store, generation, station, files, &previous, &derive).await
+                let task = StationTask {
+                    generation,
+                    station,
+                    files,
+                    join_before: join,
+                };
+                station_rollup(&store, task, &previous, &derive).await
             }));
             futures::future::Either::Right(async move {
                 (&mut task.0).await.map_err(|source| EngineError::Task {
@@ -219,20 +234,35 @@ fn quantity_of(p: &Parameter) -> Option<(char, Micros, Text)> {
     Some((letter, step, p.unit.clone()))
 }
 
+/// A station whose rollups a publish of generation `generation` writes anew, with its files in
+/// the new version.
+struct StationTask {
+    generation: u64,
+    station: StationId,
+    files: Vec<ValueFile>,
+    /// The UTC year before which its parts are joined into one (a compaction).
+    join_before: Option<i32>,
+}
+
 /// The station's rollup parts in the new version: those of the years not written as they were
-/// and new ones for the years written ([`parts_to_rewrite`], [`write_part`]); none when it has
-/// no rows. With them the station's derived values, from the hydrological years of every part:
-/// of the parts written as they are written, of the parts kept from their footers. A kept part
+/// and new ones for the years written ([`parts_to_rewrite`], [`write_part`]), or, in a
+/// compaction, those of settled years joined ([`parts_to_join`]); none when it has no rows.
+/// With them the station's derived values, from the hydrological years of every part: of the
+/// parts written as they are written, of the parts kept from their footers. A kept part
 /// without years as the settings define them (written before years were kept, or under other
 /// settings: every part when the settings change) is read and written anew with them.
 async fn station_rollup(
     store: &Arc<dyn ObjectStore>,
-    generation: u64,
-    station: StationId,
-    files: Vec<ValueFile>,
+    task: StationTask,
     previous: &HashMap<StationId, Vec<RollupFile>>,
     derive: &Derive,
 ) -> Result<Option<StationRollups>> {
+    let StationTask {
+        generation,
+        station,
+        files,
+        join_before,
+    } = task;
     let store = store.as_ref();
     let before = previous.get(&station).map_or(&[][..], Vec::as_slice);
     let written: BTreeSet<Month> = files
@@ -273,10 +303,18 @@ async fn station_rollup(
             }
             kept
         }
-        // No month written: the settings changed (else the station's parts are taken over
-        // without a task), and the parts' years are those of the settings before.
+        // No month written: the settings changed or parts are joined (else the station's
+        // parts are taken over without a task).
         _ if before.is_empty() => return Ok(None),
-        _ => before.to_vec(),
+        _ => match join_before.and_then(|year| parts_to_join(before, year)) {
+            Some((joined, kept)) => {
+                let rows = sorted(parts_rows(store, &joined).await?);
+                let rows: Vec<&DayRow> = rows.iter().collect();
+                parts.extend(write_part(store, generation, &station, &rows, years.as_mut()).await?);
+                kept
+            }
+            None => before.to_vec(),
+        },
     };
     let Some(mut years) = years else {
         parts.extend(kept);
@@ -343,6 +381,32 @@ fn parts_to_rewrite(
         parts.iter().zip(rewrite).partition(|(_, rewrite)| *rewrite);
     let parts = |v: Vec<(&RollupFile, bool)>| v.into_iter().map(|(p, _)| p.clone()).collect();
     (parts(rewritten), parts(kept))
+}
+
+/// Whether a compaction that settles the years before the UTC year `year` joins `part`.
+fn joins(part: &RollupFile, year: i32) -> bool {
+    part.years().is_some_and(|(_, last)| last < year)
+}
+
+/// A station's parts a compaction of the years before the UTC year `year` joins into one, and
+/// those it keeps, when it joins any: the parts that end before that year, if there are
+/// several. The appends of a live archive, which write later years, leave a part a year
+/// ([`part_groups`]); joined, a station's settled years are one file again, which the next
+/// appends keep.
+fn parts_to_join(parts: &[RollupFile], year: i32) -> Option<(Vec<RollupFile>, Vec<RollupFile>)> {
+    let (joined, kept): (Vec<RollupFile>, Vec<RollupFile>) =
+        parts.iter().cloned().partition(|p| joins(p, year));
+    (joined.len() > 1).then_some((joined, kept))
+}
+
+/// Stations of the rollups table `rollups` whose parts a compaction of the years before the UTC
+/// year `year` joins ([`parts_to_join`]).
+pub(crate) fn stations_to_join(rollups: &[RollupFile], year: i32) -> u64 {
+    let mut joined: HashMap<&StationId, u32> = HashMap::new();
+    for part in rollups.iter().filter(|p| joins(p, year)) {
+        *joined.entry(&part.station).or_default() += 1;
+    }
+    joined.values().filter(|&&parts| parts > 1).count() as u64
 }
 
 /// `rows` (sorted by parameter and day) as a station's parts: one, or (`split`: rows rewritten

@@ -196,6 +196,9 @@ pub struct DatasetWriter {
     written: Mutex<Written>,
     /// Changes to the dataset's derived-value settings.
     derive: DerivedChange,
+    /// The UTC year before which each station's rollup parts are joined into one (a
+    /// compaction).
+    join_rollups_before: Option<i32>,
     /// What kind of publish this is, for the version's record.
     kind: PublishKind,
 }
@@ -232,6 +235,7 @@ impl DatasetWriter {
             previous,
             written: Mutex::new(Written::default()),
             derive: DerivedChange::default(),
+            join_rollups_before: None,
             kind,
         })
     }
@@ -240,6 +244,13 @@ impl DatasetWriter {
     /// [`derived`]).
     pub fn deriving(mut self, change: DerivedChange) -> Self {
         self.derive = change;
+        self
+    }
+
+    /// Publishes with each station's rollup parts that end before the UTC year `year` joined
+    /// into one (see [`rollup::write_rollups`]).
+    pub fn joining_rollups_before(mut self, year: i32) -> Self {
+        self.join_rollups_before = Some(year);
         self
     }
 
@@ -475,6 +486,7 @@ impl DatasetWriter {
             &stations_written,
             &parameters,
             self.derive,
+            self.join_rollups_before,
         )
         .await?;
         // Derived values of the stations whose rollups are new replace theirs of before.
