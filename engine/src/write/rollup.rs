@@ -160,6 +160,10 @@ pub(crate) async fn write_rollups(
         }
         listed.extend(built.parts);
     }
+    // In station order, not the order the stations finished in: a version's tables are the
+    // same whichever station's task ran longer (sorts that keep each station's order).
+    listed.sort_by(|a, b| a.station.cmp(&b.station));
+    derived.sort_by(|a, b| a.station.cmp(&b.station));
     let path = layout::catalog_path("rollups", generation);
     let table = rollups::encode_table(&listed)?;
     store
