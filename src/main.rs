@@ -166,9 +166,10 @@ enum Command {
         keep_versions: u64,
     },
     /// Pack each station-year's months before --before into one object, so that a download
-    /// from a bucket reads a year in one request instead of twelve. Publishes a new version
-    /// with the same values (nothing when there is nothing to pack); `vacuum` later removes the
-    /// month files it replaced. Run it now and then on an archive in a bucket, e.g. monthly.
+    /// from a bucket reads a year in one request instead of twelve, and each station's daily
+    /// rollups of the years before --before's into one. Publishes a new version with the same
+    /// values (nothing when there is nothing to pack); `vacuum` later removes the files it
+    /// replaced. Run it now and then on an archive in a bucket, e.g. monthly.
     Compact {
         /// Dataset: a directory or s3://BUCKET/PREFIX.
         #[arg(long)]

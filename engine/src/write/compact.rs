@@ -23,11 +23,11 @@
 //! append that rewrites a month of a station-year file joins the year's other months into a
 //! new file ([`rejoin`]), and the next compaction joins the year again. A station's rollup
 //! parts of the years before `before`'s are joined into one the same way
-//! ([`crate::write::rollup`]): the appends of a live archive leave a part a year. Compaction also moves
-//! the month files and packs of earlier layouts to this one (`dataset::layout`). Like any
-//! publish it deletes nothing: `vacuum` removes the files no kept version names. A compaction
-//! that fails publishes nothing and deletes the files it wrote; one that finds nothing to do
-//! publishes nothing either.
+//! ([`crate::write::rollup`]): the appends of a live archive leave a part a year. Compaction
+//! also moves the month files and packs of earlier layouts to this one (`dataset::layout`).
+//! Like any publish it deletes nothing: `vacuum` removes the files no kept version names. A
+//! compaction that fails publishes nothing and deletes the files it wrote; one that finds
+//! nothing to do publishes nothing either.
 
 use crate::dataset::layout;
 use crate::dataset::manifest::{InYear, PublishKind, Stored, ValueFile};
