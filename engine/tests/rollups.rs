@@ -25,9 +25,18 @@ use hydro_engine::{Dataset, EngineError};
 use std::collections::HashMap;
 use std::path::Path;
 
+/// Each station's parts, which the rollups table lists in station order (whichever station's
+/// rollups were done first).
 async fn rollups_of(root: &Path) -> HashMap<StationId, Vec<RollupFile>> {
     let store = Store::dir(root).unwrap().object_store();
     let (published, _) = read_published(store.as_ref()).await.unwrap().unwrap();
+    assert!(
+        published
+            .rollups
+            .is_sorted_by(|a, b| a.station <= b.station),
+        "{:?}",
+        published.rollups
+    );
     by_station(published.rollups)
 }
 
