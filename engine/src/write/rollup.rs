@@ -110,10 +110,11 @@ pub(crate) async fn write_rollups(
                     .get(&station)
                     .is_some_and(|parts| parts_to_join(parts, year).is_some())
             });
+            let values_as_they_were = !rederive && !written.contains(&station);
             // No month of it written, the settings unchanged, nothing to join: its parts as
             // they were, without the station's files decoded (an append to one station
             // decodes one).
-            if !rederive && !written.contains(&station) && join.is_none() {
+            if values_as_they_were && join.is_none() {
                 let kept = previous.get(&station).map(|parts| StationRollups {
                     parts: parts.clone(),
                     derived: None,
@@ -137,7 +138,16 @@ pub(crate) async fn write_rollups(
                     files,
                     join_before: join,
                 };
-                station_rollup(&store, task, &previous, &derive).await
+                let built = station_rollup(&store, task, &previous, &derive).await?;
+                // Parts joined alone change no value: the station's derived values stay as
+                // they were (summed in another order, they could differ in the last digit).
+                Ok::<_, EngineError>(built.map(|built| match values_as_they_were {
+                    true => StationRollups {
+                        derived: None,
+                        ..built
+                    },
+                    false => built,
+                }))
             }));
             futures::future::Either::Right(async move {
                 (&mut task.0).await.map_err(|source| EngineError::Task {
