@@ -5,8 +5,8 @@
 //! ([`crate::write::derived`]) from the hydrological years of all its parts: those of the parts
 //! written summed up as they are written and kept in their footers
 //! ([`crate::dataset::rollup_years`]), those of the parts kept read from their footers, not
-//! their rows. Stations it wrote nothing of keep their parts and their derived values, except in
-//! a compaction, which joins each station's parts of the years it settles ([`parts_to_join`]).
+//! their rows. Stations it wrote nothing of keep their derived values, and their parts but in a
+//! compaction, which joins each station's parts of the years it settles ([`parts_to_join`]).
 //! Stations are done a few at a time: memory is a few stations' day rows of the years written
 //! (a 20-year station of two series is ~15 000 rows) and one month each, beside the version's
 //! files table, which this step reads back whole to group the month files by station (as a
