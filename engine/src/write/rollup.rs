@@ -105,11 +105,7 @@ pub(crate) async fn write_rollups(
         Arc::new(quantities.keys().map(|(s, _)| s.clone()).collect());
     let built: Vec<StationRollups> = futures::stream::iter(files.stations().to_vec())
         .map(|station| {
-            let join = join_before.filter(|&year| {
-                previous
-                    .get(&station)
-                    .is_some_and(|parts| parts_to_join(parts, year).is_some())
-            });
+            let join = join_before.and_then(|year| parts_to_join(previous.get(&station)?, year));
             let values_as_they_were = !rederive && !written.contains(&station);
             // No month of it written, the settings unchanged, nothing to join: its parts as
             // they were, without the station's files decoded (an append to one station
@@ -136,7 +132,7 @@ pub(crate) async fn write_rollups(
                     generation,
                     station,
                     files,
-                    join_before: join,
+                    join,
                 };
                 let built = station_rollup(&store, task, &previous, &derive).await?;
                 // Parts joined alone change no value: the station's derived values stay as
@@ -254,8 +250,9 @@ struct StationTask {
     generation: u64,
     station: StationId,
     files: Vec<ValueFile>,
-    /// The UTC year before which its parts are joined into one (a compaction).
-    join_before: Option<i32>,
+    /// In a compaction, its parts of the settled years, to join into one, and those it keeps
+    /// ([`parts_to_join`]).
+    join: Option<(Vec<RollupFile>, Vec<RollupFile>)>,
 }
 
 /// The station's rollup parts in the new version: those of the years not written as they were
@@ -275,7 +272,7 @@ async fn station_rollup(
         generation,
         station,
         files,
-        join_before,
+        join,
     } = task;
     let store = store.as_ref();
     let before = previous.get(&station).map_or(&[][..], Vec::as_slice);
@@ -320,7 +317,7 @@ async fn station_rollup(
         // No month written: the settings changed or parts are joined (else the station's
         // parts are taken over without a task).
         _ if before.is_empty() => return Ok(None),
-        _ => match join_before.and_then(|year| parts_to_join(before, year)) {
+        _ => match join {
             Some((joined, kept)) => {
                 let rows = sorted(parts_rows(store, &joined).await?);
                 let rows: Vec<&DayRow> = rows.iter().collect();
