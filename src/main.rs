@@ -442,9 +442,25 @@ async fn shutdown_signal() {
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
-    match run().await {
+/// Threads for blocking work at once: above all the local store's file operations, a thread
+/// each while it runs. Tokio's default, 512, let a compaction at 200 000 station-years run
+/// 121 of them at its end, each with its own allocator heap (memory a thread freed is reused
+/// by that thread). Capped at 16, release builds side by side (`benches/RESULTS.md`, issue
+/// 56, session 50), in the same time: peak RSS of that compaction 442 → 359 MiB (19
+/// threads), of one at 18 000 station-years 199-205 → 154-163 MiB, of a day append at
+/// 200 000 station-years 311-314 → 285-300 MiB; 78 series in one download as fast.
+const BLOCKING_THREADS: usize = 16;
+
+fn main() -> std::process::ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .build();
+    let outcome = match runtime {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(e) => Err(anyhow::Error::new(e).context("starting the async runtime")),
+    };
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tell!("error: {e:#}");

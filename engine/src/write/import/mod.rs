@@ -464,7 +464,7 @@ pub async fn import(
             return Err(e);
         }
     };
-    // The previous version's files table (its bytes, index and decoded stations: ~75 MB at
+    // The previous version's files table (its bytes, index and decoded stations: ~70 MB at
     // 2.4 M files) is not needed by the publish, which reads the new one.
     drop(previous);
     let manifest = writer
