@@ -448,7 +448,10 @@ async fn shutdown_signal() {
 /// by that thread). Capped at 16, release builds side by side (`benches/RESULTS.md`, issue
 /// 56, session 50), in the same time: peak RSS of that compaction 442 → 359 MiB (19
 /// threads), of one at 18 000 station-years 199-205 → 154-163 MiB, of a day append at
-/// 200 000 station-years 311-314 → 285-300 MiB; 78 series in one download as fast.
+/// 200 000 station-years 311-314 → 285-300 MiB; 78 series in one download as fast. The
+/// blocking tasks that run long hold a thread each: an import's writing (which waits on file
+/// operations run on other threads of the pool) and a follow switch, one at a time, and a
+/// generate's stations, one a core (so a generate uses at most 16 cores).
 const BLOCKING_THREADS: usize = 16;
 
 fn main() -> std::process::ExitCode {
