@@ -196,9 +196,10 @@ pub async fn read_published(
 
 /// The files table at `path`, whose bytes are `bytes`, indexed by station for a writer's pass
 /// that reads each station's files once (a publish's rollups, a vacuum's versions): no
-/// station's decoded files are kept. Kept within [`WRITER_FILES_CACHE_BYTES`], they were
-/// ~14 MB of a day append's peak heap at 2.4 M files that nothing read again (heaptrack,
-/// `benches/RESULTS.md`, issue 56, session 50).
+/// station's decoded files are kept, only each series' newest month, as for every reader
+/// (`station_files::SeriesNewest`, a few hundred bytes a series). Kept within
+/// [`WRITER_FILES_CACHE_BYTES`], they were ~14 MB of a day append's peak heap at 2.4 M files
+/// that nothing read again (heaptrack, `benches/RESULTS.md`, issue 56, session 50).
 pub(crate) fn files_for_writer(path: String, bytes: bytes::Bytes) -> Result<FilesByStation> {
     FilesByStation::new(path, bytes, Arc::new(FilesCache::new(0)))
 }
