@@ -446,8 +446,8 @@ async fn shutdown_signal() {
 /// each while it runs. Tokio's default, 512, let a compaction at 200 000 station-years run
 /// 121 of them at its end, each with its own allocator heap (memory a thread freed is reused
 /// by that thread). Capped at 16, release builds side by side (`benches/RESULTS.md`, issue
-/// 56, session 50), in the same time: peak RSS of that compaction 442 → 359 MiB (19
-/// threads), of one at 18 000 station-years 199-205 → 154-163 MiB, of a day append at
+/// 56, session 50), in the same time: peak RSS of that compaction 425-442 → 359-399 MiB
+/// (19 threads), of one at 18 000 station-years 199-205 → 154-163 MiB, of a day append at
 /// 200 000 station-years 311-314 → 285-300 MiB; 78 series in one download as fast. The
 /// blocking tasks that run long hold a thread each: an import's writing (which waits on file
 /// operations run on other threads of the pool) and a follow switch, one at a time, and a
