@@ -8,7 +8,7 @@ use chrono::NaiveDate;
 use hydro_engine::dataset::catalog_file::{Interner, decode_parameters};
 use hydro_engine::dataset::files_table::decode_files;
 use hydro_engine::dataset::manifest::{Manifest, ValueFile};
-use hydro_engine::dataset::read_manifest;
+use hydro_engine::dataset::{Dataset, read_manifest};
 use hydro_engine::model::Parameter;
 use hydro_engine::storage::Store;
 use hydro_engine::write::generate::{GenerateOptions, generate};
@@ -50,13 +50,17 @@ async fn try_append(root: &Path, rows: &str) -> hydro_engine::error::Result<Impo
         values: vec![values],
         append: true,
     };
+    import_into(root, &input).await
+}
+
+async fn import_into(root: &Path, input: &ImportInput) -> hydro_engine::error::Result<Imported> {
     let options = ImportOptions {
         spill_dir: root.parent().unwrap().to_path_buf(),
         ..ImportOptions::default()
     };
     import(
         Store::dir(root).unwrap().object_store(),
-        &input,
+        input,
         &options,
         Default::default(),
     )
@@ -242,6 +246,83 @@ async fn an_append_copies_the_row_groups_it_does_not_touch_and_publishes_the_sam
     };
     assert!(refused.to_string().contains(&table), "{refused}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+/// A version opened beside the one before it holds that one's stations and characteristics
+/// where an append of values wrote their tables again unchanged, and decodes its own where an
+/// append added a station; either way its catalog is the one the version has opened alone.
+#[tokio::test]
+async fn a_version_opened_beside_another_shares_the_stations_an_append_left_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("archive");
+    generated(&root).await;
+    let store = Store::dir(&root).unwrap();
+    let first = Dataset::open(&store).await.unwrap();
+    let station = first.catalog.stations()[0].id.clone();
+    let parameter = first.catalog.parameters(&station)[0].id.clone();
+    append(
+        &root,
+        &format!("{station},{parameter},2031-01-01T00:00:00Z,1.5,unchecked\n"),
+    )
+    .await;
+    let second = Dataset::open_beside(&store, &first).await.unwrap();
+    assert!(second.catalog.shares_stations_with(&first.catalog));
+    assert_same_catalog(&second, &Dataset::open(&store).await.unwrap());
+    // The parameters are the new version's own: the series' newest value moved on.
+    assert_ne!(
+        second.catalog.parameters(&station),
+        first.catalog.parameters(&station)
+    );
+
+    let stations = dir.path().join("stations.csv");
+    std::fs::write(
+        &stations,
+        "id,name,type,state,operator,waterBodyId,waterBodyName,lat,lon\n\
+         added,Aaach,surfaceWater,NW,WSV,2,Rhein,50.9,6.9\n",
+    )
+    .unwrap();
+    let input = ImportInput {
+        stations: Some(stations),
+        parameters: None,
+        characteristics: None,
+        values: Vec::new(),
+        append: true,
+    };
+    import_into(&root, &input).await.unwrap();
+    let third = Dataset::open_beside(&store, &second).await.unwrap();
+    assert!(!third.catalog.shares_stations_with(&second.catalog));
+    assert_same_catalog(&third, &Dataset::open(&store).await.unwrap());
+    let added = "added".parse().unwrap();
+    assert_eq!(
+        third.catalog.station(&added).map(|s| s.name.as_str()),
+        Some("Aaach")
+    );
+    assert_eq!(
+        third.catalog.stations().len(),
+        first.catalog.stations().len() + 1
+    );
+}
+
+/// Both catalogs list the same stations in the same order, each with the same parameters and
+/// characteristics, and find the same stations.
+fn assert_same_catalog(a: &Dataset, b: &Dataset) {
+    use hydro_engine::catalog::StationFilter;
+    assert_eq!(a.catalog.stations(), b.catalog.stations());
+    for s in a.catalog.stations() {
+        assert_eq!(a.catalog.parameters(&s.id), b.catalog.parameters(&s.id));
+        assert_eq!(
+            a.catalog.characteristics(&s.id),
+            b.catalog.characteristics(&s.id)
+        );
+    }
+    let found = |d: &Dataset| -> Vec<usize> {
+        let (_, hits) = d
+            .catalog
+            .find_stations(&StationFilter::default(), 0..usize::MAX);
+        hits.iter().map(|h| h.index).collect()
+    };
+    assert_eq!(found(a), found(b));
+    assert_eq!(a.memory().catalog, b.memory().catalog);
 }
 
 fn copy_dir(from: &Path, to: &Path) {

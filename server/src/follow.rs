@@ -4,14 +4,16 @@
 //! manifest; when its version differs, the new version is opened (catalog, files table) while
 //! the old one goes on answering, then requests that begin afterwards get the new one
 //! (`AppState::switch_to`). It is opened beside the old one (`Dataset::open_beside`): the
-//! row groups of its files table that an append copied are held once for both. Requests
-//! under way keep the version they began with to their end. The new version takes over the old one's caches (one budget for both) and what it read of
-//! the month files both list (`Dataset::carry_months`): what is kept is kept per file, and
-//! files are never rewritten in place, so what is carried over is the new version's too. The
-//! answer store is keyed by ETags that name the version. A version that cannot be read (a
-//! damaged manifest, a missing table) is not served: the old one stays, health says `degraded`
-//! (without the store's addresses), the log says why, and the next check tries again. A store
-//! that does not answer is health's storage check's to report.
+//! row groups of its files table that an append copied, and its stations and characteristics
+//! where an append did not change them, are held once for both. Requests under way keep the
+//! version they began with to their end. The new version takes over the old one's caches (one
+//! budget for both) and what it read of the month files both list (`Dataset::carry_months`):
+//! what is kept is kept per file, and files are never rewritten in place, so what is carried
+//! over is the new version's too. The answer store is keyed by ETags that name the version. A
+//! version that cannot be read (a damaged manifest, a missing table) is not served: the old
+//! one stays, health says `degraded` (without the store's addresses), the log says why, and
+//! the next check tries again. A store that does not answer is health's storage check's to
+//! report.
 
 use crate::state::AppState;
 use hydro_engine::error::ErrorKind;

@@ -485,9 +485,12 @@ impl Versions {
             return Ok(v);
         }
         let started = Instant::now();
-        let mut dataset = Dataset::open_version(store, Manifest::clone(&record))
-            .await
-            .map_err(ApiError::Engine)?;
+        // Beside the version served: what did not change since (most of the files table
+        // and the catalog, after appends of values) is held once for both.
+        let mut dataset =
+            Dataset::open_version_beside(store, Manifest::clone(&record), &current.dataset)
+                .await
+                .map_err(ApiError::Engine)?;
         dataset.share_caches(&current.dataset);
         tracing::info!(
             version = %record.version,

@@ -12,22 +12,33 @@ use crate::model::{Characteristic, Parameter, Period, Station, StationType};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 pub struct Catalog {
-    /// In the default list order: name (case-insensitive), then id.
-    stations: Vec<Station>,
-    by_id: HashMap<StationId, usize>,
+    stations: Arc<StationList>,
     /// All parameters, sorted by station and id; station `i`'s are `parameter_runs[i]`.
     parameters: Vec<Parameter>,
     parameter_runs: Vec<Range<usize>>,
-    /// All characteristics, sorted by station and id; station `i`'s are
-    /// `characteristic_runs[i]`.
-    characteristics: Vec<Characteristic>,
-    characteristic_runs: Vec<Range<usize>>,
+    characteristics: Arc<CharacteristicList>,
+}
+
+/// The stations with their indexes: unchanged by an append of values, so a version opened
+/// beside the one before it holds them once with it ([`Catalog::beside`]).
+struct StationList {
+    /// In the default list order: name (case-insensitive), then id.
+    stations: Vec<Station>,
+    by_id: HashMap<StationId, usize>,
     spatial: SpatialIndex,
     /// The stations' bounding box widened by [`NEIGHBOURHOOD_KM`]: where a point or box asked
     /// for is plausibly meant (see [`Catalog::neighbourhood`]).
     neighbourhood: Option<BBox>,
+}
+
+/// All characteristics, sorted by station and id; station `i`'s are `runs[i]`. Shared as the
+/// stations are: at 200 000 station-years they are most of the catalog.
+struct CharacteristicList {
+    items: Vec<Characteristic>,
+    runs: Vec<Range<usize>>,
 }
 
 /// How far around the stations a point or box asked for is taken to be meant as written.
@@ -122,7 +133,7 @@ pub struct StationHit<'a> {
 impl Catalog {
     pub fn new(
         mut stations: Vec<Station>,
-        mut parameters: Vec<Parameter>,
+        parameters: Vec<Parameter>,
         mut characteristics: Vec<Characteristic>,
     ) -> Self {
         stations
@@ -133,19 +144,10 @@ impl Catalog {
             .enumerate()
             .map(|(i, s)| (s.id.clone(), i))
             .collect();
-        for p in parameters.iter_mut() {
-            share_station_id(&mut p.station, &by_id);
-        }
         for c in characteristics.iter_mut() {
             share_station_id(&mut c.station, &by_id);
         }
-        let parameter_runs = runs_by_station(
-            &mut parameters,
-            |p| (&p.station, &p.id),
-            &by_id,
-            stations.len(),
-        );
-        let characteristic_runs = runs_by_station(
+        let runs = runs_by_station(
             &mut characteristics,
             |c| (&c.station, &c.id),
             &by_id,
@@ -158,27 +160,67 @@ impl Catalog {
         };
         let spatial = SpatialIndex::new(points());
         let neighbourhood = BBox::around(points(), NEIGHBOURHOOD_KM);
-        Self {
+        let stations = Arc::new(StationList {
             stations,
             by_id,
+            spatial,
+            neighbourhood,
+        });
+        let characteristics = Arc::new(CharacteristicList {
+            items: characteristics,
+            runs,
+        });
+        Self::of(stations, parameters, characteristics)
+    }
+
+    /// A catalog of `parameters` with this one's stations and characteristics, held once
+    /// for both: a new version whose stations and characteristics tables are this version's
+    /// (an append of values changes only the parameters table).
+    pub fn beside(&self, parameters: Vec<Parameter>) -> Self {
+        Self::of(
+            Arc::clone(&self.stations),
+            parameters,
+            Arc::clone(&self.characteristics),
+        )
+    }
+
+    fn of(
+        stations: Arc<StationList>,
+        mut parameters: Vec<Parameter>,
+        characteristics: Arc<CharacteristicList>,
+    ) -> Self {
+        for p in parameters.iter_mut() {
+            share_station_id(&mut p.station, &stations.by_id);
+        }
+        let parameter_runs = runs_by_station(
+            &mut parameters,
+            |p| (&p.station, &p.id),
+            &stations.by_id,
+            stations.stations.len(),
+        );
+        Self {
+            stations,
             parameters,
             parameter_runs,
             characteristics,
-            characteristic_runs,
-            spatial,
-            neighbourhood,
         }
+    }
+
+    /// Whether this catalog holds its stations and characteristics once with `other`.
+    pub fn shares_stations_with(&self, other: &Catalog) -> bool {
+        Arc::ptr_eq(&self.stations, &other.stations)
+            && Arc::ptr_eq(&self.characteristics, &other.characteristics)
     }
 
     /// The stations' bounding box widened by [`NEIGHBOURHOOD_KM`] (`None` without stations).
     /// A `near` point or a `bbox` outside it whose lon and lat the other way round fall
     /// inside was most likely typed lat,lon, as maps show it.
     pub fn neighbourhood(&self) -> Option<BBox> {
-        self.neighbourhood
+        self.stations.neighbourhood
     }
 
     pub fn stations(&self) -> &[Station] {
-        &self.stations
+        &self.stations.stations
     }
 
     /// About how many bytes the catalog holds: its lists, their indexes, each station's own
@@ -187,7 +229,7 @@ impl Catalog {
     pub fn memory_size(&self) -> usize {
         use std::mem::size_of;
         let stations: usize = self
-            .stations
+            .stations()
             .iter()
             .map(|s| size_of::<Station>() + s.id.as_str().len() + s.name.len())
             .sum();
@@ -196,17 +238,18 @@ impl Catalog {
             .iter()
             .map(|p| size_of::<Parameter>() + p.availability.len() * size_of::<Period>())
             .sum();
-        let characteristics = self.characteristics.len() * size_of::<Characteristic>();
+        let characteristics = self.characteristics.items.len() * size_of::<Characteristic>();
         // The id map (its entries and control bytes) and the R-tree's points.
-        let indexes = self.stations.len()
+        let indexes = self.stations().len()
             * (2 * (size_of::<StationId>() + size_of::<usize>()) + 48)
-            + (self.parameter_runs.len() + self.characteristic_runs.len())
+            + (self.parameter_runs.len() + self.characteristics.runs.len())
                 * size_of::<Range<usize>>();
         stations + parameters + characteristics + indexes
     }
 
     pub fn station(&self, id: &StationId) -> Option<&Station> {
-        self.by_id.get(id).map(|&i| &self.stations[i])
+        let list = &self.stations;
+        list.by_id.get(id).map(|&i| &list.stations[i])
     }
 
     pub fn parameters(&self, station: &StationId) -> &[Parameter] {
@@ -218,12 +261,14 @@ impl Catalog {
     }
 
     pub fn characteristics(&self, station: &StationId) -> &[Characteristic] {
-        self.run(station, &self.characteristics, &self.characteristic_runs)
+        let list = &self.characteristics;
+        self.run(station, &list.items, &list.runs)
     }
 
     /// A station's part of `items`; nothing for a station the catalog does not hold.
     fn run<'a, T>(&self, station: &StationId, items: &'a [T], runs: &[Range<usize>]) -> &'a [T] {
-        self.by_id
+        self.stations
+            .by_id
             .get(station)
             .and_then(|&i| runs.get(i))
             .and_then(|r| items.get(r.clone()))
@@ -269,11 +314,12 @@ impl Catalog {
         };
         if let Some(near) = &filter.near {
             let hits = self
+                .stations
                 .spatial
                 .within_radius(near)
                 .into_iter()
                 .map(|(index, d)| StationHit {
-                    station: &self.stations[index],
+                    station: &self.stations()[index],
                     index,
                     distance_km: Some(d),
                 })
@@ -281,17 +327,17 @@ impl Catalog {
             return count_keeping(hits, keep);
         }
         let hit = |index: usize| StationHit {
-            station: &self.stations[index],
+            station: &self.stations()[index],
             index,
             distance_km: None,
         };
         let matching = |h: &StationHit<'_>| attributes_match(h.station);
         match &filter.bbox {
             Some(bbox) => {
-                let hits = self.spatial.within_bbox(bbox).into_iter().map(hit);
+                let hits = self.stations.spatial.within_bbox(bbox).into_iter().map(hit);
                 count_keeping(hits.filter(matching), keep)
             }
-            None => count_keeping((0..self.stations.len()).map(hit).filter(matching), keep),
+            None => count_keeping((0..self.stations().len()).map(hit).filter(matching), keep),
         }
     }
 }

@@ -92,12 +92,16 @@ pub(crate) struct ScanSource {
 pub struct Dataset {
     pub manifest: Manifest,
     pub catalog: Catalog,
+    /// Its stations and characteristics tables' digest, which says whether another version
+    /// can hold their lists once with it.
+    lists: ListsDigest,
     /// Where the version is, read as that store reads best (see [`Store::read`]).
     pub(crate) store: Store,
     pub(crate) ctx: SessionContext,
     /// Month files' footers, read once and kept within a budget.
     pub(crate) footers: Arc<FooterCache>,
-    /// About how many bytes the catalog holds: it never changes, so measured once.
+    /// About how many bytes the catalog holds (its lists held once with another version's
+    /// too): it never changes, so measured once.
     catalog_bytes: usize,
     pub(crate) scan_source: ScanSource,
     /// The files table by station, decoded as stations are asked for.
@@ -237,15 +241,88 @@ async fn read_catalog(
         get(manifest.catalog.characteristics.clone()).await?,
         &mut texts,
     )?;
-    let rollups = match manifest.catalog.rollups.clone() {
-        Some(path) => rollups::decode_table(get(path).await?, &mut texts)?,
-        None => Vec::new(),
-    };
+    let rollups = read_rollups(store, &manifest, &mut texts).await?;
     Ok(Published {
         manifest,
         stations,
         parameters,
         characteristics,
+        rollups,
+    })
+}
+
+/// The rollups table `manifest` names (none for versions written before rollups).
+async fn read_rollups(
+    store: &dyn ObjectStore,
+    manifest: &Manifest,
+    texts: &mut catalog_file::Interner,
+) -> Result<Vec<rollups::RollupFile>> {
+    match manifest.catalog.rollups.clone() {
+        Some(path) => rollups::decode_table(get(store, path).await?, texts),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// SHA-256 of a version's stations and characteristics tables, byte for byte: a version
+/// opened beside another of the same digest holds their decoded lists and the stations'
+/// indexes once with it ([`Catalog::beside`]). An append of values writes both tables again
+/// unchanged, and only its parameters table differs; comparing digests costs two SHA-256
+/// passes over ~3 MB at 200 000 station-years, where decoding the tables again cost ~25 MB
+/// held twice through every switch (`benches/RESULTS.md`, issue 56, session 51).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ListsDigest([u8; 32]);
+
+impl ListsDigest {
+    fn of(stations: &[u8], characteristics: &[u8]) -> Self {
+        use sha2::Digest;
+        let mut hasher = sha2::Sha256::new();
+        for table in [stations, characteristics] {
+            hasher.update((table.len() as u64).to_le_bytes());
+            hasher.update(table);
+        }
+        Self(hasher.finalize().into())
+    }
+}
+
+/// The catalog tables `manifest` names, as a reader holds them: the catalog (its stations
+/// and characteristics `beside`'s where their tables are the same bytes), each series' newest
+/// value the parameters table gives, and the rollup parts.
+struct ReadCatalog {
+    manifest: Manifest,
+    catalog: Catalog,
+    lists: ListsDigest,
+    latest: LatestValues,
+    rollups: Vec<rollups::RollupFile>,
+}
+
+async fn read_catalog_beside(
+    store: &dyn ObjectStore,
+    manifest: Manifest,
+    beside: Option<&Dataset>,
+) -> Result<ReadCatalog> {
+    let stations = get(store, manifest.catalog.stations.clone()).await?;
+    let characteristics = get(store, manifest.catalog.characteristics.clone()).await?;
+    let lists = ListsDigest::of(&stations, &characteristics);
+    let mut texts = catalog_file::Interner::default();
+    let parameters = catalog_file::decode_parameters(
+        get(store, manifest.catalog.parameters.clone()).await?,
+        &mut texts,
+    )?;
+    let latest = LatestValues::published(&parameters);
+    let catalog = match beside.filter(|b| b.lists == lists) {
+        Some(previous) => previous.catalog.beside(parameters),
+        None => Catalog::new(
+            catalog_file::decode_stations(stations, &mut texts)?,
+            parameters,
+            catalog_file::decode_characteristics(characteristics, &mut texts)?,
+        ),
+    };
+    let rollups = read_rollups(store, &manifest, &mut texts).await?;
+    Ok(ReadCatalog {
+        manifest,
+        catalog,
+        lists,
+        latest,
         rollups,
     })
 }
@@ -281,21 +358,31 @@ impl Dataset {
             station_files::FILES_CACHE_BYTES,
         )
         .await?;
-        Self::open_with_files(store, manifest, files).await
+        Self::open_with_files(store, manifest, files, None).await
     }
 
     /// The version published in `store` now, opened while `previous` (an earlier version of
-    /// the same store) is served: as [`Self::open_version`], except that the row groups of its
-    /// files table that are byte for byte `previous`'s (those an append carried over) are
-    /// held once for both (see [`table_bytes`]).
+    /// the same store) is served: see [`Self::open_version_beside`].
     pub async fn open_beside(store: &Store, previous: &Dataset) -> Result<Self> {
         let manifest = read_manifest(store.object.as_ref())
             .await?
             .ok_or_else(|| EngineError::corrupt("no manifest.json: not a dataset"))?;
+        Self::open_version_beside(store, manifest, previous).await
+    }
+
+    /// As [`Self::open_version`], while `other` (another version of the same store) is
+    /// served, holding once for both what did not change between them: the row groups of the
+    /// files table that are byte for byte `other`'s (those an append carried over, see
+    /// [`table_bytes`]), and the stations and characteristics where their tables are.
+    pub async fn open_version_beside(
+        store: &Store,
+        manifest: Manifest,
+        other: &Dataset,
+    ) -> Result<Self> {
         let (files, shared) = FilesByStation::read_beside(
             store.object.as_ref(),
             manifest.catalog.files.clone(),
-            &previous.files,
+            &other.files,
             Arc::new(FilesCache::new(station_files::FILES_CACHE_BYTES)),
         )
         .await?;
@@ -305,15 +392,16 @@ impl Dataset {
             shared.shared,
             shared.groups,
             shared.shared_bytes,
-            previous.manifest.version
+            other.manifest.version
         );
-        Self::open_with_files(store, manifest, files).await
+        Self::open_with_files(store, manifest, files, Some(other)).await
     }
 
     async fn open_with_files(
         store: &Store,
         manifest: Manifest,
         mut files: FilesByStation,
+        beside: Option<&Dataset>,
     ) -> Result<Self> {
         if let Some(path) = manifest.catalog.newest.clone() {
             let bytes = get(store.object.as_ref(), path.clone()).await?;
@@ -321,25 +409,18 @@ impl Dataset {
                 .map_err(|e| EngineError::corrupt_by(path, e))?;
             files.know_newest(newest);
         }
-        let published = read_catalog(
-            store.object.as_ref(),
-            manifest,
-            catalog_file::Interner::default(),
-        )
-        .await?;
-        Self::of(store, published, files)
+        let read = read_catalog_beside(store.object.as_ref(), manifest, beside).await?;
+        Self::of(store, read, files)
     }
 
-    fn of(store: &Store, published: Published, files: FilesByStation) -> Result<Self> {
-        let Published {
+    fn of(store: &Store, read: ReadCatalog, files: FilesByStation) -> Result<Self> {
+        let ReadCatalog {
             manifest,
-            stations,
-            parameters,
-            characteristics,
+            catalog,
+            lists,
+            latest,
             rollups,
-        } = published;
-        let latest = LatestValues::published(&parameters);
-        let catalog = Catalog::new(stations, parameters, characteristics);
+        } = read;
         let catalog_bytes = catalog.memory_size();
 
         let store_url = ObjectStoreUrl::parse("hydro://dataset")?;
@@ -361,6 +442,7 @@ impl Dataset {
         Ok(Self {
             manifest,
             catalog,
+            lists,
             store: store.clone(),
             ctx,
             footers: Arc::new(FooterCache::new(FOOTER_CACHE_BYTES)),
