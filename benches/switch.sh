@@ -16,7 +16,7 @@ for bin in "$@"; do
   pid=$!
   until curl -sf "http://127.0.0.1:$port/v1/health" > /dev/null; do sleep 0.1; done
   sleep 2
-  rss() { echo "  $1: $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"; }
+  rss() { echo "  $1: $(grep -E 'VmRSS|VmHWM|RssAnon' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"; }
   echo "== $bin"
   rss start
   /usr/bin/time -f "  append: %e s, peak %M KB" "$bin" import --append --out "$archive" \

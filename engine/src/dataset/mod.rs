@@ -303,19 +303,22 @@ async fn read_catalog_beside(
     let stations = get(store, manifest.catalog.stations.clone()).await?;
     let characteristics = get(store, manifest.catalog.characteristics.clone()).await?;
     let lists = ListsDigest::of(&stations, &characteristics);
+    let parameters = get(store, manifest.catalog.parameters.clone()).await?;
     let mut texts = catalog_file::Interner::default();
-    let parameters = catalog_file::decode_parameters(
-        get(store, manifest.catalog.parameters.clone()).await?,
-        &mut texts,
-    )?;
-    let latest = LatestValues::published(&parameters);
-    let catalog = match beside.filter(|b| b.lists == lists) {
-        Some(previous) => previous.catalog.beside(parameters),
-        None => Catalog::new(
-            catalog_file::decode_stations(stations, &mut texts)?,
-            parameters,
-            catalog_file::decode_characteristics(characteristics, &mut texts)?,
-        ),
+    let (catalog, latest) = match beside.filter(|b| b.lists == lists) {
+        Some(previous) => {
+            let parameters = catalog_file::decode_parameters(parameters, &mut texts)?;
+            let latest = LatestValues::published(&parameters);
+            (previous.catalog.beside(parameters), latest)
+        }
+        None => {
+            let stations = catalog_file::decode_stations(stations, &mut texts)?;
+            let parameters = catalog_file::decode_parameters(parameters, &mut texts)?;
+            let characteristics =
+                catalog_file::decode_characteristics(characteristics, &mut texts)?;
+            let latest = LatestValues::published(&parameters);
+            (Catalog::new(stations, parameters, characteristics), latest)
+        }
     };
     let rollups = read_rollups(store, &manifest, &mut texts).await?;
     Ok(ReadCatalog {
