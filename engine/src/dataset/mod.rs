@@ -266,9 +266,9 @@ async fn read_rollups(
 /// SHA-256 of a version's stations and characteristics tables, byte for byte: a version
 /// opened beside another of the same digest holds their decoded lists and the stations'
 /// indexes once with it ([`Catalog::beside`]). An append of values writes both tables again
-/// unchanged, and only its parameters table differs; comparing digests costs two SHA-256
-/// passes over ~3 MB at 200 000 station-years, where decoding the tables again cost ~25 MB
-/// held twice through every switch (`benches/RESULTS.md`, issue 56, session 51).
+/// unchanged, and only its parameters table differs. The digest is one SHA-256 pass over
+/// both tables (2.6 MB at 200 000 station-years); decoding them again made a follow switch
+/// there hold ~24 MiB more (`benches/RESULTS.md`, issue 56, session 51).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct ListsDigest([u8; 32]);
 
