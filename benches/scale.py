@@ -17,6 +17,7 @@
 Usage:
 
     python3 benches/scale.py [--no-build] [--sizes 300,1000,3000,10000] [--years 20] [--s3-stations 50]
+                             [--month 2014-06]
 """
 
 import argparse
@@ -30,6 +31,7 @@ import time
 
 import harness
 from archive import generate_measured, start
+from first_ab import month_window
 from s3 import Weed
 
 
@@ -83,7 +85,7 @@ def upload(weed, data, prefix, stations):
     return len(paths)
 
 
-def from_bucket(data, samples, seed):
+def from_bucket(data, samples, seed, month):
     ids = sorted(d.removeprefix("station=") for d in os.listdir(os.path.join(data, "values")))
     stations = random.Random(seed).sample(ids, min(samples, len(ids)))
     weed = Weed()
@@ -104,9 +106,9 @@ def from_bucket(data, samples, seed):
                 params = json.loads(harness.sh("curl", "-s", f"{server.base}/stations/{sid}/parameters?fields=id"))
                 pid = params["data"][0]["id"]
                 series = f"{server.base}/stations/{sid}/parameters/{pid}/values"
-                month = f"{series}?from=2014-06-01T00:00:00Z&to=2014-07-01T00:00:00Z"
-                for name, url in (("recent=1, first", f"{series}?recent=1"), ("one month, first", month),
-                                  ("one month, again", month)):
+                window = f"{series}?{month_window(month)}"
+                for name, url in (("recent=1, first", f"{series}?recent=1"), ("one month, first", window),
+                                  ("one month, again", window)):
                     before = store_requests(server.base).get("get", 0)
                     took = harness.curl(url, fresh=True)[0]
                     rows[name].append((took, store_requests(server.base).get("get", 0) - before))
@@ -130,11 +132,13 @@ def main():
     ap.add_argument("--sizes", default="300,1000,3000,10000", help="stations of each archive")
     ap.add_argument("--years", type=int, default=20)
     ap.add_argument("--s3-stations", type=int, default=50)
+    ap.add_argument("--month", default="2014-06",
+                    help="the one-month window asked from the bucket (YYYY-MM), within the archive's years")
     args = ap.parse_args()
     harness.build_release(args.no_build)
     largest = curve([int(s) for s in args.sizes.split(",")], args.years)
     if args.s3_stations:
-        from_bucket(largest, args.s3_stations, seed=1)
+        from_bucket(largest, args.s3_stations, seed=1, month=args.month)
 
 
 if __name__ == "__main__":
