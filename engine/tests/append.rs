@@ -267,6 +267,12 @@ async fn a_version_opened_beside_another_shares_the_stations_an_append_left_as_t
     .await;
     let second = Dataset::open_beside(&store, &first).await.unwrap();
     assert!(second.catalog.shares_stations_with(&first.catalog));
+    // Beside the first, it costs its parameters and the files table's rows it rewrote.
+    let whole = second.memory().catalog + second.memory().files;
+    let apart = second.memory_apart_from(&first);
+    assert!(apart < whole / 2, "{apart} of {whole} bytes held apart");
+    let alone = Dataset::open(&store).await.unwrap();
+    assert_eq!(second.memory_apart_from(&alone), whole);
     assert_same_catalog(&second, &Dataset::open(&store).await.unwrap());
     // The parameters are the new version's own: the series' newest value moved on.
     assert_ne!(

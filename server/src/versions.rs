@@ -234,16 +234,14 @@ impl Versions {
         }
     }
 
-    /// The versions kept open, and the memory their catalogs and files tables hold (what they
-    /// read is in the current version's caches: `Dataset::share_caches`).
-    pub fn open_memory(&self) -> (usize, usize) {
+    /// The versions kept open, and the memory their catalogs and files tables hold beside
+    /// `served` (what they hold once with it is its; what they read is in its caches:
+    /// `Dataset::share_caches`).
+    pub fn open_memory(&self, served: &Dataset) -> (usize, usize) {
         let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         let bytes = open
             .iter()
-            .map(|v| {
-                let m = v.dataset.memory();
-                m.catalog + m.files
-            })
+            .map(|v| v.dataset.memory_apart_from(served))
             .sum();
         (open.len(), bytes)
     }

@@ -227,24 +227,44 @@ impl Catalog {
     /// texts (id, name) and each parameter's availability. Texts shared across the catalog
     /// (states, units, water bodies) are few and left out.
     pub fn memory_size(&self) -> usize {
+        self.parameters_size() + self.lists_size()
+    }
+
+    /// About how many bytes the catalog holds that `other` does not hold too: all of them,
+    /// or its parameters alone where it holds the stations and characteristics once with
+    /// `other` ([`Catalog::beside`]).
+    pub fn memory_size_apart_from(&self, other: &Catalog) -> usize {
+        if self.shares_stations_with(other) {
+            self.parameters_size()
+        } else {
+            self.memory_size()
+        }
+    }
+
+    fn parameters_size(&self) -> usize {
+        use std::mem::size_of;
+        let parameters: usize = self
+            .parameters
+            .iter()
+            .map(|p| size_of::<Parameter>() + p.availability.len() * size_of::<Period>())
+            .sum();
+        parameters + self.parameter_runs.len() * size_of::<Range<usize>>()
+    }
+
+    /// The stations, characteristics and their indexes (the id map's entries and control
+    /// bytes, the R-tree's points, the runs).
+    fn lists_size(&self) -> usize {
         use std::mem::size_of;
         let stations: usize = self
             .stations()
             .iter()
             .map(|s| size_of::<Station>() + s.id.as_str().len() + s.name.len())
             .sum();
-        let parameters: usize = self
-            .parameters
-            .iter()
-            .map(|p| size_of::<Parameter>() + p.availability.len() * size_of::<Period>())
-            .sum();
         let characteristics = self.characteristics.items.len() * size_of::<Characteristic>();
-        // The id map (its entries and control bytes) and the R-tree's points.
         let indexes = self.stations().len()
             * (2 * (size_of::<StationId>() + size_of::<usize>()) + 48)
-            + (self.parameter_runs.len() + self.characteristics.runs.len())
-                * size_of::<Range<usize>>();
-        stations + parameters + characteristics + indexes
+            + self.characteristics.runs.len() * size_of::<Range<usize>>();
+        stations + characteristics + indexes
     }
 
     pub fn station(&self, id: &StationId) -> Option<&Station> {

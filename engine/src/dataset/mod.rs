@@ -602,6 +602,14 @@ impl Dataset {
         }
     }
 
+    /// Bytes its catalog and files table hold that `other` (another version of the store,
+    /// the one served) does not hold too: what keeping this version open beside it costs (an
+    /// estimate; see [`Self::open_version_beside`]).
+    pub fn memory_apart_from(&self, other: &Dataset) -> usize {
+        self.catalog.memory_size_apart_from(&other.catalog)
+            + self.files.memory_apart_from(&other.files)
+    }
+
     pub(crate) fn task_ctx(&self) -> Arc<TaskContext> {
         self.ctx.task_ctx()
     }

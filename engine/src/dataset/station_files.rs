@@ -648,6 +648,12 @@ impl FilesByStation {
         self.bytes.held() + self.metadata.metadata().memory_size() + index + newest
     }
 
+    /// As [`Self::memory`], without the table's bytes that `other` holds in the same memory
+    /// (row groups a read beside it took over).
+    pub(crate) fn memory_apart_from(&self, other: &FilesByStation) -> usize {
+        self.memory() - self.bytes.held() + self.bytes.held_apart_from(&other.bytes)
+    }
+
     /// The files of the rows `runs`: the row groups that hold them, read with a selection of
     /// just those rows (pages without them are not decompressed).
     fn decode(&self, runs: &[Range<u64>]) -> Result<Vec<ValueFile>> {
@@ -1053,6 +1059,16 @@ mod tests {
         assert!(!same(0), "the changed row group is the new table's own");
         assert!(same(1), "the unchanged one is held once");
         assert_eq!(shared.shared_bytes, theirs[1].end - theirs[1].start);
+        // Beside the previous table it costs what it does not hold with it; beside itself,
+        // nothing of its bytes; beside a table read on its own, all of them.
+        let apart = index.memory_apart_from(&previous);
+        assert_eq!(index.memory() - apart, shared.shared_bytes as usize);
+        assert_eq!(
+            index.memory() - index.memory_apart_from(&index),
+            index.bytes.held()
+        );
+        let alone = by_station(Bytes::copy_from_slice(&after), FILES_CACHE_BYTES);
+        assert_eq!(index.memory_apart_from(&alone), index.memory());
         for station in index.stations() {
             assert_eq!(got(&index, station), expected(&after, station), "{station}");
         }

@@ -52,6 +52,12 @@ impl Piece {
     }
 }
 
+/// Where `bytes` lie in memory.
+fn memory(bytes: &Bytes) -> Range<usize> {
+    let start = bytes.as_ptr() as usize;
+    start..start + bytes.len()
+}
+
 /// How many of a table's row groups a read beside another table found in that table.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shared {
@@ -73,6 +79,23 @@ impl TableBytes {
     /// Bytes held (each piece counted, whether or not another table holds it too).
     pub(crate) fn held(&self) -> usize {
         self.pieces.iter().map(|p| p.bytes.len()).sum()
+    }
+
+    /// Bytes held that `other` does not hold in the same memory: what this table costs beside
+    /// it (where it was read beside `other`, or beside a table that took its row groups from
+    /// `other`).
+    pub(crate) fn held_apart_from(&self, other: &Self) -> usize {
+        let mut theirs: Vec<Range<usize>> = other.pieces.iter().map(|p| memory(&p.bytes)).collect();
+        theirs.sort_unstable_by_key(|r| r.start);
+        let within_theirs = |mine: Range<usize>| {
+            let before = theirs.partition_point(|t| t.start <= mine.start);
+            before > 0 && mine.end <= theirs[before - 1].end
+        };
+        self.pieces
+            .iter()
+            .filter(|p| !within_theirs(memory(&p.bytes)))
+            .map(|p| p.bytes.len())
+            .sum()
     }
 
     /// The object's bytes in one buffer: its only piece, else the pieces copied together (for

@@ -117,11 +117,11 @@ hydro_requests_total{{class=\"2xx\"}} {}\nhydro_requests_total{{class=\"3xx\"}} 
         version.dataset.newest_values_known(),
         state.started.elapsed().as_secs(),
     );
-    let (open, open_bytes) = state.versions.open_memory();
+    let (open, open_bytes) = state.versions.open_memory(&version.dataset);
     text.push_str(&format!(
         "# HELP hydro_past_versions_open Earlier versions kept open for asOf (at most past_versions_open).\n\
          # TYPE hydro_past_versions_open gauge\nhydro_past_versions_open {open}\n\
-         # HELP hydro_past_versions_memory_bytes Bytes their catalogs and files tables hold (an estimate, counting again what they hold once with the version served; what they read is counted in the caches above).\n\
+         # HELP hydro_past_versions_memory_bytes Bytes their catalogs and files tables hold beside the version served (an estimate; what they hold once with it is counted in its memory, what they read in the caches above).\n\
          # TYPE hydro_past_versions_memory_bytes gauge\nhydro_past_versions_memory_bytes {open_bytes}\n"
     ));
     if let Some(requests) = version.dataset.store_requests() {
