@@ -97,8 +97,8 @@ fn series(c: &mut Criterion) {
         rows(&rt, &ten, &year) > 34_000,
         "a year of 15-minute values, less gaps"
     );
-    let files: Vec<std::path::PathBuf> = ten
-        .value_files(&station)
+    let files: Vec<std::path::PathBuf> = rt
+        .block_on(ten.value_files(&station))
         .expect("the station's files")
         .into_iter()
         .filter(|f| f.month.year() == 2018)

@@ -411,9 +411,9 @@ async fn ensure_demo() -> anyhow::Result<String> {
 
 /// Warns when a dataset served from a bucket has months that `hydro compact` would join
 /// (each is a request of its own there).
-fn warn_of_loose_files(dataset: &Dataset, data: &str) {
+async fn warn_of_loose_files(dataset: &Dataset, data: &str) {
     let this_month = Month::current();
-    match dataset.loose_files(this_month) {
+    match dataset.loose_files(this_month).await {
         Ok(0) => tracing::info!("every month file before {this_month} is compacted"),
         Ok(loose) => tracing::warn!(
             "{loose} month files before {this_month} are not compacted: a download from the \
@@ -558,10 +558,10 @@ async fn run() -> anyhow::Result<()> {
                 AppState::new(dataset, config, &local.to_string()).map_err(anyhow::Error::msg)?,
             );
             if store.read_cost() == ReadCost::RoundTrip {
-                // Decodes the whole files table: after start, not before it.
+                // Reads the whole files table again, a span at a time: after start, not before.
                 let dataset = Arc::clone(&state.version().dataset);
                 let data = data.clone();
-                tokio::task::spawn_blocking(move || warn_of_loose_files(&dataset, &data));
+                tokio::spawn(async move { warn_of_loose_files(&dataset, &data).await });
             }
             let memory = state.version().dataset.memory();
             let mib = |b: usize| b as f64 / (1024.0 * 1024.0);

@@ -50,14 +50,14 @@ async fn fixture(stations: usize, years: u32) -> Fixture {
 }
 
 /// How many value files (station-months) the station has.
-fn files_of(f: &Fixture, station: &StationId) -> usize {
-    f.dataset.value_files(station).unwrap().len()
+async fn files_of(f: &Fixture, station: &StationId) -> usize {
+    f.dataset.value_files(station).await.unwrap().len()
 }
 
 /// Every row of one series, read file by file with the plain Parquet reader.
-fn brute_force(f: &Fixture, station: &StationId, parameter: &ParameterId) -> Vec<Row> {
+async fn brute_force(f: &Fixture, station: &StationId, parameter: &ParameterId) -> Vec<Row> {
     let mut rows = Vec::new();
-    for file in f.dataset.value_files(station).unwrap() {
+    for file in f.dataset.value_files(station).await.unwrap() {
         let bytes = bytes::Bytes::from(std::fs::read(f.root.join(file.object())).unwrap());
         let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
             .unwrap()
@@ -205,7 +205,7 @@ async fn planner_matches_brute_force_over_random_windows() {
     let f = fixture(2, 2).await;
     let station = f.dataset.catalog.stations()[0].id.clone();
     let parameter: ParameterId = "discharge-15min".parse().unwrap();
-    let all = brute_force(&f, &station, &parameter);
+    let all = brute_force(&f, &station, &parameter).await;
     assert!(all.len() > 60_000, "{}", all.len());
     let (t0, t1) = (all[0].0, all.last().unwrap().0);
     let mut rng = StdRng::seed_from_u64(99);
@@ -322,7 +322,7 @@ async fn reading_ahead_is_bounded() {
     let f = fixture(1, 3).await;
     let station = f.dataset.catalog.stations()[0].id.clone();
     let parameter: ParameterId = "discharge-15min".parse().unwrap();
-    let months = files_of(&f, &station);
+    let months = files_of(&f, &station).await;
     assert!(months >= 36);
     let mut q = query(&station, &parameter, WHOLE_SERIES);
     q.need_total = false;
@@ -366,7 +366,7 @@ async fn boundaries_are_inclusive_and_columns_project() {
     let f = fixture(1, 1).await;
     let station = f.dataset.catalog.stations()[0].id.clone();
     let parameter: ParameterId = "water-level-15min".parse().unwrap();
-    let all = brute_force(&f, &station, &parameter);
+    let all = brute_force(&f, &station, &parameter).await;
     let (a, b) = (all[1000].0, all[1010].0);
     let mut q = query(
         &station,
@@ -396,8 +396,8 @@ async fn pruning_reads_only_the_window() {
     let f = fixture(1, 2).await;
     let station = f.dataset.catalog.stations()[0].id.clone();
     let parameter: ParameterId = "water-level-15min".parse().unwrap();
-    let all = brute_force(&f, &station, &parameter);
-    let files_of_station = files_of(&f, &station);
+    let all = brute_force(&f, &station, &parameter).await;
+    let files_of_station = files_of(&f, &station).await;
     assert!(files_of_station >= 24);
 
     // One day inside one month: one file, its month decoded and cut.
@@ -461,11 +461,12 @@ async fn a_plan_tells_what_it_reads_before_reading() {
     let months: Vec<Month> = f
         .dataset
         .value_files(&station)
+        .await
         .unwrap()
         .iter()
         .map(|v| v.month)
         .collect();
-    let all = brute_force(&f, &station, &parameter);
+    let all = brute_force(&f, &station, &parameter).await;
     let day = all[0].0 + 200 * 86_400_000_000;
     let month_of = Month::of;
     // Two days across a month's end: the two months, each cut.
@@ -569,6 +570,7 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
     assert!(
         reopened
             .value_files(&station)
+            .await
             .unwrap()
             .iter()
             .all(|f| f.month.to_string() != "1970-01")

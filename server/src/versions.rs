@@ -51,7 +51,8 @@ impl Version {
     /// The version of `dataset`, following `previous` if one was served before it; the
     /// newest values (for `/v1/latest`) its parameters table does not give are taken over
     /// from `previous` where its files say they are unchanged, and the rest found in the
-    /// background when a runtime runs.
+    /// background when a runtime runs. From then on, its files table is read from the store a
+    /// station at a time (`Dataset::leave_files_in_store`).
     pub fn of(mut dataset: Dataset, previous: Option<&Dataset>) -> Self {
         let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
             .ok()
@@ -65,6 +66,7 @@ impl Version {
             let carried = dataset.carry_latest(previous);
             tracing::debug!("{carried} series' newest values carried over to the new version");
         }
+        dataset.leave_files_in_store();
         let dataset = Arc::new(dataset);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(Arc::clone(&dataset).warm_latest());

@@ -477,6 +477,14 @@ impl Dataset {
         self.files.carry(&previous.files)
     }
 
+    /// Leaves the files table's bytes in the store from now on: a station not kept decoded is
+    /// decoded from its row groups, read when it is asked for (see [`station_files`]). Until
+    /// then they are held, read whole at the open, so that [`Self::carry_months`] decodes what
+    /// it carries without reading them again.
+    pub fn leave_files_in_store(&mut self) {
+        self.files.leave_in_store(self.store.object_store());
+    }
+
     /// The store the dataset is read from.
     pub fn store(&self) -> &Store {
         &self.store
@@ -498,14 +506,14 @@ impl Dataset {
 
     /// A station's month files, ascending by month (none for a station without values); an
     /// error when the part of the files table that lists them cannot be decoded.
-    pub(crate) fn station_files(&self, station: &StationId) -> Result<Arc<StationFiles>> {
-        self.files.get(station)
+    pub(crate) async fn station_files(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        self.files.get(station).await
     }
 
     /// A station's month files of at least the years overlapping `window` (inclusive, UTC),
     /// ascending by month: what a query of that window reads, without the station's other
     /// years decoded.
-    pub(crate) fn station_files_within(
+    pub(crate) async fn station_files_within(
         &self,
         station: &StationId,
         (lo, hi): (Micros, Micros),
@@ -516,15 +524,16 @@ impl Dataset {
         };
         self.files
             .get_years(station, year(lo, i32::MIN)..=year(hi, i32::MAX))
+            .await
     }
 
     /// A station's month files of at least its last year, ascending by month: where each of
     /// its series with values that year has its newest month.
-    pub(crate) fn station_files_of_last_year(
+    pub(crate) async fn station_files_of_last_year(
         &self,
         station: &StationId,
     ) -> Result<Arc<StationFiles>> {
-        self.files.get_last_year(station)
+        self.files.get_last_year(station).await
     }
 
     /// A series' newest month file, once its station was decoded (see
@@ -537,15 +546,30 @@ impl Dataset {
         self.files.newest(station, parameter)
     }
 
+    /// A series' newest month file as [`Self::series_newest`] gives it, its station decoded
+    /// where it was not decoded whole yet, while the files table's bytes are held (before
+    /// [`Self::leave_files_in_store`]).
+    pub(crate) fn series_newest_from_held(
+        &self,
+        station: &StationId,
+        parameter: &ParameterId,
+    ) -> Option<&station_files::SeriesNewest> {
+        self.files.newest_from_held(station, parameter)
+    }
+
     /// A station's month files like [`Self::station_files`], for a pass over every station
     /// that should not push out of the budget the stations requests read again.
-    pub(crate) fn station_files_in_pass(&self, station: &StationId) -> Result<Arc<StationFiles>> {
-        self.files.get_in_pass(station)
+    pub(crate) async fn station_files_in_pass(
+        &self,
+        station: &StationId,
+    ) -> Result<Arc<StationFiles>> {
+        self.files.get_in_pass(station).await
     }
 
     /// A station's value files, ascending by month.
-    pub fn value_files(&self, station: &StationId) -> Result<Vec<manifest::ValueFile>> {
-        self.files.value_files(station)
+    pub async fn value_files(&self, station: &StationId) -> Result<Vec<manifest::ValueFile>> {
+        let months = self.station_files(station).await?;
+        Ok(months.iter().map(|m| m.file.clone()).collect())
     }
 
     /// Every station with value files, in the order of the files table.
@@ -559,18 +583,20 @@ impl Dataset {
     /// does not count). Reads the files table once in order, a batch at a time, holding a
     /// count per station-year: decoding it a station at a time filled the decoded stations'
     /// budget (128 MiB) at every start from a bucket, with stations no request had asked for.
-    pub fn loose_files(&self, before: Month) -> Result<usize> {
+    pub async fn loose_files(&self, before: Month) -> Result<usize> {
         // (months before `before`, of them objects of their own), by station-year.
         let mut years: HashMap<(StationId, i32), (usize, usize)> = HashMap::new();
-        for files in self.files.in_order()? {
-            for file in files?.into_iter().filter(|f| f.month < before) {
-                let year = years
-                    .entry((file.station.clone(), file.month.year()))
-                    .or_default();
-                year.0 += 1;
-                year.1 += usize::from(!file.shares_object());
-            }
-        }
+        self.files
+            .each_in_order(|files| {
+                for file in files.into_iter().filter(|f| f.month < before) {
+                    let year = years
+                        .entry((file.station.clone(), file.month.year()))
+                        .or_default();
+                    year.0 += 1;
+                    year.1 += usize::from(!file.shares_object());
+                }
+            })
+            .await?;
         Ok(years
             .into_values()
             .filter(|&(settled, _)| settled >= 2)

@@ -45,6 +45,7 @@ use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, FieldRef, Int32Type, Schema};
 use datafusion::object_store::ObjectStore;
+use datafusion::object_store::path::Path;
 use datafusion::parquet::arrow::ProjectionMask;
 use datafusion::parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
@@ -52,6 +53,7 @@ use datafusion::parquet::arrow::arrow_reader::{
 };
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::PageIndexPolicy;
+use datafusion::parquet::file::reader::Length;
 use std::collections::HashMap;
 use std::ops::{Range, RangeInclusive};
 use std::sync::{Arc, LazyLock, OnceLock};
@@ -111,6 +113,22 @@ pub(crate) struct Decoded {
     years: Box<[i32]>,
 }
 
+/// What a read of a station needs: its files as kept, or rows of the table decoded.
+enum ToRead<'a> {
+    Kept(Arc<StationFiles>),
+    Rows(Rows<'a>),
+}
+
+/// Rows of a station to decode: those of `years` (ascending), which lie in `runs` of rows of
+/// row groups `groups`, to be kept beside its years `kept` before.
+struct Rows<'a> {
+    located: &'a Located,
+    kept: Option<Arc<Decoded>>,
+    groups: Vec<usize>,
+    runs: Vec<Range<u64>>,
+    years: Vec<i32>,
+}
+
 /// A series' newest month file with rows: kept for every station the version's newest-months
 /// table lists, or else once it was decoded whole, outside the budget (a few hundred bytes a
 /// series), so that `recent=N` within the newest month plans
@@ -140,11 +158,25 @@ fn newest_of(months: &StationFiles) -> Box<[SeriesNewest]> {
     newest.into_boxed_slice()
 }
 
+/// Where the rows of a station are read from when it is decoded.
+enum Source {
+    /// The table's bytes, held: a writer's table, and a version's from its open until it is
+    /// served ([`FilesByStation::leave_in_store`]).
+    Held(TableBytes),
+    /// The store that holds the table: a station's row groups are read when it is decoded,
+    /// and not kept once it is.
+    Store {
+        store: Arc<dyn ObjectStore>,
+        location: Path,
+        len: u64,
+    },
+}
+
 /// A version's files table, by station; see the module doc.
 pub struct FilesByStation {
     /// The table's path, to name it in errors.
     path: String,
-    bytes: TableBytes,
+    bytes: Source,
     /// Its footer with the offset index (where each page lies), without the column index.
     metadata: ArrowReaderMetadata,
     /// The first row of each row group, and the rows of all of them at the end.
@@ -171,9 +203,13 @@ impl FilesByStation {
         previous: &FilesByStation,
         cache: Arc<FilesCache>,
     ) -> Result<(Self, Shared)> {
+        let none = TableBytes::none();
+        let theirs = match &previous.bytes {
+            Source::Held(bytes) => bytes,
+            Source::Store { .. } => &none,
+        };
         let (bytes, shared) =
-            table_bytes::read_beside(store, &path, &previous.bytes, previous.metadata.metadata())
-                .await?;
+            table_bytes::read_beside(store, &path, theirs, previous.metadata.metadata()).await?;
         Ok((Self::index(path, bytes, cache)?, shared))
     }
 
@@ -297,13 +333,54 @@ impl FilesByStation {
             .collect();
         Ok(Self {
             path,
-            bytes,
+            bytes: Source::Held(bytes),
             metadata,
             group_starts,
             stations,
             order,
             cache,
         })
+    }
+
+    /// Leaves the table's bytes in `store` (where it lies): from now on a station not kept
+    /// decoded is decoded from its row groups, read then, and writers' passes
+    /// ([`Self::value_files`], [`Self::in_order`], [`Self::group_files`]) fail.
+    pub(crate) fn leave_in_store(&mut self, store: Arc<dyn ObjectStore>) {
+        let len = match &self.bytes {
+            Source::Held(bytes) => Length::len(bytes),
+            Source::Store { .. } => return,
+        };
+        self.bytes = Source::Store {
+            store,
+            location: Path::from(self.path.as_str()),
+            len,
+        };
+    }
+
+    /// The table's bytes, for a writer's pass or a decode while they are held.
+    fn held(&self) -> Result<&TableBytes> {
+        match &self.bytes {
+            Source::Held(bytes) => Ok(bytes),
+            Source::Store { .. } => Err(EngineError::Internal(format!(
+                "files table {} is read a station at a time, not held",
+                self.path
+            ))),
+        }
+    }
+
+    /// The bytes of row groups `groups`: those held, or read from the store.
+    async fn bytes_of(&self, groups: &[usize]) -> Result<TableBytes> {
+        match &self.bytes {
+            Source::Held(bytes) => Ok(bytes.clone()),
+            Source::Store {
+                store,
+                location,
+                len,
+            } => {
+                let metadata = self.metadata.metadata();
+                table_bytes::read_groups(store.as_ref(), location, *len, metadata, groups).await
+            }
+        }
     }
 
     /// Keeps stations' files within `cache` from now on (those kept so far stay counted in
@@ -318,41 +395,38 @@ impl FilesByStation {
 
     /// The station's value files, ascending by month; none for a station the table does not
     /// list.
-    pub(crate) fn get(&self, station: &StationId) -> Result<Arc<StationFiles>> {
-        self.read(station, i32::MIN..=i32::MAX, FilesCache::put, None)
+    pub(crate) async fn get(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        self.read(station, i32::MIN..=i32::MAX, FilesCache::put)
+            .await
     }
 
     /// The station's value files of at least the years `years` (UTC), ascending by month:
     /// only the rows of those years are decoded, those of other years already decoded come
     /// along.
-    pub(crate) fn get_years(
+    pub(crate) async fn get_years(
         &self,
         station: &StationId,
         years: RangeInclusive<i32>,
     ) -> Result<Arc<StationFiles>> {
-        self.read(station, years, FilesCache::put, None)
+        self.read(station, years, FilesCache::put).await
     }
 
     /// The station's value files of at least its last year, ascending by month.
-    pub(crate) fn get_last_year(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+    pub(crate) async fn get_last_year(&self, station: &StationId) -> Result<Arc<StationFiles>> {
         let last = self
             .stations
             .get(station)
             .and_then(|l| l.years.last())
             .map_or(i32::MAX, |y| y.year);
-        self.read(station, last..=last, FilesCache::put, None)
+        self.read(station, last..=last, FilesCache::put).await
     }
 
     /// The station's value files like [`Self::get`], for a pass over every station: decoded
     /// ones are kept only while the budget has room, and leave before those requests decoded,
     /// so that the pass does not push out the stations requests ask for again.
-    pub(crate) fn get_in_pass(&self, station: &StationId) -> Result<Arc<StationFiles>> {
-        self.read(
-            station,
-            i32::MIN..=i32::MAX,
-            FilesCache::put_first_out,
-            None,
-        )
+    pub(crate) async fn get_in_pass(&self, station: &StationId) -> Result<Arc<StationFiles>> {
+        self.read(station, i32::MIN..=i32::MAX, FilesCache::put_first_out)
+            .await
     }
 
     /// Keeps each series' newest month as `newest` lists them (the files of a version's
@@ -413,7 +487,7 @@ impl FilesByStation {
             let (Some(&first), Some(&last)) = (kept.years.first(), kept.years.last()) else {
                 continue;
             };
-            let read = self.read(station, first..=last, FilesCache::put, Some(&kept.months));
+            let read = self.read_held(station, first..=last, FilesCache::put, Some(&kept.months));
             match read {
                 Ok(_) => carried += 1,
                 Err(e) => tracing::debug!("station {station} not carried over: {e}"),
@@ -423,18 +497,47 @@ impl FilesByStation {
     }
 
     /// The station's files of at least `wanted` years: those kept, with the years not kept
-    /// yet decoded and kept beside them. Months equal to one of `carried` (another version's of the station, ascending by
-    /// month) are taken from there, with what their slots hold.
-    fn read(
+    /// yet decoded (their row groups read, where the table is left in the store) and kept
+    /// beside them by `keep`.
+    async fn read(
+        &self,
+        station: &StationId,
+        wanted: RangeInclusive<i32>,
+        keep: impl FnOnce(&FilesCache, &Arc<Slot<Decoded>>, Arc<Decoded>, usize),
+    ) -> Result<Arc<StationFiles>> {
+        match self.to_read(station, wanted) {
+            ToRead::Kept(months) => Ok(months),
+            ToRead::Rows(rows) => {
+                let bytes = self.bytes_of(&rows.groups).await?;
+                self.decoded(station, rows, &bytes, keep, None)
+            }
+        }
+    }
+
+    /// As [`Self::read`], from the bytes held (see [`Self::held`]); months equal to one of
+    /// `carried` (another version's of the station, ascending by month) are taken from there,
+    /// with what their slots hold.
+    fn read_held(
         &self,
         station: &StationId,
         wanted: RangeInclusive<i32>,
         keep: impl FnOnce(&FilesCache, &Arc<Slot<Decoded>>, Arc<Decoded>, usize),
         carried: Option<&StationFiles>,
     ) -> Result<Arc<StationFiles>> {
+        match self.to_read(station, wanted) {
+            ToRead::Kept(months) => Ok(months),
+            ToRead::Rows(rows) => {
+                let bytes = self.held()?.clone();
+                self.decoded(station, rows, &bytes, keep, carried)
+            }
+        }
+    }
+
+    /// What reading `wanted` years of the station needs: nothing, or rows decoded.
+    fn to_read(&self, station: &StationId, wanted: RangeInclusive<i32>) -> ToRead<'_> {
         static NONE: LazyLock<Arc<StationFiles>> = LazyLock::new(Arc::default);
         let Some(located) = self.stations.get(station) else {
-            return Ok(Arc::clone(&NONE));
+            return ToRead::Kept(Arc::clone(&NONE));
         };
         let kept = self.cache.get(&located.files);
         let is_kept = |year: i32| {
@@ -447,11 +550,38 @@ impl FilesByStation {
             .filter(|y| wanted.contains(&y.year) && !is_kept(y.year))
             .collect();
         if missing.is_empty() {
-            return Ok(kept.map_or_else(|| Arc::clone(&NONE), |k| Arc::clone(&k.months)));
+            return ToRead::Kept(kept.map_or_else(|| Arc::clone(&NONE), |k| Arc::clone(&k.months)));
         }
-        let mut new_years: Vec<i32> = missing.iter().map(|y| y.year).collect();
-        new_years.dedup();
-        let mut files = self.decode(&selected_runs(&missing))?;
+        let mut years: Vec<i32> = missing.iter().map(|y| y.year).collect();
+        years.dedup();
+        let runs = selected_runs(&missing);
+        ToRead::Rows(Rows {
+            located,
+            kept,
+            groups: self.groups_of(&runs),
+            runs,
+            years,
+        })
+    }
+
+    /// The station's files once `rows` are decoded from `bytes`, kept by `keep` with those
+    /// decoded before; months equal to one of `carried` are taken from there.
+    fn decoded(
+        &self,
+        station: &StationId,
+        rows: Rows<'_>,
+        bytes: &TableBytes,
+        keep: impl FnOnce(&FilesCache, &Arc<Slot<Decoded>>, Arc<Decoded>, usize),
+        carried: Option<&StationFiles>,
+    ) -> Result<Arc<StationFiles>> {
+        let Rows {
+            located,
+            kept,
+            groups,
+            runs,
+            years: new_years,
+        } = rows;
+        let mut files = self.decode(bytes, &groups, &runs)?;
         files.retain(|f| &f.station == station && new_years.binary_search(&f.month.year()).is_ok());
         let mut months = month_files(files);
         if let Some(newest) = located.newest.get() {
@@ -510,15 +640,34 @@ impl FilesByStation {
             .find(|n| n.parameter == *parameter)
     }
 
+    /// The series' newest month with rows as [`Self::newest`] gives it, the station decoded
+    /// as a pass ([`Self::get_in_pass`]) where it was not decoded whole yet and the table's
+    /// bytes are still held; None once they are not.
+    pub(crate) fn newest_from_held(
+        &self,
+        station: &StationId,
+        parameter: &ParameterId,
+    ) -> Option<&SeriesNewest> {
+        if self.newest(station, parameter).is_none() && matches!(self.bytes, Source::Held(_)) {
+            let whole = i32::MIN..=i32::MAX;
+            if let Err(e) = self.read_held(station, whole, FilesCache::put_first_out, None) {
+                tracing::debug!("station {station}: {e}");
+            }
+        }
+        self.newest(station, parameter)
+    }
+
     /// Every station the table lists, in the order of its rows.
     pub fn stations(&self) -> &[StationId] {
         &self.order
     }
 
     /// The station's value files, ascending by month (none for a station the table does not
-    /// list): what writers read of a published version, a station at a time.
+    /// list): what writers read of a published version (its table held), a station at a
+    /// time.
     pub fn value_files(&self, station: &StationId) -> Result<Vec<ValueFile>> {
-        Ok(self.get(station)?.iter().map(|m| m.file.clone()).collect())
+        let months = self.read_held(station, i32::MIN..=i32::MAX, FilesCache::put, None)?;
+        Ok(months.iter().map(|m| m.file.clone()).collect())
     }
 
     /// The row after the station's last in the table (none for a station it does not list):
@@ -536,7 +685,7 @@ impl FilesByStation {
     pub fn in_order(&self) -> Result<impl Iterator<Item = Result<Vec<ValueFile>>> + '_> {
         let name = format!("files table {}", self.path);
         let mut batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            self.bytes.clone(),
+            self.held()?.clone(),
             self.metadata.clone(),
         )
         .with_batch_size(BATCH_ROWS)
@@ -556,6 +705,47 @@ impl FilesByStation {
             };
             Some(done.map(|()| files).map_err(damaged(&name)))
         }))
+    }
+
+    /// Every file of the table in the order of its rows, handed to `each` a batch of rows at
+    /// a time, as [`Self::in_order`] gives them, from a table left in the store too: its row
+    /// groups are read a span of up to [`table_bytes::SPAN_BYTES`] at a time, none kept.
+    pub(crate) async fn each_in_order(&self, mut each: impl FnMut(Vec<ValueFile>)) -> Result<()> {
+        let name = format!("files table {}", self.path);
+        let meta = self.metadata.metadata();
+        let size = |g: usize| u64::try_from(meta.row_group(g).compressed_size()).unwrap_or(0);
+        let mut texts = Interner::default();
+        let mut decoder = FilesDecoder::default();
+        let mut next = 0;
+        while next < self.row_groups() {
+            let first = next;
+            let mut bytes = size(first);
+            next += 1;
+            while next < self.row_groups() && bytes + size(next) <= table_bytes::SPAN_BYTES {
+                bytes += size(next);
+                next += 1;
+            }
+            let span: Vec<usize> = (first..next).collect();
+            let held = self.bytes_of(&span).await?;
+            let batches =
+                ParquetRecordBatchReaderBuilder::new_with_metadata(held, self.metadata.clone())
+                    .with_row_groups(span)
+                    .with_batch_size(BATCH_ROWS)
+                    .build()
+                    .map_err(damaged(&name))?;
+            for batch in batches {
+                let mut files = Vec::new();
+                let batch = batch.map_err(damaged(&name))?;
+                decoder
+                    .push(&batch, &mut texts, &mut files)
+                    .map_err(damaged(&name))?;
+                each(files);
+            }
+        }
+        let mut files = Vec::new();
+        decoder.finish(&mut files).map_err(damaged(&name))?;
+        each(files);
+        Ok(())
     }
 
     /// Row groups of the table.
@@ -606,7 +796,7 @@ impl FilesByStation {
         let rows = self.group_rows(group);
         let rows = to_usize(rows.end - rows.start)?;
         let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            self.bytes.clone(),
+            self.held()?.clone(),
             self.metadata.clone(),
         )
         .with_row_groups(vec![group])
@@ -620,7 +810,7 @@ impl FilesByStation {
     /// The table's bytes and its footer as a writer copies row groups from them
     /// ([`crate::dataset::files_table::FilesTableWriter::copy_group`]).
     pub fn copy_source(&self) -> Result<(Bytes, FileFooter)> {
-        let bytes = self.bytes.joined();
+        let bytes = self.held()?.joined();
         let footer =
             FileFooter::parse(&bytes, 0).map_err(damaged(&format!("files table {}", self.path)))?;
         Ok((bytes, footer))
@@ -645,30 +835,51 @@ impl FilesByStation {
                         + 2 * size_of::<SeriesStats>())
             })
             .sum();
-        self.bytes.held() + self.metadata.metadata().memory_size() + index + newest
+        self.bytes_held() + self.metadata.metadata().memory_size() + index + newest
+    }
+
+    /// The table's bytes held (none once it is left in the store).
+    fn bytes_held(&self) -> usize {
+        match &self.bytes {
+            Source::Held(bytes) => bytes.held(),
+            Source::Store { .. } => 0,
+        }
     }
 
     /// As [`Self::memory`], without the table's bytes that `other` holds in the same memory
     /// (row groups a read beside it took over).
     pub(crate) fn memory_apart_from(&self, other: &FilesByStation) -> usize {
-        self.memory() - self.bytes.held() + self.bytes.held_apart_from(&other.bytes)
+        let apart = match (&self.bytes, &other.bytes) {
+            (Source::Held(mine), Source::Held(theirs)) => mine.held_apart_from(theirs),
+            _ => self.bytes_held(),
+        };
+        self.memory() - self.bytes_held() + apart
     }
 
-    /// The files of the rows `runs`: the row groups that hold them, read with a selection of
-    /// just those rows (pages without them are not decompressed).
-    fn decode(&self, runs: &[Range<u64>]) -> Result<Vec<ValueFile>> {
-        let groups: Vec<usize> = (0..self.group_starts.len() - 1)
+    /// The row groups that hold rows of `runs`.
+    fn groups_of(&self, runs: &[Range<u64>]) -> Vec<usize> {
+        (0..self.group_starts.len() - 1)
             .filter(|&g| {
                 let rows = self.group_starts[g]..self.group_starts[g + 1];
                 runs.iter()
                     .any(|r| r.start < rows.end && rows.start < r.end)
             })
-            .collect();
+            .collect()
+    }
+
+    /// The files of the rows `runs`, from `bytes` of the row groups `groups` that hold them,
+    /// read with a selection of just those rows (pages without them are not decompressed).
+    fn decode(
+        &self,
+        bytes: &TableBytes,
+        groups: &[usize],
+        runs: &[Range<u64>],
+    ) -> Result<Vec<ValueFile>> {
         let name = format!("files table {}, row groups {groups:?}", self.path);
         // The selection counts the rows of the chosen groups only.
         let mut selectors = Vec::new();
         let mut rows = 0usize;
-        for &g in &groups {
+        for &g in groups {
             let mut at = self.group_starts[g];
             let end = self.group_starts[g + 1];
             for r in runs {
@@ -683,11 +894,11 @@ impl FilesByStation {
             selectors.push(RowSelector::skip(to_usize(end - at)?));
         }
         let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            self.bytes.clone(),
+            bytes.clone(),
             self.metadata.clone(),
         )
-        .with_projection(self.projection(&groups))
-        .with_row_groups(groups.clone())
+        .with_projection(self.projection(groups))
+        .with_row_groups(groups.to_vec())
         .with_row_selection(RowSelection::from(selectors))
         // The reader sets aside a batch's room in every column: room for a station's ~500
         // rows rather than 8 Ki made a `recent=1` of a station not asked before 4 % faster
@@ -951,8 +1162,8 @@ mod tests {
             .collect()
     }
 
-    fn got(index: &FilesByStation, station: &StationId) -> Vec<ValueFile> {
-        let months = index.get(station).unwrap();
+    async fn got(index: &FilesByStation, station: &StationId) -> Vec<ValueFile> {
+        let months = index.get(station).await.unwrap();
         months.iter().map(|m| m.file.clone()).collect()
     }
 
@@ -975,9 +1186,19 @@ mod tests {
                 (Some(9624), Some(252), None)
             );
             for station in index.stations() {
-                assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
+                assert_eq!(
+                    got(&index, station).await,
+                    expected(&bytes, station),
+                    "{station}"
+                );
             }
-            assert!(index.get(&"nowhere".parse().unwrap()).unwrap().is_empty());
+            assert!(
+                index
+                    .get(&"nowhere".parse().unwrap())
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
         }
     }
 
@@ -995,7 +1216,11 @@ mod tests {
         assert_eq!(runs(&index, "b"), [(2001, 2..48), (2002, 50..96)]);
         assert_eq!(runs(&index, "c"), [(2001, 96..102)]);
         for station in index.stations() {
-            assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
+            assert_eq!(
+                got(&index, station).await,
+                expected(&bytes, station),
+                "{station}"
+            );
         }
     }
 
@@ -1052,9 +1277,11 @@ mod tests {
         let theirs = table_bytes::group_ranges(previous.metadata.metadata());
         let ours = table_bytes::group_ranges(index.metadata.metadata());
         let same = |g: usize| {
-            index
-                .bytes
-                .same_memory(ours[g].clone(), &previous.bytes, theirs[g].clone())
+            index.held().unwrap().same_memory(
+                ours[g].clone(),
+                previous.held().unwrap(),
+                theirs[g].clone(),
+            )
         };
         assert!(!same(0), "the changed row group is the new table's own");
         assert!(same(1), "the unchanged one is held once");
@@ -1065,18 +1292,22 @@ mod tests {
         assert_eq!(index.memory() - apart, shared.shared_bytes as usize);
         assert_eq!(
             index.memory() - index.memory_apart_from(&index),
-            index.bytes.held()
+            index.held().unwrap().held()
         );
         let alone = by_station(Bytes::copy_from_slice(&after), FILES_CACHE_BYTES);
         assert_eq!(index.memory_apart_from(&alone), index.memory());
         for station in index.stations() {
-            assert_eq!(got(&index, station), expected(&after, station), "{station}");
+            assert_eq!(
+                got(&index, station).await,
+                expected(&after, station),
+                "{station}"
+            );
         }
         // As a writer reads it, and beside a table that is itself in pieces.
-        assert_eq!(index.bytes.joined(), after);
+        assert_eq!(index.held().unwrap().joined(), after);
         let (again, shared) = beside(&after, &index).await;
         assert_eq!((shared.groups, shared.shared), (2, 2));
-        assert_eq!(again.bytes.joined(), after);
+        assert_eq!(again.held().unwrap().joined(), after);
         assert!(again.memory() > 0);
     }
 
@@ -1096,9 +1327,13 @@ mod tests {
         // a group's bytes where its values did not change, never more than a few).
         assert!(shared.shared >= 1370, "{shared:?}");
         for station in index.stations() {
-            assert_eq!(got(&index, station), expected(&after, station), "{station}");
+            assert_eq!(
+                got(&index, station).await,
+                expected(&after, station),
+                "{station}"
+            );
         }
-        assert_eq!(index.bytes.joined(), after);
+        assert_eq!(index.held().unwrap().joined(), after);
     }
 
     #[tokio::test]
@@ -1109,7 +1344,11 @@ mod tests {
         let index = by_station(bytes.clone(), budget);
         for _ in 0..2 {
             for station in index.stations() {
-                assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
+                assert_eq!(
+                    got(&index, station).await,
+                    expected(&bytes, station),
+                    "{station}"
+                );
                 assert!(index.cache.bytes() <= budget);
             }
         }
@@ -1137,7 +1376,7 @@ mod tests {
             index.newest(&s0, &p).is_none(),
             "not before the station is decoded"
         );
-        let first = index.get(&s0).unwrap();
+        let first = index.get(&s0).await.unwrap();
         let newest_p = index.newest(&s0, &p).unwrap();
         let newest_q = index.newest(&s0, &q).unwrap();
         assert_eq!(newest_p.month.file.month, months(120).last().unwrap());
@@ -1146,7 +1385,7 @@ mod tests {
         // Decoded again after it left the budget, the station lists the kept month files
         // themselves, so that what their slots hold (footers, bytes) is found again.
         drop(first);
-        let again = index.get(&s0).unwrap();
+        let again = index.get(&s0).await.unwrap();
         assert!(Arc::ptr_eq(&newest_p.month, again.last().unwrap()));
         assert!(Arc::ptr_eq(&newest_q.month, &again[again.len() - 2]));
         assert!(index.newest(&s0, &"r".parse().unwrap()).is_none());
@@ -1162,10 +1401,10 @@ mod tests {
             years.dedup();
             years
         };
-        let first = index.get_years(&s0, 2003..=2003).unwrap();
+        let first = index.get_years(&s0, 2003..=2003).await.unwrap();
         assert_eq!((first.len(), years(&first)), (12, vec![2003]));
         assert!(index.newest(&s0, &"p".parse().unwrap()).is_none());
-        let more = index.get_years(&s0, 2005..=2006).unwrap();
+        let more = index.get_years(&s0, 2005..=2006).await.unwrap();
         assert_eq!(years(&more), [2003, 2005, 2006]);
         assert!(
             Arc::ptr_eq(&first[0], &more[0]),
@@ -1173,21 +1412,21 @@ mod tests {
         );
         // Years already kept are not decoded again: the same files come back.
         assert!(Arc::ptr_eq(
-            &index.get_years(&s0, 2005..=2005).unwrap(),
+            &index.get_years(&s0, 2005..=2005).await.unwrap(),
             &more
         ));
-        let last = index.get_last_year(&s0).unwrap();
+        let last = index.get_last_year(&s0).await.unwrap();
         assert_eq!(years(&last), [2003, 2005, 2006, 2010]);
         // The whole station: every year, the ones kept among them, and each series' newest
         // month known from then on.
-        let all = index.get(&s0).unwrap();
-        assert_eq!(got(&index, &s0), expected(&bytes, &s0));
+        let all = index.get(&s0).await.unwrap();
+        assert_eq!(got(&index, &s0).await, expected(&bytes, &s0));
         assert!(Arc::ptr_eq(&first[0], &all[24]));
         let newest = index.newest(&s0, &"p".parse().unwrap()).unwrap();
         assert!(Arc::ptr_eq(&newest.month, all.last().unwrap()));
         // Years the station has no files in: nothing decoded, nothing found.
         let none = by_station(bytes, FILES_CACHE_BYTES);
-        assert!(none.get_years(&s0, 1990..=1999).unwrap().is_empty());
+        assert!(none.get_years(&s0, 1990..=1999).await.unwrap().is_empty());
         assert_eq!(none.cache.bytes(), 0);
     }
 
@@ -1227,9 +1466,13 @@ mod tests {
             (5, 0, 5)
         );
         for station in index.stations() {
-            assert_eq!(got(&index, station), expected(&bytes, station), "{station}");
+            assert_eq!(
+                got(&index, station).await,
+                expected(&bytes, station),
+                "{station}"
+            );
         }
-        let s1 = got(&index, &"s1".parse().unwrap());
+        let s1 = got(&index, &"s1".parse().unwrap()).await;
         assert!(matches!(s1[13].stored, Stored::Year(y) if y.first_row_group == 2));
     }
 
@@ -1261,7 +1504,7 @@ mod tests {
         spoil(last.offset as u64, last.compressed_page_size as u64);
         let index = by_station(Bytes::from(damaged), FILES_CACHE_BYTES);
         for (station, groups) in [("s39", "[1]"), ("s33", "[0]"), ("s34", "[0, 1]")] {
-            let Err(e) = index.get(&station.parse().unwrap()) else {
+            let Err(e) = index.get(&station.parse().unwrap()).await else {
                 panic!("{station}: a damaged page decoded");
             };
             let says = format!("files table catalog/files-1.parquet, row groups {groups}");
@@ -1270,8 +1513,95 @@ mod tests {
         }
         // Stations on other pages answer: their pages are the only ones decoded.
         for station in ["s0", "s28", "s32"] {
-            assert_eq!(got(&index, &station.parse().unwrap()).len(), 120);
+            assert_eq!(got(&index, &station.parse().unwrap()).await.len(), 120);
         }
+    }
+
+    /// A table left in the store: a station is decoded from its row groups, read when it is
+    /// asked for (one request, whether it lies in one row group or two) and not kept; a
+    /// station kept decoded reads nothing; writers' passes, which need the bytes held, fail;
+    /// a pass in order reads the table again; a row group damaged in the store fails its
+    /// stations only.
+    #[tokio::test]
+    async fn a_table_left_in_the_store_reads_a_stations_row_groups_when_it_is_decoded() {
+        use crate::storage::counted::{Counted, RequestCounts, RequestKind};
+        let bytes = table(listed()).await;
+        let path = Path::from("catalog/files-1.parquet");
+        let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        memory.put(&path, bytes.clone().into()).await.unwrap();
+        let counts = Arc::new(RequestCounts::default());
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(Counted::new(Arc::clone(&memory), Arc::clone(&counts)));
+        let gets = || counts.get(RequestKind::Get);
+        let left = |budget: usize| {
+            let mut index = by_station(bytes.clone(), budget);
+            let held = index.memory();
+            index.leave_in_store(Arc::clone(&store));
+            assert_eq!(held - index.memory(), bytes.len());
+            index
+        };
+        let index = left(FILES_CACHE_BYTES);
+        assert!(index.in_order().is_err());
+        assert!(index.group_files(0).is_err());
+        assert!(index.value_files(&"s0".parse().unwrap()).is_err());
+        for station in index.stations() {
+            let before = gets();
+            assert_eq!(
+                got(&index, station).await,
+                expected(&bytes, station),
+                "{station}"
+            );
+            assert_eq!(gets() - before, 1, "{station}");
+        }
+        let before = gets();
+        for station in index.stations() {
+            assert_eq!(
+                got(&index, station).await,
+                expected(&bytes, station),
+                "{station}"
+            );
+        }
+        assert_eq!(gets(), before, "stations kept decoded read nothing");
+        // Nothing kept decoded: read again.
+        let index = left(0);
+        let s5: StationId = "s5".parse().unwrap();
+        for _ in 0..2 {
+            let before = gets();
+            assert_eq!(got(&index, &s5).await, expected(&bytes, &s5));
+            assert_eq!(gets() - before, 1);
+        }
+        let mut all = Vec::new();
+        index
+            .each_in_order(|files| all.extend(files))
+            .await
+            .unwrap();
+        assert_eq!(
+            all,
+            decode_files(bytes.clone(), &mut Interner::default()).unwrap()
+        );
+
+        // Row group 1's bytes spoiled in the store after the table was indexed.
+        let (start, len) = index
+            .metadata
+            .metadata()
+            .row_group(1)
+            .column(0)
+            .byte_range();
+        let mut damaged = bytes.to_vec();
+        damaged[start as usize..(start + len) as usize].fill(0xff);
+        memory
+            .put(&path, Bytes::from(damaged).into())
+            .await
+            .unwrap();
+        for station in ["s39", "s34"] {
+            let Err(e) = index.get(&station.parse().unwrap()).await else {
+                panic!("{station}: a damaged row group decoded");
+            };
+            let says = "files table catalog/files-1.parquet, row groups";
+            assert!(e.to_string().contains(says), "{station}: {e}");
+        }
+        assert!(index.each_in_order(|_| ()).await.is_err());
+        assert_eq!(got(&index, &"s0".parse().unwrap()).await.len(), 120);
     }
 
     /// A table whose `station` or `month` column is not text, or lists a month that is none,
@@ -1353,9 +1683,9 @@ mod tests {
         let mut next = by_station(table(after).await, FILES_CACHE_BYTES);
         next.keep_in(Arc::clone(previous.cache()));
         // s3's last two years and s5 whole were read from the previous version; s7 not.
-        let s3_then = previous.get_years(&s3, 2009..=2010).unwrap();
+        let s3_then = previous.get_years(&s3, 2009..=2010).await.unwrap();
         let s5: StationId = "s5".parse().unwrap();
-        let s5_then = previous.get(&s5).unwrap();
+        let s5_then = previous.get(&s5).await.unwrap();
 
         assert_eq!(next.carry(&previous), 2);
         let s7: StationId = "s7".parse().unwrap();
@@ -1367,7 +1697,7 @@ mod tests {
         };
         assert_eq!(slot(&next, &s7), None, "s7 was not decoded before");
         assert_eq!(slot(&next, &s3), Some(vec![2009, 2010]));
-        let s3_now = next.get_years(&s3, 2009..=2010).unwrap();
+        let s3_now = next.get_years(&s3, 2009..=2010).await.unwrap();
         assert_eq!(s3_now.len(), 24);
         for (now, then) in s3_now.iter().zip(s3_then.iter()) {
             assert_eq!(now.file.month, then.file.month);
@@ -1375,7 +1705,7 @@ mod tests {
             assert_eq!(Arc::ptr_eq(now, then), same, "{}", now.file.month);
             assert_eq!(now.file.generation, if same { 1 } else { 2 });
         }
-        let s5_now = next.get(&s5).unwrap();
+        let s5_now = next.get(&s5).await.unwrap();
         assert_eq!(s5_now.len(), 120);
         assert!(
             s5_now
@@ -1427,7 +1757,7 @@ mod tests {
         assert!(!Arc::ptr_eq(&now(&s3), &s3_then));
         assert_eq!(now(&s3).file.generation, 2);
         // A station decoded whole gives its newest month as the one known.
-        let s5_months = next.get(&s5).unwrap();
+        let s5_months = next.get(&s5).await.unwrap();
         assert!(Arc::ptr_eq(s5_months.last().unwrap(), &s5_then));
     }
 }

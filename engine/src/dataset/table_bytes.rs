@@ -16,7 +16,7 @@ use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::{
-    PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader,
+    PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader, RowGroupMetaData,
 };
 use datafusion::parquet::file::reader::{ChunkReader, Length};
 use std::collections::HashMap;
@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 /// The most a read of the new table asks for at once: whole row groups up to this many bytes
 /// (a row group of the 200 000-station-year table is ~120 KB, so ~70 of them).
-const SPAN_BYTES: u64 = 8 << 20;
+pub(crate) const SPAN_BYTES: u64 = 8 << 20;
 
 /// Bytes read of the table's end first, to find its footer (the whole footer at 200 000
 /// station-years is ~490 KB; a second read gets the rest when it is longer).
@@ -76,6 +76,14 @@ impl TableBytes {
         }
     }
 
+    /// No bytes: what a table left in the store holds (see [`read_groups`]).
+    pub(crate) fn none() -> Self {
+        Self {
+            pieces: Arc::new([]),
+            len: 0,
+        }
+    }
+
     /// Bytes held (each piece counted, whether or not another table holds it too).
     pub(crate) fn held(&self) -> usize {
         self.pieces.iter().map(|p| p.bytes.len()).sum()
@@ -114,7 +122,8 @@ impl TableBytes {
     }
 
     /// Bytes `range` of the object: a slice of the piece that holds them, or a copy joined
-    /// from the pieces they span.
+    /// from the pieces they span; an error where a piece is missing (a table read in part,
+    /// [`read_groups`]).
     fn range(&self, range: Range<u64>) -> std::result::Result<Bytes, ParquetError> {
         if range.end > self.len || range.start > range.end {
             return Err(ParquetError::EOF(format!(
@@ -123,21 +132,33 @@ impl TableBytes {
             )));
         }
         let first = self.pieces.partition_point(|p| p.end() <= range.start);
-        let piece = &self.pieces[first.min(self.pieces.len() - 1)];
-        if piece.start <= range.start && range.end <= piece.end() {
+        if let Some(piece) = self.pieces.get(first)
+            && piece.start <= range.start
+            && range.end <= piece.end()
+        {
             let from = (range.start - piece.start) as usize;
             return Ok(piece
                 .bytes
                 .slice(from..from + (range.end - range.start) as usize));
         }
         let mut out = BytesMut::with_capacity((range.end - range.start) as usize);
+        let mut at = range.start;
         for p in self.pieces[first..]
             .iter()
             .take_while(|p| p.start < range.end)
         {
-            let from = range.start.max(p.start) - p.start;
-            let to = range.end.min(p.end()) - p.start;
-            out.extend_from_slice(&p.bytes[from as usize..to as usize]);
+            if p.start > at {
+                break;
+            }
+            let to = range.end.min(p.end());
+            out.extend_from_slice(&p.bytes[(at - p.start) as usize..(to - p.start) as usize]);
+            at = to;
+        }
+        if at < range.end {
+            return Err(ParquetError::EOF(format!(
+                "bytes {at}..{} of the table were not read",
+                range.end
+            )));
         }
         Ok(out.freeze())
     }
@@ -186,18 +207,23 @@ pub(crate) fn group_ranges(metadata: &ParquetMetaData) -> Vec<Range<u64>> {
     let mut ranges: Vec<Range<u64>> = metadata
         .row_groups()
         .iter()
-        .filter_map(|g| {
-            g.columns()
-                .iter()
-                .map(|c| {
-                    let (start, len) = c.byte_range();
-                    start..start + len
-                })
-                .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
-        })
+        .filter_map(group_range)
         .collect();
     ranges.sort_by_key(|r| r.start);
     ranges
+}
+
+/// The bytes of a row group, from the first byte of its first column chunk to the last of its
+/// last (None for a group without columns).
+fn group_range(group: &RowGroupMetaData) -> Option<Range<u64>> {
+    group
+        .columns()
+        .iter()
+        .map(|c| {
+            let (start, len) = c.byte_range();
+            start..start + len
+        })
+        .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
 }
 
 /// What finds a row group's bytes among another table's: its length and its first and last
@@ -333,4 +359,44 @@ pub(crate) async fn read_beside(
         },
         shared,
     ))
+}
+
+/// Reads the bytes of row groups `groups` of the table at `location` (of `len` bytes, whose
+/// footer is `metadata`): contiguous groups in one range, and the ranges in as few requests as
+/// the store joins them into. The table's other bytes are not held; reading them fails.
+pub(crate) async fn read_groups(
+    store: &dyn ObjectStore,
+    location: &Path,
+    len: u64,
+    metadata: &ParquetMetaData,
+    groups: &[usize],
+) -> Result<TableBytes> {
+    let mut ranges: Vec<Range<u64>> = Vec::with_capacity(groups.len());
+    for &g in groups {
+        let Some(range) = metadata.row_groups().get(g).and_then(group_range) else {
+            continue;
+        };
+        match ranges.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => ranges.push(range),
+        }
+    }
+    if ranges.iter().any(|r| r.end > len) {
+        return Err(EngineError::corrupt(format!(
+            "files table {location}: row groups {groups:?} end past its {len} bytes"
+        )));
+    }
+    let read = store.get_ranges(location, &ranges).await?;
+    let pieces: Vec<Piece> = ranges
+        .iter()
+        .zip(read)
+        .map(|(r, bytes)| Piece {
+            start: r.start,
+            bytes,
+        })
+        .collect();
+    Ok(TableBytes {
+        pieces: pieces.into(),
+        len,
+    })
 }

@@ -67,7 +67,7 @@ struct Touched {
 impl Dataset {
     /// The series of `series` with months written after `base` within `from..=to`: those a
     /// changes answer of many series lists.
-    pub fn changed_series(
+    pub async fn changed_series(
         &self,
         base: &Dataset,
         series: &[Series],
@@ -76,7 +76,7 @@ impl Dataset {
     ) -> Result<Vec<Series>> {
         let mut changed = Vec::new();
         for s in series {
-            if !self.touched(base, s, from, to)?.is_empty() {
+            if !self.touched(base, s, from, to).await?.is_empty() {
                 changed.push(s.clone());
             }
         }
@@ -85,7 +85,7 @@ impl Dataset {
 
     /// The rows of one series (`ids`: false) or of many (with their station and parameter
     /// ids) that changed since `base`.
-    pub fn plan_changes(
+    pub async fn plan_changes(
         self: &Arc<Self>,
         base: &Dataset,
         query: &ChangesQuery,
@@ -99,7 +99,7 @@ impl Dataset {
         };
         let mut touched: Vec<Touched> = Vec::new();
         for s in &query.series {
-            touched.extend(self.touched(base, s, query.from, query.to)?);
+            touched.extend(self.touched(base, s, query.from, query.to).await?);
         }
         let (from, to) = (query.from, query.to);
         let store = self.store.object_store();
@@ -144,16 +144,16 @@ impl Dataset {
     }
 
     /// The station-months of `series` within `from..=to` written after `base`, in time order.
-    fn touched(
+    async fn touched(
         &self,
         base: &Dataset,
         (station, parameter): &Series,
         from: Option<Micros>,
         to: Option<Micros>,
     ) -> Result<Vec<Touched>> {
-        let months = self.station_files(station)?;
+        let months = self.station_files(station).await?;
         let (first, last) = (from.map(Month::of), to.map(Month::of));
-        let base_months = base.station_files(station)?;
+        let base_months = base.station_files(station).await?;
         let touched = months
             .iter()
             .map(|m| &m.file)

@@ -16,18 +16,17 @@
 //! newest month file it shares ([`Dataset::carry_latest`]).
 
 pub use crate::dataset::latest_values::Latest;
+use crate::dataset::station_files::SeriesNewest;
 use crate::dataset::{Dataset, StationFiles};
 use crate::error::{EngineError, Result};
 use crate::model::gap::is_gap;
 use crate::model::ids::Series;
-use crate::model::ids::{ParameterId, StationId};
-use crate::model::month::Month;
+use crate::model::ids::StationId;
 use crate::query::plan::into_batch;
 use crate::query::spec::{ReadAhead, ValuesQuery, Window};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use futures::{StreamExt, TryStreamExt};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Series read at once while finding newest values.
@@ -46,7 +45,7 @@ impl Dataset {
             .collect();
         let found: Vec<Option<Latest>> = futures::stream::iter(missing.clone())
             .map(|s| async move {
-                let months = self.station_files(&s.0)?;
+                let months = self.station_files(&s.0).await?;
                 self.newest(&months, &s).await
             })
             .buffered(READS_AT_ONCE)
@@ -65,30 +64,28 @@ impl Dataset {
     /// Keeps the newest values `previous` has found for the series this version does not
     /// know and whose newest month file is the same file (station, month and generation) in
     /// both versions: files are never rewritten in place, so such a series' newest value is
-    /// the same. Returns how many. A station whose files cannot be read is left to the
-    /// requests for it.
+    /// the same. Returns how many. Called while this version's files table is held (see
+    /// [`Dataset::leave_files_in_store`]); a series whose newest month `previous` does not
+    /// know (its station not decoded whole) or whose station cannot be decoded here is left to
+    /// [`Self::warm_latest`] and the requests for it.
     pub fn carry_latest(&self, previous: &Dataset) -> usize {
-        let mut found: HashMap<StationId, Vec<(ParameterId, Option<Latest>)>> = HashMap::new();
-        for (series, latest) in previous.latest.snapshot() {
-            if self.latest.get(&series).is_none() {
-                let (station, parameter) = series;
-                found.entry(station).or_default().push((parameter, latest));
-            }
-        }
         let mut carried = 0;
-        for (station, series) in found {
-            let (Ok(here), Ok(there)) = (
-                self.station_files_in_pass(&station),
-                previous.station_files_in_pass(&station),
-            ) else {
+        for ((station, parameter), latest) in previous.latest.snapshot() {
+            if self
+                .latest
+                .get(&(station.clone(), parameter.clone()))
+                .is_some()
+            {
+                continue;
+            }
+            let file = |n: &SeriesNewest| (n.month.file.month, n.month.file.generation);
+            let Some(there) = previous.series_newest(&station, &parameter).map(file) else {
                 continue;
             };
-            for (parameter, latest) in series {
-                let newest = newest_file(&here, &parameter);
-                if newest.is_some() && newest == newest_file(&there, &parameter) {
-                    self.latest.put((station.clone(), parameter), latest);
-                    carried += 1;
-                }
+            let here = self.series_newest_from_held(&station, &parameter).map(file);
+            if here == Some(there) {
+                self.latest.put((station, parameter), latest);
+                carried += 1;
             }
         }
         carried
@@ -135,7 +132,7 @@ impl Dataset {
         if unknown.is_empty() {
             return Ok(());
         }
-        let months = self.station_files_in_pass(station)?;
+        let months = self.station_files_in_pass(station).await?;
         for series in unknown {
             let latest = self.newest(&months, &series).await?;
             self.latest.put(series, latest);
@@ -207,18 +204,4 @@ fn newest_with_value(batch: &RecordBatch) -> Result<Option<Latest>> {
         value: values.value(last),
         quality: Arc::from(texts.value(key)),
     }))
-}
-
-/// The month and generation of the newest month file with rows of the series.
-fn newest_file(months: &StationFiles, parameter: &ParameterId) -> Option<(Month, u64)> {
-    months
-        .iter()
-        .rev()
-        .map(|m| &m.file)
-        .find(|f| {
-            f.series
-                .iter()
-                .any(|s| s.parameter == *parameter && s.rows > 0)
-        })
-        .map(|f| (f.month, f.generation))
 }

@@ -106,8 +106,8 @@ impl Dataset {
         for (station, parameter) in &q.series {
             let mut series = ValuesQuery::of_series(station.clone(), parameter.clone(), q.window);
             series.qualities.clone_from(&q.qualities);
-            if self.newest_holds(&series)?.is_none() {
-                self.station_files(station)?;
+            if self.newest_holds(&series).await?.is_none() {
+                self.station_files(station).await?;
             }
         }
         let paged = q.need_total || q.offset > 0 || q.limit.is_some();

@@ -556,7 +556,7 @@ impl Dataset {
 
     /// A DataFusion scan of the series' rows in the window `[lo, hi]` (of `qualities`), over
     /// exactly the month files that can hold them, in time order.
-    pub(crate) fn window_scan(
+    pub(crate) async fn window_scan(
         &self,
         station: &StationId,
         parameter: &ParameterId,
@@ -564,7 +564,7 @@ impl Dataset {
         columns: &[ValueColumn],
         qualities: Option<&[String]>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let months = self.station_files_within(station, (lo, hi))?;
+        let months = self.station_files_within(station, (lo, hi)).await?;
         let parts = month_parts(&months, parameter);
         let files: Vec<&ValueFile> = parts
             .iter()
@@ -641,16 +641,19 @@ impl Dataset {
         stored: bool,
         read_ahead: ReadAhead,
     ) -> Result<PartsPlan> {
-        if let Some(newest) = self.newest_holds(q)? {
+        if let Some(newest) = self.newest_holds(q).await? {
             return self.plan_all_in(&newest, q, stored, read_ahead).await;
         }
         let months = match q.window {
             // Months outside the window are dropped while planning: only its years are decoded.
-            Window::Between { from, to } => self.station_files_within(
-                &q.station,
-                (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX)),
-            )?,
-            Window::Recent(_) | Window::Last(_) => self.station_files(&q.station)?,
+            Window::Between { from, to } => {
+                self.station_files_within(
+                    &q.station,
+                    (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX)),
+                )
+                .await?
+            }
+            Window::Recent(_) | Window::Last(_) => self.station_files(&q.station).await?,
         };
         self.plan_all_in(&months, q, stored, read_ahead).await
     }
@@ -661,7 +664,7 @@ impl Dataset {
     /// the one kept for the series (see `dataset::station_files::SeriesNewest`), or else
     /// found among the station's last year's months, the only ones decoded; None for a
     /// series without values that year.
-    pub(super) fn newest_holds(&self, q: &ValuesQuery) -> Result<Option<StationFiles>> {
+    pub(super) async fn newest_holds(&self, q: &ValuesQuery) -> Result<Option<StationFiles>> {
         let Window::Recent(n) = q.window else {
             return Ok(None);
         };
@@ -681,7 +684,7 @@ impl Dataset {
             None => {
                 // The station's last year is decoded, other years only if a request needed
                 // them: the series' newest month is its last in that year, if it has one.
-                let months = self.station_files_of_last_year(&q.station)?;
+                let months = self.station_files_of_last_year(&q.station).await?;
                 let Some(last_year) = months.last().map(|m| m.file.month.year()) else {
                     return Ok(None);
                 };

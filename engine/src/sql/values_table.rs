@@ -111,7 +111,7 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
         let one_series = Pick::of(filters.iter().copied())
-            .one_series(&self.dataset)?
+            .one_series(&self.dataset)
             .is_some();
         Ok(filters
             .iter()
@@ -135,7 +135,7 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let pick = Pick::of(filters);
-        if let Some(series) = pick.one_series(&self.dataset)? {
+        if let Some(series) = pick.one_series(&self.dataset) {
             let schema = table_schema(self.dataset.has_gaps());
             let projected = match projection {
                 Some(p) => Arc::new(schema.project(p)?),
@@ -153,7 +153,7 @@ impl datafusion::catalog::TableProvider for ValuesTable {
                 projected,
             )));
         }
-        let files = self.files(&pick)?;
+        let files = self.files(&pick).await?;
         parquet_scan(
             &self.dataset,
             state,
@@ -222,7 +222,7 @@ pub(super) fn parquet_scan(
 impl ValuesTable {
     /// The station-months `pick` can match, as the scan reads them: each station's files in
     /// month order (a station-year file's months as that file), `station` set on each.
-    fn files(&self, pick: &Pick) -> Result<Vec<Vec<PartitionedFile>>> {
+    async fn files(&self, pick: &Pick) -> Result<Vec<Vec<PartitionedFile>>> {
         let dataset = &self.dataset;
         let mut stations: Vec<&StationId> = dataset
             .stations_with_files()
@@ -236,7 +236,7 @@ impl ValuesTable {
         stations.sort();
         let mut groups = Vec::new();
         for id in stations {
-            let months = dataset.station_files(id).map_err(external)?;
+            let months = dataset.station_files(id).await.map_err(external)?;
             let matching: Vec<&ValueFile> = months
                 .iter()
                 .map(|m| &m.file)
@@ -304,26 +304,25 @@ impl Pick {
         pick
     }
 
-    /// The one series the filters name (one station, one parameter), if the dataset has it.
-    fn one_series(&self, dataset: &Dataset) -> Result<Option<(StationId, ParameterId)>> {
+    /// The one series the filters name (one station, one parameter), if the catalog lists
+    /// it (whose files a scan then finds, none for a series without values).
+    fn one_series(&self, dataset: &Dataset) -> Option<(StationId, ParameterId)> {
         let only = |set: &Option<HashSet<String>>| match set {
             Some(s) if s.len() == 1 => s.iter().next().cloned(),
             _ => None,
         };
         let (Some(station), Some(parameter)) = (only(&self.stations), only(&self.parameters))
         else {
-            return Ok(None);
+            return None;
         };
-        let Ok(id) = station.parse::<StationId>() else {
-            return Ok(None);
-        };
-        let months = dataset.station_files(&id).map_err(external)?;
-        let parameter = months
+        let id = station.parse::<StationId>().ok()?;
+        let parameter = dataset
+            .catalog
+            .parameters(&id)
             .iter()
-            .flat_map(|m| m.file.series.iter())
-            .find(|s| s.parameter.as_str() == parameter)
-            .map(|s| s.parameter.clone());
-        Ok(parameter.map(|p| (id, p)))
+            .find(|p| p.id.as_str() == parameter)
+            .map(|p| p.id.clone())?;
+        Some((id, parameter))
     }
 
     /// Whether the month holds a series `self` can match.

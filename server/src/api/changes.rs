@@ -66,7 +66,8 @@ pub(crate) async fn changes(ctx: &Ctx<'_>, asked: Changes<'_>) -> Result<Reply, 
     let series = if many {
         target
             .dataset
-            .changed_series(&base.dataset, &asked.series, from, to)?
+            .changed_series(&base.dataset, &asked.series, from, to)
+            .await?
     } else {
         asked.series
     };
@@ -85,6 +86,7 @@ pub(crate) async fn changes(ctx: &Ctx<'_>, asked: Changes<'_>) -> Result<Reply, 
     let plan = target
         .dataset
         .plan_changes(&base.dataset, &query, many)
+        .await
         .map_err(|e| fault(ctx.state, e))?;
     let parts = plan.stream.map(|b| b.map(AnswerPart::Rows)).boxed();
     let planned = Planned {

@@ -157,13 +157,15 @@ impl Dataset {
             ValueColumn::Value,
             ValueColumn::Quality,
         ];
-        let scan = self.window_scan(
-            station,
-            parameter,
-            window,
-            &columns,
-            q.spec.qualities.as_deref(),
-        )?;
+        let scan = self
+            .window_scan(
+                station,
+                parameter,
+                window,
+                &columns,
+                q.spec.qualities.as_deref(),
+            )
+            .await?;
         let schema = scan.schema();
         let table = WindowScan {
             schema: Arc::clone(&schema),
