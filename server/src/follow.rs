@@ -3,9 +3,10 @@
 //! Every few seconds (`follow_seconds`) the served dataset's store is asked for its current
 //! manifest; when its version differs, the new version is opened (catalog, files table) while
 //! the old one goes on answering, then requests that begin afterwards get the new one
-//! (`AppState::switch_to`). It is opened beside the old one (`Dataset::open_beside`): the
-//! row groups of its files table that an append copied, and its stations and characteristics
-//! where an append did not change them, are held once for both. Requests under way keep the
+//! (`AppState::switch_to`). It is opened beside the old one (`Dataset::open_beside`): its
+//! stations and characteristics, where an append did not change them, are held once for both;
+//! its files table is read whole, and left in the store once the switch has carried over what
+//! the old one had decoded (`Dataset::leave_files_in_store`). Requests under way keep the
 //! version they began with to their end. The new version takes over the old one's caches (one
 //! budget for both) and what it read of the month files both list (`Dataset::carry_months`):
 //! what is kept is kept per file, and files are never rewritten in place, so what is carried

@@ -374,29 +374,21 @@ impl Dataset {
     }
 
     /// As [`Self::open_version`], while `other` (another version of the same store) is
-    /// served, holding once for both what did not change between them: the row groups of the
-    /// files table that are byte for byte `other`'s (those an append carried over, see
-    /// [`table_bytes`]), and the stations and characteristics where their tables are.
+    /// served, holding once for both the stations and characteristics where their tables did
+    /// not change (an append of values writes them again as they were). The files table is
+    /// not shared: the version served has left its bytes in the store
+    /// ([`Self::leave_files_in_store`]).
     pub async fn open_version_beside(
         store: &Store,
         manifest: Manifest,
         other: &Dataset,
     ) -> Result<Self> {
-        let (files, shared) = FilesByStation::read_beside(
+        let files = read_files_table(
             store.object.as_ref(),
-            manifest.catalog.files.clone(),
-            &other.files,
-            Arc::new(FilesCache::new(station_files::FILES_CACHE_BYTES)),
+            &manifest,
+            station_files::FILES_CACHE_BYTES,
         )
         .await?;
-        tracing::debug!(
-            "files table {}: {} of {} row groups ({} bytes) held once with version {}'s",
-            manifest.catalog.files,
-            shared.shared,
-            shared.groups,
-            shared.shared_bytes,
-            other.manifest.version
-        );
         Self::open_with_files(store, manifest, files, Some(other)).await
     }
 
@@ -632,8 +624,7 @@ impl Dataset {
     /// the one served) does not hold too: what keeping this version open beside it costs (an
     /// estimate; see [`Self::open_version_beside`]).
     pub fn memory_apart_from(&self, other: &Dataset) -> usize {
-        self.catalog.memory_size_apart_from(&other.catalog)
-            + self.files.memory_apart_from(&other.files)
+        self.catalog.memory_size_apart_from(&other.catalog) + self.files.memory()
     }
 
     pub(crate) fn task_ctx(&self) -> Arc<TaskContext> {

@@ -2,15 +2,17 @@
 //! and kept within a byte budget.
 //!
 //! An archive of 200 000 station-years lists 2.4 M month files; decoded whole at open they
-//! took ~1 GB and 7 s (issue 56), most of them for stations no request asks for. The
-//! table's Parquet bytes are small (~15 bytes a file: 37 MB at 2.4 M files), so a process
-//! keeps them, reads once at open which rows hold each station's files of each year (the
-//! `station` and `month` columns only), and decodes those rows from memory when they are
-//! first asked for: no request to the store, and only the pages that hold them (the offset
-//! index locates them; the writer cuts pages every 256 rows, so a station of 20 years is two
-//! or three pages of each column). A version opened beside the one served before it
-//! ([`FilesByStation::read_beside`]) holds the row groups both tables have byte for byte once
-//! ([`super::table_bytes`]).
+//! took ~1 GB and 7 s (issue 56), most of them for stations no request asks for. A process
+//! reads the table once at open and finds which rows hold each station's files of each year
+//! (the `station` and `month` columns only). A served version then leaves the table's bytes
+//! in the store ([`FilesByStation::leave_in_store`], once it has taken over what the version
+//! before it had decoded): a station first asked for is decoded from the row groups that hold
+//! its rows, read then (one request: its rows lie in one row group or in neighbours), and
+//! only the pages that hold them are decompressed (the offset index locates them; the writer
+//! cuts pages every 256 rows, so a station of 20 years is two or three pages of each
+//! column). Held, the bytes were ~47 MB at 2.4 M files, growing with the archive, in every
+//! process and in each version it kept open. Writers, which pass over every station, hold
+//! their table whole.
 //!
 //! A query decodes the years it needs: a window its own, `recent=N` the station's last year
 //! (where each series with values that year has its newest month), anything else every year.
@@ -35,7 +37,7 @@ use crate::dataset::catalog_file::Interner;
 use crate::dataset::files_table::{FilesDecoder, PLACE_COLUMNS, decode_batches};
 use crate::dataset::manifest::{SeriesStats, Stored, ValueFile};
 use crate::dataset::month_file::{MonthFile, ObjectSlots};
-use crate::dataset::table_bytes::{self, Shared, TableBytes};
+use crate::dataset::table_bytes::{self, TableBytes};
 use crate::error::{BoxError, EngineError, Result};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
@@ -192,25 +194,6 @@ impl FilesByStation {
     /// `cache`.
     pub(crate) fn new(path: String, bytes: Bytes, cache: Arc<FilesCache>) -> Result<Self> {
         Self::index(path, TableBytes::whole(bytes), cache)
-    }
-
-    /// Reads and indexes the table at `path` as [`Self::new`] does, holding once for both
-    /// tables each row group that is byte for byte one of `previous`'s (see
-    /// [`super::table_bytes`]).
-    pub(crate) async fn read_beside(
-        store: &dyn ObjectStore,
-        path: String,
-        previous: &FilesByStation,
-        cache: Arc<FilesCache>,
-    ) -> Result<(Self, Shared)> {
-        let none = TableBytes::none();
-        let theirs = match &previous.bytes {
-            Source::Held(bytes) => bytes,
-            Source::Store { .. } => &none,
-        };
-        let (bytes, shared) =
-            table_bytes::read_beside(store, &path, theirs, previous.metadata.metadata()).await?;
-        Ok((Self::index(path, bytes, cache)?, shared))
     }
 
     fn index(path: String, bytes: TableBytes, cache: Arc<FilesCache>) -> Result<Self> {
@@ -846,16 +829,6 @@ impl FilesByStation {
         }
     }
 
-    /// As [`Self::memory`], without the table's bytes that `other` holds in the same memory
-    /// (row groups a read beside it took over).
-    pub(crate) fn memory_apart_from(&self, other: &FilesByStation) -> usize {
-        let apart = match (&self.bytes, &other.bytes) {
-            (Source::Held(mine), Source::Held(theirs)) => mine.held_apart_from(theirs),
-            _ => self.bytes_held(),
-        };
-        self.memory() - self.bytes_held() + apart
-    }
-
     /// The row groups that hold rows of `runs`.
     fn groups_of(&self, runs: &[Range<u64>]) -> Vec<usize> {
         (0..self.group_starts.len() - 1)
@@ -1239,101 +1212,6 @@ mod tests {
             (&(2001, 8172..8196), &(2010, 8388..8412))
         );
         assert_eq!(index.group_starts, [0, 8192, 9624]);
-    }
-
-    /// The table of `listed()` with station s0's first file one byte larger: a change to the
-    /// first row group only.
-    fn listed_with_s0_grown() -> Vec<ValueFile> {
-        let mut files = listed();
-        let s0 = files
-            .iter_mut()
-            .find(|f| f.station.as_str() == "s0")
-            .unwrap();
-        s0.size += 1;
-        files
-    }
-
-    /// `bytes` read beside `previous` from a store holding them as the version's table.
-    async fn beside(bytes: &Bytes, previous: &FilesByStation) -> (FilesByStation, Shared) {
-        let store = InMemory::new();
-        let path = "catalog/files-2.parquet";
-        store
-            .put(&Path::from(path), bytes.clone().into())
-            .await
-            .unwrap();
-        let cache = Arc::new(FilesCache::new(FILES_CACHE_BYTES));
-        FilesByStation::read_beside(&store, path.into(), previous, cache)
-            .await
-            .unwrap()
-    }
-
-    #[tokio::test]
-    async fn a_table_read_beside_another_holds_their_common_row_groups_once() {
-        let before = table(listed()).await;
-        let after = table(listed_with_s0_grown()).await;
-        let previous = by_station(before, FILES_CACHE_BYTES);
-        let (index, shared) = beside(&after, &previous).await;
-        assert_eq!((shared.groups, shared.shared), (2, 1));
-        let theirs = table_bytes::group_ranges(previous.metadata.metadata());
-        let ours = table_bytes::group_ranges(index.metadata.metadata());
-        let same = |g: usize| {
-            index.held().unwrap().same_memory(
-                ours[g].clone(),
-                previous.held().unwrap(),
-                theirs[g].clone(),
-            )
-        };
-        assert!(!same(0), "the changed row group is the new table's own");
-        assert!(same(1), "the unchanged one is held once");
-        assert_eq!(shared.shared_bytes, theirs[1].end - theirs[1].start);
-        // Beside the previous table it costs what it does not hold with it; beside itself,
-        // nothing of its bytes; beside a table read on its own, all of them.
-        let apart = index.memory_apart_from(&previous);
-        assert_eq!(index.memory() - apart, shared.shared_bytes as usize);
-        assert_eq!(
-            index.memory() - index.memory_apart_from(&index),
-            index.held().unwrap().held()
-        );
-        let alone = by_station(Bytes::copy_from_slice(&after), FILES_CACHE_BYTES);
-        assert_eq!(index.memory_apart_from(&alone), index.memory());
-        for station in index.stations() {
-            assert_eq!(
-                got(&index, station).await,
-                expected(&after, station),
-                "{station}"
-            );
-        }
-        // As a writer reads it, and beside a table that is itself in pieces.
-        assert_eq!(index.held().unwrap().joined(), after);
-        let (again, shared) = beside(&after, &index).await;
-        assert_eq!((shared.groups, shared.shared), (2, 2));
-        assert_eq!(again.held().unwrap().joined(), after);
-        assert!(again.memory() > 0);
-    }
-
-    /// A footer longer than the first read of the table's end (1 375 row groups of 7 rows),
-    /// and row groups cut anywhere, as tables were written before row groups held whole files.
-    #[tokio::test]
-    async fn a_long_footer_is_read_in_a_second_read_and_small_row_groups_are_shared() {
-        let before = regrouped(table(listed()).await, 7);
-        let after = regrouped(table(listed_with_s0_grown()).await, 7);
-        let previous = by_station(before, FILES_CACHE_BYTES);
-        let end = after.len();
-        let footer = u32::from_le_bytes(after[end - 8..end - 4].try_into().unwrap());
-        assert!(footer > 64 << 10, "{footer}");
-        let (index, shared) = beside(&after, &previous).await;
-        assert_eq!(shared.groups, 1375);
-        // Only the groups of s0's first rows differ (the sizes of a page's statistics may move
-        // a group's bytes where its values did not change, never more than a few).
-        assert!(shared.shared >= 1370, "{shared:?}");
-        for station in index.stations() {
-            assert_eq!(
-                got(&index, station).await,
-                expected(&after, station),
-                "{station}"
-            );
-        }
-        assert_eq!(index.held().unwrap().joined(), after);
     }
 
     #[tokio::test]
