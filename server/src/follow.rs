@@ -5,10 +5,9 @@
 //! the old one goes on answering, then requests that begin afterwards get the new one
 //! (`AppState::switch_to`). It is opened beside the old one (`Dataset::open_beside`): its
 //! stations and characteristics, where an append did not change them, are held once for both;
-//! its files table is read whole, and left in the store once the switch has carried over what
-//! the old one had decoded (`Dataset::leave_files_in_store`). Requests under way keep the
+//! its files table is indexed a span at a time and none of it kept. Requests under way keep the
 //! version they began with to their end. The new version takes over the old one's caches (one
-//! budget for both) and what it read of the month files both list (`Dataset::carry_months`):
+//! budget for both) and what it read of the month files both list (`Dataset::follow`):
 //! what is kept is kept per file, and files are never rewritten in place, so what is carried
 //! over is the new version's too. The answer store is keyed by ETags that name the version. A
 //! version that cannot be read (a damaged manifest, a missing table) is not served: the old
@@ -61,13 +60,25 @@ where
         match open(Arc::clone(&state.version().dataset)).await {
             // (Published again while it was opened: what was opened is served, and the next
             // check finds the newer one.)
-            Ok(dataset) => {
+            Ok(mut dataset) => {
                 let version = dataset.manifest.version.clone();
                 // The switch decodes the new version's files of the stations the old one holds
-                // decoded (`Version::of`): CPU work of up to the files cache's budget, kept off
-                // the threads that answer requests.
+                // decoded (`Dataset::follow`): CPU work of up to the files cache's budget,
+                // kept off the threads that answer requests, with the reads of their row
+                // groups driven from there too.
                 let switching = Arc::clone(&state);
-                match tokio::task::spawn_blocking(move || switching.switch_to(dataset)).await {
+                let runtime = tokio::runtime::Handle::current();
+                let switched = tokio::task::spawn_blocking(move || {
+                    let previous = switching.version();
+                    let (stations, series) = runtime.block_on(dataset.follow(&previous.dataset));
+                    tracing::debug!(
+                        "{stations} stations' decoded month files and {series} series' newest \
+                         values carried over"
+                    );
+                    drop(previous);
+                    switching.switch_to(dataset);
+                });
+                match switched.await {
                     Ok(()) => tracing::info!("serving version {version} (was {serving})"),
                     Err(e) => {
                         tracing::error!("switching to version {version} failed: {e}");

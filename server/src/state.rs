@@ -86,7 +86,7 @@ impl AppState {
             rate,
             trusted,
             last_fault: std::sync::Mutex::new(None),
-            current: RwLock::new(Arc::new(Version::of(dataset, None))),
+            current: RwLock::new(Arc::new(Version::of(dataset))),
             switch_fault: Mutex::new(None),
             heavy: Arc::new(Semaphore::new(config.max_heavy_queries.max(1))),
             sql_slots: Arc::new(Semaphore::new(config.sql_queries_at_once.max(1))),
@@ -103,9 +103,10 @@ impl AppState {
         Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Serves `dataset` from now on; requests under way keep the version they began with.
+    /// Serves `dataset` from now on (having taken over what the version served read:
+    /// `Dataset::follow`); requests under way keep the version they began with.
     pub fn switch_to(&self, dataset: Dataset) {
-        let next = Arc::new(Version::of(dataset, Some(&self.version().dataset)));
+        let next = Arc::new(Version::of(dataset));
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = next;
         self.clear_switch_fault();
     }

@@ -48,25 +48,14 @@ pub struct Version {
 }
 
 impl Version {
-    /// The version of `dataset`, following `previous` if one was served before it; the
-    /// newest values (for `/v1/latest`) its parameters table does not give are taken over
-    /// from `previous` where its files say they are unchanged, and the rest found in the
-    /// background when a runtime runs. From then on, its files table is read from the store a
-    /// station at a time (`Dataset::leave_files_in_store`).
-    pub fn of(mut dataset: Dataset, previous: Option<&Dataset>) -> Self {
+    /// The version of `dataset` (which has taken over what the version before it read, if it
+    /// follows one: `Dataset::follow`); the newest values (for `/v1/latest`) that neither its
+    /// parameters table nor that version gave are found in the background when a runtime
+    /// runs.
+    pub fn of(dataset: Dataset) -> Self {
         let modified = chrono::DateTime::parse_from_rfc3339(&dataset.manifest.created)
             .ok()
             .map(|t| t.with_timezone(&chrono::Utc));
-        if let Some(previous) = previous {
-            // One budget for both while the previous one is still read, and what it read of
-            // the files both versions list is found again.
-            dataset.share_caches(previous);
-            let stations = dataset.carry_months(previous);
-            tracing::debug!("{stations} stations' decoded month files carried over");
-            let carried = dataset.carry_latest(previous);
-            tracing::debug!("{carried} series' newest values carried over to the new version");
-        }
-        dataset.leave_files_in_store();
         let dataset = Arc::new(dataset);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(Arc::clone(&dataset).warm_latest());
@@ -497,7 +486,7 @@ impl Versions {
             seconds = started.elapsed().as_secs_f64(),
             "opened a past version"
         );
-        let version = Arc::new(Version::of(dataset, None));
+        let version = Arc::new(Version::of(dataset));
         if self.open_budget > 0 {
             let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
             open.push(Arc::clone(&version));

@@ -351,17 +351,12 @@ impl Dataset {
     }
 
     /// The version of `store` whose manifest (its record, [`versions`]) is `manifest`: the
-    /// current one or an earlier one. Its files table is indexed by station and decoded a
-    /// station at a time when asked for (see [`station_files`]); each series' newest month is
-    /// known at once where the version lists them (`catalog.newest`).
+    /// current one or an earlier one. Its files table is indexed by station, read a span at a
+    /// time and not kept; a station's row groups are read and decoded when it is asked for
+    /// (see [`station_files`]); each series' newest month is known at once where the version
+    /// lists them (`catalog.newest`).
     pub async fn open_version(store: &Store, manifest: Manifest) -> Result<Self> {
-        let files = read_files_table(
-            store.object.as_ref(),
-            &manifest,
-            station_files::FILES_CACHE_BYTES,
-        )
-        .await?;
-        Self::open_with_files(store, manifest, files, None).await
+        Self::open_with(store, manifest, None).await
     }
 
     /// The version published in `store` now, opened while `previous` (an earlier version of
@@ -375,29 +370,26 @@ impl Dataset {
 
     /// As [`Self::open_version`], while `other` (another version of the same store) is
     /// served, holding once for both the stations and characteristics where their tables did
-    /// not change (an append of values writes them again as they were). The files table is
-    /// not shared: the version served has left its bytes in the store
-    /// ([`Self::leave_files_in_store`]).
+    /// not change (an append of values writes them again as they were).
     pub async fn open_version_beside(
         store: &Store,
         manifest: Manifest,
         other: &Dataset,
     ) -> Result<Self> {
-        let files = read_files_table(
-            store.object.as_ref(),
-            &manifest,
-            station_files::FILES_CACHE_BYTES,
-        )
-        .await?;
-        Self::open_with_files(store, manifest, files, Some(other)).await
+        Self::open_with(store, manifest, Some(other)).await
     }
 
-    async fn open_with_files(
+    async fn open_with(
         store: &Store,
         manifest: Manifest,
-        mut files: FilesByStation,
         beside: Option<&Dataset>,
     ) -> Result<Self> {
+        let mut files = FilesByStation::open(
+            store.object_store(),
+            manifest.catalog.files.clone(),
+            Arc::new(FilesCache::new(station_files::FILES_CACHE_BYTES)),
+        )
+        .await?;
         if let Some(path) = manifest.catalog.newest.clone() {
             let bytes = get(store.object.as_ref(), path.clone()).await?;
             let newest = files_table::decode_files(bytes, &mut catalog_file::Interner::default())
@@ -465,16 +457,18 @@ impl Dataset {
     /// series' newest months, where this version lists the same files, so that their footers
     /// and bytes, once read, serve this version's requests as they served the previous one's.
     /// Returns how many stations were decoded.
-    pub fn carry_months(&mut self, previous: &Dataset) -> usize {
-        self.files.carry(&previous.files)
+    pub async fn carry_months(&mut self, previous: &Dataset) -> usize {
+        self.files.carry(&previous.files).await
     }
 
-    /// Leaves the files table's bytes in the store from now on: a station not kept decoded is
-    /// decoded from its row groups, read when it is asked for (see [`station_files`]). Until
-    /// then they are held, read whole at the open, so that [`Self::carry_months`] decodes what
-    /// it carries without reading them again.
-    pub fn leave_files_in_store(&mut self) {
-        self.files.leave_in_store(self.store.object_store());
+    /// Takes over what `previous` (the version served before this one) read that this one
+    /// shares: its caches ([`Self::share_caches`]), its stations' decoded month files
+    /// ([`Self::carry_months`]) and its series' newest values ([`Self::carry_latest`]).
+    /// Returns how many stations and series were carried over.
+    pub async fn follow(&mut self, previous: &Dataset) -> (usize, usize) {
+        self.share_caches(previous);
+        let stations = self.carry_months(previous).await;
+        (stations, self.carry_latest(previous))
     }
 
     /// The store the dataset is read from.
@@ -536,17 +530,6 @@ impl Dataset {
         parameter: &ParameterId,
     ) -> Option<&station_files::SeriesNewest> {
         self.files.newest(station, parameter)
-    }
-
-    /// A series' newest month file as [`Self::series_newest`] gives it, its station decoded
-    /// where it was not decoded whole yet, while the files table's bytes are held (before
-    /// [`Self::leave_files_in_store`]).
-    pub(crate) fn series_newest_from_held(
-        &self,
-        station: &StationId,
-        parameter: &ParameterId,
-    ) -> Option<&station_files::SeriesNewest> {
-        self.files.newest_from_held(station, parameter)
     }
 
     /// A station's month files like [`Self::station_files`], for a pass over every station

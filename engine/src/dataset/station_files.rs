@@ -2,17 +2,16 @@
 //! and kept within a byte budget.
 //!
 //! An archive of 200 000 station-years lists 2.4 M month files; decoded whole at open they
-//! took ~1 GB and 7 s (issue 56), most of them for stations no request asks for. A process
-//! reads the table once at open and finds which rows hold each station's files of each year
-//! (the `station` and `month` columns only). A served version then leaves the table's bytes
-//! in the store ([`FilesByStation::leave_in_store`], once it has taken over what the version
-//! before it had decoded): a station first asked for is decoded from the row groups that hold
-//! its rows, read then (one request: its rows lie in one row group or in neighbours), and
-//! only the pages that hold them are decompressed (the offset index locates them; the writer
-//! cuts pages every 256 rows, so a station of 20 years is two or three pages of each
-//! column). Held, the bytes were ~47 MB at 2.4 M files, growing with the archive, in every
-//! process and in each version it kept open. Writers, which pass over every station, hold
-//! their table whole.
+//! took ~1 GB and 7 s (issue 56), most of them for stations no request asks for. A version
+//! opened to be read ([`FilesByStation::open`]) reads the table a span of row groups at a
+//! time and finds which rows hold each station's files of each year (the `station` and
+//! `month` columns only), keeping none of its bytes: a station first asked for is decoded
+//! from the row groups that hold its rows, read then (one request: its rows lie in one row
+//! group or in neighbours), and only the pages that hold them are decompressed (the offset
+//! index locates them; the writer cuts pages every 256 rows, so a station of 20 years is two
+//! or three pages of each column). Held, the bytes were ~47 MB at 2.4 M files, growing with
+//! the archive, in every process and in each version it kept open. Writers, which pass over
+//! every station, hold their table whole ([`FilesByStation::new`]).
 //!
 //! A query decodes the years it needs: a window its own, `recent=N` the station's last year
 //! (where each series with values that year has its newest month), anything else every year.
@@ -55,8 +54,7 @@ use datafusion::parquet::arrow::arrow_reader::{
 };
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::PageIndexPolicy;
-use datafusion::parquet::file::reader::Length;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::{Range, RangeInclusive};
 use std::sync::{Arc, LazyLock, OnceLock};
 
@@ -115,6 +113,16 @@ pub(crate) struct Decoded {
     years: Box<[i32]>,
 }
 
+/// Stations a switch decodes from row groups read at once (see [`FilesByStation::carry`]):
+/// each with its rows and the previous version's months of it, the groups that hold them and
+/// their bytes.
+#[derive(Default)]
+struct Carried<'a> {
+    stations: Vec<(&'a StationId, Rows<'a>, Arc<StationFiles>)>,
+    groups: BTreeSet<usize>,
+    bytes: u64,
+}
+
 /// What a read of a station needs: its files as kept, or rows of the table decoded.
 enum ToRead<'a> {
     Kept(Arc<StationFiles>),
@@ -162,8 +170,7 @@ fn newest_of(months: &StationFiles) -> Box<[SeriesNewest]> {
 
 /// Where the rows of a station are read from when it is decoded.
 enum Source {
-    /// The table's bytes, held: a writer's table, and a version's from its open until it is
-    /// served ([`FilesByStation::leave_in_store`]).
+    /// The table's bytes, held: a writer's table.
     Held(TableBytes),
     /// The store that holds the table: a station's row groups are read when it is decoded,
     /// and not kept once it is.
@@ -196,151 +203,53 @@ impl FilesByStation {
         Self::index(path, TableBytes::whole(bytes), cache)
     }
 
-    fn index(path: String, bytes: TableBytes, cache: Arc<FilesCache>) -> Result<Self> {
+    /// Reads the footer of the table at `path` in `store` and indexes its rows a span of row
+    /// groups at a time ([`table_bytes::SPAN_BYTES`]), holding none of its bytes afterwards:
+    /// a station is decoded from its row groups, read when it is asked for.
+    pub(crate) async fn open(
+        store: Arc<dyn ObjectStore>,
+        path: String,
+        cache: Arc<FilesCache>,
+    ) -> Result<Self> {
+        let location = Path::from(path.as_str());
+        let (metadata, len) = table_bytes::read_footer(store.as_ref(), &location).await?;
         let name = format!("files table {path}");
-        let options = ArrowReaderOptions::new()
-            .with_column_index_policy(PageIndexPolicy::Skip)
-            .with_offset_index_policy(PageIndexPolicy::Optional);
-        let metadata = ArrowReaderMetadata::load(&bytes, options).map_err(damaged(&name))?;
-        let mut group_starts = vec![0u64];
-        for g in metadata.metadata().row_groups() {
-            let rows = u64::try_from(g.num_rows()).unwrap_or(0);
-            group_starts.push(group_starts[group_starts.len() - 1] + rows);
-        }
-        let located_by = ProjectionMask::columns(metadata.parquet_schema(), ["station", "month"]);
-        let keyed_metadata = places_as_keys(&metadata).map_err(damaged(&name))?;
-        // A reader a row group: a batch that spans two row groups (two dictionaries) is built
-        // again value by value into one dictionary, which cost more than reading texts.
-        let reader = |g: usize| {
-            ParquetRecordBatchReaderBuilder::new_with_metadata(
-                bytes.clone(),
-                keyed_metadata.clone(),
+        let metadata = ArrowReaderMetadata::try_new(Arc::new(metadata), reader_options())
+            .map_err(damaged(&name))?;
+        let mut indexer = Indexer::new(&metadata, &name)?;
+        for span in table_bytes::spans(metadata.metadata(), 0..metadata.metadata().num_row_groups())
+        {
+            let groups: Vec<usize> = span.collect();
+            let bytes = table_bytes::read_groups(
+                store.as_ref(),
+                &location,
+                len,
+                metadata.metadata(),
+                &groups,
             )
-            .with_projection(located_by.clone())
-            .with_row_groups(vec![g])
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(damaged(&name))
-        };
-        let groups = metadata.metadata().num_row_groups();
-        let batches = (0..groups).map(reader).flat_map(|group| {
-            let (batches, failed) = match group {
-                Ok(batches) => (Some(batches.map(|b| b.map_err(damaged(&name)))), None),
-                Err(e) => (None, Some(Err(e))),
-            };
-            batches.into_iter().flatten().chain(failed)
-        });
-        let mut texts = Interner::default();
-        // Each station's runs, in the order of its first row; looked up by id once per
-        // dictionary value of a batch (a row group's stations), a row compared with the one
-        // before by its key.
-        let mut runs: Vec<(StationId, Vec<YearRows>)> = Vec::new();
-        let mut index: HashMap<StationId, usize> = HashMap::new();
-        // The station (in `runs`), year and run of the row before.
-        let mut last: Option<(usize, i32, usize)> = None;
-        let mut row = 0u64;
-        for batch in batches {
-            let batch = batch?;
-            let (station_keys, station_ids) = keyed(&batch, "station", &name)?;
-            let (month_keys, month_texts) = keyed(&batch, "month", &name)?;
-            // Each dictionary value's station (in `runs`) and year, once a row used it.
-            let mut stations: Vec<Option<usize>> = vec![None; station_ids.len()];
-            let mut years: Vec<Option<i32>> = vec![None; month_texts.len()];
-            for (&station_key, &month_key) in station_keys.iter().zip(month_keys) {
-                let year = match years.get(month_key as usize) {
-                    Some(Some(year)) => *year,
-                    _ => {
-                        let text = dictionary_value(month_texts, month_key, &name)?;
-                        let month: Month = text
-                            .parse()
-                            .map_err(|e: String| EngineError::corrupt(format!("{name}: {e}")))?;
-                        years[month_key as usize] = Some(month.year());
-                        month.year()
-                    }
-                };
-                let s = match stations.get(station_key as usize) {
-                    Some(Some(s)) => *s,
-                    _ => {
-                        let text = dictionary_value(station_ids, station_key, &name)?;
-                        let id = texts.id(text, "files table")?;
-                        let s = match index.get(&id) {
-                            Some(&s) => s,
-                            None => {
-                                index.insert(id.clone(), runs.len());
-                                runs.push((id, Vec::new()));
-                                runs.len() - 1
-                            }
-                        };
-                        stations[station_key as usize] = Some(s);
-                        s
-                    }
-                };
-                if let Some((ls, y, run)) = last
-                    && ls == s
-                    && y == year
-                {
-                    runs[s].1[run].rows.end = row + 1;
-                    row += 1;
-                    continue;
-                }
-                let years = &mut runs[s].1;
-                let run = match years.iter().rposition(|r| r.year == year) {
-                    Some(j) if row - years[j].rows.end <= RUN_GAP_ROWS => {
-                        years[j].rows.end = row + 1;
-                        j
-                    }
-                    _ => {
-                        years.push(YearRows {
-                            year,
-                            rows: row..row + 1,
-                        });
-                        years.len() - 1
-                    }
-                };
-                last = Some((s, year, run));
-                row += 1;
-            }
+            .await?;
+            indexer.add(&bytes, &groups)?;
         }
-        let order: Vec<StationId> = runs.iter().map(|(id, _)| id.clone()).collect();
-        let stations = runs
-            .into_iter()
-            .map(|(id, mut years)| {
-                years.sort_by_key(|y| (y.year, y.rows.start));
-                let located = Located {
-                    years: years.into_boxed_slice(),
-                    files: Arc::default(),
-                    newest: OnceLock::new(),
-                };
-                (id, located)
-            })
-            .collect();
-        Ok(Self {
-            path,
-            bytes: Source::Held(bytes),
-            metadata,
-            group_starts,
-            stations,
-            order,
-            cache,
-        })
-    }
-
-    /// Leaves the table's bytes in `store` (where it lies): from now on a station not kept
-    /// decoded is decoded from its row groups, read then, and writers' passes
-    /// ([`Self::value_files`], [`Self::in_order`], [`Self::group_files`]) fail.
-    pub(crate) fn leave_in_store(&mut self, store: Arc<dyn ObjectStore>) {
-        let len = match &self.bytes {
-            Source::Held(bytes) => Length::len(bytes),
-            Source::Store { .. } => return,
-        };
-        self.bytes = Source::Store {
+        let source = Source::Store {
             store,
-            location: Path::from(self.path.as_str()),
+            location,
             len,
         };
+        Ok(indexer.finish(path, source, metadata, cache))
     }
 
-    /// The table's bytes, for a writer's pass or a decode while they are held.
+    /// Indexes the table at `path` whose bytes, held, are `bytes`.
+    fn index(path: String, bytes: TableBytes, cache: Arc<FilesCache>) -> Result<Self> {
+        let name = format!("files table {path}");
+        let metadata =
+            ArrowReaderMetadata::load(&bytes, reader_options()).map_err(damaged(&name))?;
+        let mut indexer = Indexer::new(&metadata, &name)?;
+        let groups: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
+        indexer.add(&bytes, &groups)?;
+        Ok(indexer.finish(path, Source::Held(bytes), metadata, cache))
+    }
+
+    /// The table's bytes, for a writer's pass.
     fn held(&self) -> Result<&TableBytes> {
         match &self.bytes {
             Source::Held(bytes) => Ok(bytes),
@@ -439,11 +348,12 @@ impl FilesByStation {
     /// version's requests, and is held once for both versions. Both tables must keep their
     /// stations' files in one cache (`keep_in`), since a month's slots are counted in the
     /// caches that filled them. Bounded by that cache's budget: only what it holds now is
-    /// decoded. Each series' newest month both versions know as the same file is taken over
-    /// too, whether or not its station was decoded. Returns how many stations were decoded;
-    /// one whose rows cannot be decoded here is left to the requests for it (which then fail,
-    /// naming the rows).
-    pub(crate) fn carry(&mut self, previous: &FilesByStation) -> usize {
+    /// decoded; the row groups that hold them are read a span at a time
+    /// ([`table_bytes::SPAN_BYTES`]), in the order of the table. Each series' newest month
+    /// both versions know as the same file is taken over too, whether or not its station was
+    /// decoded. Returns how many stations were decoded; one whose rows cannot be read or
+    /// decoded here is left to the requests for it (which then fail, naming the rows).
+    pub(crate) async fn carry(&mut self, previous: &FilesByStation) -> usize {
         // Newest months both versions know, first: the stations' months decoded below are
         // then these.
         for (station, here) in &mut self.stations {
@@ -459,19 +369,64 @@ impl FilesByStation {
                 }
             }
         }
+        let size = |g: &usize| {
+            let group = self.metadata.metadata().row_group(*g);
+            u64::try_from(group.compressed_size()).unwrap_or(0)
+        };
         let mut carried = 0;
-        for (station, there) in &previous.stations {
-            if !self.stations.contains_key(station) {
-                continue;
-            }
-            let Some(kept) = previous.cache.get(&there.files) else {
+        let mut span = Carried::default();
+        for station in &self.order {
+            let Some(kept) = previous
+                .stations
+                .get(station)
+                .and_then(|there| previous.cache.get(&there.files))
+            else {
                 continue;
             };
             let (Some(&first), Some(&last)) = (kept.years.first(), kept.years.last()) else {
                 continue;
             };
-            let read = self.read_held(station, first..=last, FilesCache::put, Some(&kept.months));
-            match read {
+            let ToRead::Rows(rows) = self.to_read(station, first..=last) else {
+                continue;
+            };
+            let more: u64 = rows
+                .groups
+                .iter()
+                .filter(|g| !span.groups.contains(g))
+                .map(size)
+                .sum();
+            if !span.stations.is_empty() && span.bytes + more > table_bytes::SPAN_BYTES {
+                carried += self.carry_span(std::mem::take(&mut span)).await;
+            }
+            span.bytes += rows
+                .groups
+                .iter()
+                .filter(|g| !span.groups.contains(g))
+                .map(size)
+                .sum::<u64>();
+            span.groups.extend(&rows.groups);
+            span.stations
+                .push((station, rows, Arc::clone(&kept.months)));
+        }
+        if !span.stations.is_empty() {
+            carried += self.carry_span(span).await;
+        }
+        carried
+    }
+
+    /// Decodes the stations of `span`, from its row groups read at once.
+    async fn carry_span(&self, span: Carried<'_>) -> usize {
+        let groups: Vec<usize> = span.groups.into_iter().collect();
+        let bytes = match self.bytes_of(&groups).await {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                tracing::debug!("row groups {groups:?} not carried over: {e}");
+                return 0;
+            }
+        };
+        let mut carried = 0;
+        for (station, rows, months) in span.stations {
+            match self.decoded(station, rows, &bytes, FilesCache::put, Some(&months)) {
                 Ok(_) => carried += 1,
                 Err(e) => tracing::debug!("station {station} not carried over: {e}"),
             }
@@ -480,8 +435,8 @@ impl FilesByStation {
     }
 
     /// The station's files of at least `wanted` years: those kept, with the years not kept
-    /// yet decoded (their row groups read, where the table is left in the store) and kept
-    /// beside them by `keep`.
+    /// yet decoded (their row groups read, where the table is in the store) and kept beside
+    /// them by `keep`.
     async fn read(
         &self,
         station: &StationId,
@@ -493,25 +448,6 @@ impl FilesByStation {
             ToRead::Rows(rows) => {
                 let bytes = self.bytes_of(&rows.groups).await?;
                 self.decoded(station, rows, &bytes, keep, None)
-            }
-        }
-    }
-
-    /// As [`Self::read`], from the bytes held (see [`Self::held`]); months equal to one of
-    /// `carried` (another version's of the station, ascending by month) are taken from there,
-    /// with what their slots hold.
-    fn read_held(
-        &self,
-        station: &StationId,
-        wanted: RangeInclusive<i32>,
-        keep: impl FnOnce(&FilesCache, &Arc<Slot<Decoded>>, Arc<Decoded>, usize),
-        carried: Option<&StationFiles>,
-    ) -> Result<Arc<StationFiles>> {
-        match self.to_read(station, wanted) {
-            ToRead::Kept(months) => Ok(months),
-            ToRead::Rows(rows) => {
-                let bytes = self.held()?.clone();
-                self.decoded(station, rows, &bytes, keep, carried)
             }
         }
     }
@@ -623,23 +559,6 @@ impl FilesByStation {
             .find(|n| n.parameter == *parameter)
     }
 
-    /// The series' newest month with rows as [`Self::newest`] gives it, the station decoded
-    /// as a pass ([`Self::get_in_pass`]) where it was not decoded whole yet and the table's
-    /// bytes are still held; None once they are not.
-    pub(crate) fn newest_from_held(
-        &self,
-        station: &StationId,
-        parameter: &ParameterId,
-    ) -> Option<&SeriesNewest> {
-        if self.newest(station, parameter).is_none() && matches!(self.bytes, Source::Held(_)) {
-            let whole = i32::MIN..=i32::MAX;
-            if let Err(e) = self.read_held(station, whole, FilesCache::put_first_out, None) {
-                tracing::debug!("station {station}: {e}");
-            }
-        }
-        self.newest(station, parameter)
-    }
-
     /// Every station the table lists, in the order of its rows.
     pub fn stations(&self) -> &[StationId] {
         &self.order
@@ -649,7 +568,13 @@ impl FilesByStation {
     /// list): what writers read of a published version (its table held), a station at a
     /// time.
     pub fn value_files(&self, station: &StationId) -> Result<Vec<ValueFile>> {
-        let months = self.read_held(station, i32::MIN..=i32::MAX, FilesCache::put, None)?;
+        let months = match self.to_read(station, i32::MIN..=i32::MAX) {
+            ToRead::Kept(months) => months,
+            ToRead::Rows(rows) => {
+                let bytes = self.held()?.clone();
+                self.decoded(station, rows, &bytes, FilesCache::put, None)?
+            }
+        };
         Ok(months.iter().map(|m| m.file.clone()).collect())
     }
 
@@ -695,20 +620,10 @@ impl FilesByStation {
     /// groups are read a span of up to [`table_bytes::SPAN_BYTES`] at a time, none kept.
     pub(crate) async fn each_in_order(&self, mut each: impl FnMut(Vec<ValueFile>)) -> Result<()> {
         let name = format!("files table {}", self.path);
-        let meta = self.metadata.metadata();
-        let size = |g: usize| u64::try_from(meta.row_group(g).compressed_size()).unwrap_or(0);
         let mut texts = Interner::default();
         let mut decoder = FilesDecoder::default();
-        let mut next = 0;
-        while next < self.row_groups() {
-            let first = next;
-            let mut bytes = size(first);
-            next += 1;
-            while next < self.row_groups() && bytes + size(next) <= table_bytes::SPAN_BYTES {
-                bytes += size(next);
-                next += 1;
-            }
-            let span: Vec<usize> = (first..next).collect();
+        for span in table_bytes::spans(self.metadata.metadata(), 0..self.row_groups()) {
+            let span: Vec<usize> = span.collect();
             let held = self.bytes_of(&span).await?;
             let batches =
                 ParquetRecordBatchReaderBuilder::new_with_metadata(held, self.metadata.clone())
@@ -909,6 +824,176 @@ impl FilesByStation {
     }
 }
 
+/// How the table is read: its offset index (where each page lies), not its column index.
+fn reader_options() -> ArrowReaderOptions {
+    ArrowReaderOptions::new()
+        .with_column_index_policy(PageIndexPolicy::Skip)
+        .with_offset_index_policy(PageIndexPolicy::Optional)
+}
+
+/// Finds each station's runs of rows of each year, from the table's `station` and `month`
+/// columns, row group after row group.
+struct Indexer {
+    name: String,
+    /// The footer with `station` and `month` read as dictionaries (see [`places_as_keys`]).
+    keyed: ArrowReaderMetadata,
+    located_by: ProjectionMask,
+    /// The first row of each row group, and the rows of all of them at the end.
+    group_starts: Vec<u64>,
+    texts: Interner,
+    /// Each station's runs, in the order of its first row; looked up by id once per
+    /// dictionary value of a batch (a row group's stations), a row compared with the one
+    /// before by its key.
+    runs: Vec<(StationId, Vec<YearRows>)>,
+    index: HashMap<StationId, usize>,
+    /// The station (in `runs`), year and run of the row before.
+    last: Option<(usize, i32, usize)>,
+    /// The next row's number.
+    row: u64,
+}
+
+impl Indexer {
+    fn new(metadata: &ArrowReaderMetadata, name: &str) -> Result<Self> {
+        let mut group_starts = vec![0u64];
+        for g in metadata.metadata().row_groups() {
+            let rows = u64::try_from(g.num_rows()).unwrap_or(0);
+            group_starts.push(group_starts[group_starts.len() - 1] + rows);
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            keyed: places_as_keys(metadata).map_err(damaged(name))?,
+            located_by: ProjectionMask::columns(metadata.parquet_schema(), ["station", "month"]),
+            group_starts,
+            texts: Interner::default(),
+            runs: Vec::new(),
+            index: HashMap::new(),
+            last: None,
+            row: 0,
+        })
+    }
+
+    /// Indexes the rows of row groups `groups` (the next ones, ascending), whose bytes `bytes`
+    /// holds.
+    fn add(&mut self, bytes: &TableBytes, groups: &[usize]) -> Result<()> {
+        let name = self.name.clone();
+        // A reader a row group: a batch that spans two row groups (two dictionaries) is built
+        // again value by value into one dictionary, which cost more than reading texts.
+        for &g in groups {
+            let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                bytes.clone(),
+                self.keyed.clone(),
+            )
+            .with_projection(self.located_by.clone())
+            .with_row_groups(vec![g])
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(damaged(&name))?;
+            for batch in batches {
+                self.add_batch(&batch.map_err(damaged(&name))?)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn add_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        let name = &self.name;
+        let (station_keys, station_ids) = keyed(batch, "station", name)?;
+        let (month_keys, month_texts) = keyed(batch, "month", name)?;
+        // Each dictionary value's station (in `runs`) and year, once a row used it.
+        let mut stations: Vec<Option<usize>> = vec![None; station_ids.len()];
+        let mut years: Vec<Option<i32>> = vec![None; month_texts.len()];
+        let runs = &mut self.runs;
+        let row = &mut self.row;
+        for (&station_key, &month_key) in station_keys.iter().zip(month_keys) {
+            let year = match years.get(month_key as usize) {
+                Some(Some(year)) => *year,
+                _ => {
+                    let text = dictionary_value(month_texts, month_key, name)?;
+                    let month: Month = text
+                        .parse()
+                        .map_err(|e: String| EngineError::corrupt(format!("{name}: {e}")))?;
+                    years[month_key as usize] = Some(month.year());
+                    month.year()
+                }
+            };
+            let s = match stations.get(station_key as usize) {
+                Some(Some(s)) => *s,
+                _ => {
+                    let text = dictionary_value(station_ids, station_key, name)?;
+                    let id = self.texts.id(text, "files table")?;
+                    let s = match self.index.get(&id) {
+                        Some(&s) => s,
+                        None => {
+                            self.index.insert(id.clone(), runs.len());
+                            runs.push((id, Vec::new()));
+                            runs.len() - 1
+                        }
+                    };
+                    stations[station_key as usize] = Some(s);
+                    s
+                }
+            };
+            if let Some((ls, y, run)) = self.last
+                && ls == s
+                && y == year
+            {
+                runs[s].1[run].rows.end = *row + 1;
+                *row += 1;
+                continue;
+            }
+            let years = &mut runs[s].1;
+            let run = match years.iter().rposition(|r| r.year == year) {
+                Some(j) if *row - years[j].rows.end <= RUN_GAP_ROWS => {
+                    years[j].rows.end = *row + 1;
+                    j
+                }
+                _ => {
+                    years.push(YearRows {
+                        year,
+                        rows: *row..*row + 1,
+                    });
+                    years.len() - 1
+                }
+            };
+            self.last = Some((s, year, run));
+            *row += 1;
+        }
+        Ok(())
+    }
+
+    fn finish(
+        self,
+        path: String,
+        bytes: Source,
+        metadata: ArrowReaderMetadata,
+        cache: Arc<FilesCache>,
+    ) -> FilesByStation {
+        let order: Vec<StationId> = self.runs.iter().map(|(id, _)| id.clone()).collect();
+        let stations = self
+            .runs
+            .into_iter()
+            .map(|(id, mut years)| {
+                years.sort_by_key(|y| (y.year, y.rows.start));
+                let located = Located {
+                    years: years.into_boxed_slice(),
+                    files: Arc::default(),
+                    newest: OnceLock::new(),
+                };
+                (id, located)
+            })
+            .collect();
+        FilesByStation {
+            path,
+            bytes,
+            metadata,
+            group_starts: self.group_starts,
+            stations,
+            order,
+            cache,
+        }
+    }
+}
+
 /// The rows of `years`, as ascending runs that do not overlap (a year's run may hold rows of
 /// another, see [`Located::years`]).
 fn selected_runs(years: &[&YearRows]) -> Vec<Range<u64>> {
@@ -1022,6 +1107,7 @@ mod tests {
     use crate::dataset::catalog_file::from_parquet;
     use crate::dataset::files_table::{FilesTableWriter, decode_files};
     use crate::model::month::Month;
+    use crate::storage::counted::{Counted, RequestCounts, RequestKind};
     use datafusion::object_store::memory::InMemory;
     use datafusion::object_store::path::Path;
     use datafusion::object_store::{ObjectStore, ObjectStoreExt};
@@ -1395,14 +1481,13 @@ mod tests {
         }
     }
 
-    /// A table left in the store: a station is decoded from its row groups, read when it is
-    /// asked for (one request, whether it lies in one row group or two) and not kept; a
-    /// station kept decoded reads nothing; writers' passes, which need the bytes held, fail;
-    /// a pass in order reads the table again; a row group damaged in the store fails its
-    /// stations only.
+    /// A table opened in the store: indexed from a read of its row groups, none of which it
+    /// keeps; a station is decoded from its row groups, read when it is asked for (one
+    /// request, whether it lies in one row group or two); a station kept decoded reads
+    /// nothing; writers' passes, which need the bytes held, fail; a pass in order reads the
+    /// table again; a row group damaged in the store fails its stations only.
     #[tokio::test]
-    async fn a_table_left_in_the_store_reads_a_stations_row_groups_when_it_is_decoded() {
-        use crate::storage::counted::{Counted, RequestCounts, RequestKind};
+    async fn a_table_in_the_store_reads_a_stations_row_groups_when_it_is_decoded() {
         let bytes = table(listed()).await;
         let path = Path::from("catalog/files-1.parquet");
         let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
@@ -1411,14 +1496,17 @@ mod tests {
         let store: Arc<dyn ObjectStore> =
             Arc::new(Counted::new(Arc::clone(&memory), Arc::clone(&counts)));
         let gets = || counts.get(RequestKind::Get);
-        let left = |budget: usize| {
-            let mut index = by_station(bytes.clone(), budget);
-            let held = index.memory();
-            index.leave_in_store(Arc::clone(&store));
-            assert_eq!(held - index.memory(), bytes.len());
-            index
+        let held = by_station(bytes.clone(), FILES_CACHE_BYTES).memory();
+        let opened = |budget: usize| {
+            let cache = Arc::new(FilesCache::new(budget));
+            FilesByStation::open(Arc::clone(&store), path.to_string(), cache)
         };
-        let index = left(FILES_CACHE_BYTES);
+        let before = gets();
+        let index = opened(FILES_CACHE_BYTES).await.unwrap();
+        assert_eq!(held - index.memory(), bytes.len());
+        // The footer, then the row groups (a span: the table is smaller than one).
+        assert_eq!(gets() - before, 2);
+        assert_eq!(index.stations().len(), 41);
         assert!(index.in_order().is_err());
         assert!(index.group_files(0).is_err());
         assert!(index.value_files(&"s0".parse().unwrap()).is_err());
@@ -1441,7 +1529,7 @@ mod tests {
         }
         assert_eq!(gets(), before, "stations kept decoded read nothing");
         // Nothing kept decoded: read again.
-        let index = left(0);
+        let index = opened(0).await.unwrap();
         let s5: StationId = "s5".parse().unwrap();
         for _ in 0..2 {
             let before = gets();
@@ -1558,14 +1646,28 @@ mod tests {
             f.generation = 2;
         }
         let previous = by_station(table(before).await, FILES_CACHE_BYTES);
-        let mut next = by_station(table(after).await, FILES_CACHE_BYTES);
-        next.keep_in(Arc::clone(previous.cache()));
+        // The next version as a server opens it, from the store.
+        let store = InMemory::new();
+        let path = Path::from("catalog/files-2.parquet");
+        store.put(&path, table(after).await.into()).await.unwrap();
+        let counts = Arc::new(RequestCounts::default());
+        let store = Arc::new(Counted::new(Arc::new(store), Arc::clone(&counts)));
+        let cache = Arc::clone(previous.cache());
+        let mut next = FilesByStation::open(store, path.to_string(), cache)
+            .await
+            .unwrap();
         // s3's last two years and s5 whole were read from the previous version; s7 not.
         let s3_then = previous.get_years(&s3, 2009..=2010).await.unwrap();
         let s5: StationId = "s5".parse().unwrap();
         let s5_then = previous.get(&s5).await.unwrap();
 
-        assert_eq!(next.carry(&previous), 2);
+        let before = counts.get(RequestKind::Get);
+        assert_eq!(next.carry(&previous).await, 2);
+        assert_eq!(
+            counts.get(RequestKind::Get) - before,
+            1,
+            "one read for both"
+        );
         let s7: StationId = "s7".parse().unwrap();
         let slot = |index: &FilesByStation, s: &StationId| {
             index
@@ -1629,7 +1731,7 @@ mod tests {
         let (s3_then, s5_then) = (then(&s3), then(&s5));
         assert_eq!(previous.cache.bytes(), 0, "known without decoding");
 
-        assert_eq!(next.carry(&previous), 0, "nothing was decoded");
+        assert_eq!(next.carry(&previous).await, 0, "nothing was decoded");
         let now = |s: &StationId| Arc::clone(&next.newest(s, &p).unwrap().month);
         assert!(Arc::ptr_eq(&now(&s5), &s5_then));
         assert!(!Arc::ptr_eq(&now(&s3), &s3_then));

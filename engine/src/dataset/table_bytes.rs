@@ -1,13 +1,15 @@
-//! A files table's bytes as a process holds them: the object read whole (a writer's table, a
-//! version's until it is served), or the row groups of the stations being decoded, read from
-//! the store when they are ([`read_groups`]), none of the rest.
+//! A files table's bytes as a process holds them: the object read whole (a writer's table), or
+//! the row groups being decoded, read from the store when they are ([`read_groups`]), none of
+//! the rest.
 
 use crate::error::{EngineError, Result};
 use bytes::{Bytes, BytesMut};
-use datafusion::object_store::ObjectStore;
 use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::errors::ParquetError;
-use datafusion::parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use datafusion::parquet::file::metadata::{
+    PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader, RowGroupMetaData,
+};
 use datafusion::parquet::file::reader::{ChunkReader, Length};
 use std::ops::Range;
 use std::sync::Arc;
@@ -15,6 +17,10 @@ use std::sync::Arc;
 /// The most a pass over the whole table reads at once: whole row groups up to this many bytes
 /// (a row group of the 200 000-station-year table is ~120 KB, so ~70 of them).
 pub(crate) const SPAN_BYTES: u64 = 8 << 20;
+
+/// Bytes read of the table's end first, to find its footer and offset index (both together
+/// are ~490 KB at 200 000 station-years; a second read gets the rest when they are longer).
+const FIRST_TAIL_BYTES: u64 = 64 << 10;
 
 /// The table's bytes, as pieces ascending by offset: one that covers the object, or those of
 /// the row groups read. Cloning shares them.
@@ -182,5 +188,53 @@ pub(crate) async fn read_groups(
     Ok(TableBytes {
         pieces: pieces.into(),
         len,
+    })
+}
+
+/// The footer of the table at `location`, with its offset index, and the table's length:
+/// the end of the object read, then the rest of them if they are longer.
+pub(crate) async fn read_footer(
+    store: &dyn ObjectStore,
+    location: &Path,
+) -> Result<(ParquetMetaData, u64)> {
+    let len = store.head(location).await?.size;
+    let damaged = |e: ParquetError| EngineError::corrupt_by(format!("files table {location}"), e);
+    let mut want = FIRST_TAIL_BYTES.min(len);
+    loop {
+        let tail = store.get_range(location, len - want..len).await?;
+        let mut reader = ParquetMetaDataReader::new()
+            .with_column_index_policy(PageIndexPolicy::Skip)
+            .with_offset_index_policy(PageIndexPolicy::Optional);
+        match reader.try_parse_sized(&tail, len) {
+            Ok(()) => return Ok((reader.finish().map_err(damaged)?, len)),
+            Err(ParquetError::NeedMoreData(needed)) if (needed as u64) > want => {
+                want = (needed as u64).min(len);
+            }
+            Err(e) => return Err(damaged(e)),
+        }
+    }
+}
+
+/// Row groups `groups` in runs of neighbours whose bytes together are at most
+/// [`SPAN_BYTES`] (a group alone where it is larger): what a pass over the table reads at once.
+pub(crate) fn spans(
+    metadata: &ParquetMetaData,
+    groups: Range<usize>,
+) -> impl Iterator<Item = Range<usize>> + '_ {
+    let size = |g: usize| u64::try_from(metadata.row_group(g).compressed_size()).unwrap_or(0);
+    let end = groups.end;
+    let mut next = groups.start;
+    std::iter::from_fn(move || {
+        if next >= end {
+            return None;
+        }
+        let first = next;
+        let mut bytes = size(first);
+        next += 1;
+        while next < end && bytes + size(next) <= SPAN_BYTES {
+            bytes += size(next);
+            next += 1;
+        }
+        Some(first..next)
     })
 }

@@ -64,27 +64,22 @@ impl Dataset {
     /// Keeps the newest values `previous` has found for the series this version does not
     /// know and whose newest month file is the same file (station, month and generation) in
     /// both versions: files are never rewritten in place, so such a series' newest value is
-    /// the same. Returns how many. Called while this version's files table is held (see
-    /// [`Dataset::leave_files_in_store`]); a series whose newest month `previous` does not
-    /// know (its station not decoded whole) or whose station cannot be decoded here is left to
-    /// [`Self::warm_latest`] and the requests for it.
+    /// the same. Returns how many. The newest months are those both versions know without
+    /// reading (`Dataset::series_newest`: listed by the version, or its station decoded
+    /// whole, as [`Dataset::carry_months`] does for the stations `previous` had decoded); the
+    /// other series are left to [`Self::warm_latest`] and the requests for them.
     pub fn carry_latest(&self, previous: &Dataset) -> usize {
+        let file = |n: &SeriesNewest| (n.month.file.month, n.month.file.generation);
         let mut carried = 0;
         for ((station, parameter), latest) in previous.latest.snapshot() {
-            if self
-                .latest
-                .get(&(station.clone(), parameter.clone()))
-                .is_some()
-            {
+            let series = (station, parameter);
+            if self.latest.get(&series).is_some() {
                 continue;
             }
-            let file = |n: &SeriesNewest| (n.month.file.month, n.month.file.generation);
-            let Some(there) = previous.series_newest(&station, &parameter).map(file) else {
-                continue;
-            };
-            let here = self.series_newest_from_held(&station, &parameter).map(file);
-            if here == Some(there) {
-                self.latest.put((station, parameter), latest);
+            let there = previous.series_newest(&series.0, &series.1).map(file);
+            let here = self.series_newest(&series.0, &series.1).map(file);
+            if here.is_some() && here == there {
+                self.latest.put(series, latest);
                 carried += 1;
             }
         }
