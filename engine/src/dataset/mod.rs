@@ -547,6 +547,16 @@ impl Dataset {
         Ok(months.iter().map(|m| m.file.clone()).collect())
     }
 
+    /// Every value file of the version, handed to `each` a batch at a time in the order of
+    /// the files table, which is read once, a span of row groups at a time: a pass over every
+    /// station without a request for each.
+    pub(crate) async fn each_value_file(
+        &self,
+        each: impl FnMut(Vec<manifest::ValueFile>),
+    ) -> Result<()> {
+        self.files.each_in_order(each).await
+    }
+
     /// Every station with value files, in the order of the files table.
     pub fn stations_with_files(&self) -> &[StationId] {
         self.files.stations()
@@ -561,17 +571,16 @@ impl Dataset {
     pub async fn loose_files(&self, before: Month) -> Result<usize> {
         // (months before `before`, of them objects of their own), by station-year.
         let mut years: HashMap<(StationId, i32), (usize, usize)> = HashMap::new();
-        self.files
-            .each_in_order(|files| {
-                for file in files.into_iter().filter(|f| f.month < before) {
-                    let year = years
-                        .entry((file.station.clone(), file.month.year()))
-                        .or_default();
-                    year.0 += 1;
-                    year.1 += usize::from(!file.shares_object());
-                }
-            })
-            .await?;
+        self.each_value_file(|files| {
+            for file in files.into_iter().filter(|f| f.month < before) {
+                let year = years
+                    .entry((file.station.clone(), file.month.year()))
+                    .or_default();
+                year.0 += 1;
+                year.1 += usize::from(!file.shares_object());
+            }
+        })
+        .await?;
         Ok(years
             .into_values()
             .filter(|&(settled, _)| settled >= 2)

@@ -1568,6 +1568,25 @@ mod tests {
         }
         assert!(index.each_in_order(|_| ()).await.is_err());
         assert_eq!(got(&index, &"s0".parse().unwrap()).await.len(), 120);
+
+        // A footer longer than the first read of the table's end (4 812 row groups of 2
+        // rows): the rest read in further requests (the footer's, the offset index's).
+        let small_groups = regrouped(bytes.clone(), 2);
+        let end = small_groups.len();
+        let footer = u32::from_le_bytes(small_groups[end - 8..end - 4].try_into().unwrap());
+        assert!(footer > 1 << 20, "{footer}");
+        memory
+            .put(&path, small_groups.clone().into())
+            .await
+            .unwrap();
+        let before = gets();
+        let index = opened(FILES_CACHE_BYTES).await.unwrap();
+        let reads = gets() - before;
+        assert!((3..=4).contains(&reads), "{reads}");
+        for station in index.stations() {
+            let got = got(&index, station).await;
+            assert_eq!(got, expected(&small_groups, station), "{station}");
+        }
     }
 
     /// A table whose `station` or `month` column is not text, or lists a month that is none,

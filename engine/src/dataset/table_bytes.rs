@@ -5,7 +5,7 @@
 use crate::error::{EngineError, Result};
 use bytes::{Bytes, BytesMut};
 use datafusion::object_store::path::Path;
-use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::{
     PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader, RowGroupMetaData,
@@ -18,9 +18,10 @@ use std::sync::Arc;
 /// (a row group of the 200 000-station-year table is ~120 KB, so ~70 of them).
 pub(crate) const SPAN_BYTES: u64 = 8 << 20;
 
-/// Bytes read of the table's end first, to find its footer and offset index (both together
-/// are ~490 KB at 200 000 station-years; a second read gets the rest when they are longer).
-const FIRST_TAIL_BYTES: u64 = 64 << 10;
+/// Bytes read of the table's end first, to find its footer and offset index in one request
+/// (both together are ~490 KB at 200 000 station-years; further reads get the rest when they
+/// are longer: the footer's, then the offset index's).
+const FIRST_TAIL_BYTES: u64 = 1 << 20;
 
 /// The table's bytes, as pieces ascending by offset: one that covers the object, or those of
 /// the row groups read. Cloning shares them.
@@ -192,23 +193,28 @@ pub(crate) async fn read_groups(
 }
 
 /// The footer of the table at `location`, with its offset index, and the table's length:
-/// the end of the object read, then the rest of them if they are longer.
+/// the end of the object read (its length comes with it), then the rest of them if they are
+/// longer.
 pub(crate) async fn read_footer(
     store: &dyn ObjectStore,
     location: &Path,
 ) -> Result<(ParquetMetaData, u64)> {
-    let len = store.head(location).await?.size;
+    let end = GetOptions::default().with_range(Some(GetRange::Suffix(FIRST_TAIL_BYTES)));
+    let got = store.get_opts(location, end).await?;
+    let len = got.meta.size;
+    let mut tail = got.bytes().await?;
     let damaged = |e: ParquetError| EngineError::corrupt_by(format!("files table {location}"), e);
-    let mut want = FIRST_TAIL_BYTES.min(len);
     loop {
-        let tail = store.get_range(location, len - want..len).await?;
         let mut reader = ParquetMetaDataReader::new()
             .with_column_index_policy(PageIndexPolicy::Skip)
             .with_offset_index_policy(PageIndexPolicy::Optional);
         match reader.try_parse_sized(&tail, len) {
             Ok(()) => return Ok((reader.finish().map_err(damaged)?, len)),
-            Err(ParquetError::NeedMoreData(needed)) if (needed as u64) > want => {
-                want = (needed as u64).min(len);
+            Err(ParquetError::NeedMoreData(needed))
+                if needed > tail.len() && (tail.len() as u64) < len =>
+            {
+                let want = (needed as u64).min(len);
+                tail = store.get_range(location, len - want..len).await?;
             }
             Err(e) => return Err(damaged(e)),
         }

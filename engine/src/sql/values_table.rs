@@ -40,7 +40,7 @@ use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
 /// The table over one dataset version.
@@ -221,30 +221,42 @@ pub(super) fn parquet_scan(
 
 impl ValuesTable {
     /// The station-months `pick` can match, as the scan reads them: each station's files in
-    /// month order (a station-year file's months as that file), `station` set on each.
+    /// month order (a station-year file's months as that file), `station` set on each. The
+    /// stations it names are read one by one; without a pick of stations, the files table is
+    /// read once in order, a span of row groups at a time (a read of each station's row
+    /// groups would be a request a station).
     async fn files(&self, pick: &Pick) -> Result<Vec<Vec<PartitionedFile>>> {
         let dataset = &self.dataset;
-        let mut stations: Vec<&StationId> = dataset
-            .stations_with_files()
-            .iter()
-            .filter(|id| {
-                pick.stations
-                    .as_ref()
-                    .is_none_or(|ids| ids.contains(id.as_str()))
-            })
-            .collect();
-        stations.sort();
+        let mut by_station: BTreeMap<StationId, Vec<ValueFile>> = BTreeMap::new();
+        match &pick.stations {
+            Some(ids) => {
+                for id in ids.iter().filter_map(|id| id.parse::<StationId>().ok()) {
+                    let months = dataset.station_files(&id).await.map_err(external)?;
+                    let matching = months.iter().map(|m| &m.file).filter(|f| pick.matches(f));
+                    by_station.insert(id, matching.cloned().collect());
+                }
+            }
+            None => {
+                dataset
+                    .each_value_file(|files| {
+                        for file in files.into_iter().filter(|f| pick.matches(f)) {
+                            by_station
+                                .entry(file.station.clone())
+                                .or_default()
+                                .push(file);
+                        }
+                    })
+                    .await
+                    .map_err(external)?;
+            }
+        }
         let mut groups = Vec::new();
-        for id in stations {
-            let months = dataset.station_files(id).await.map_err(external)?;
-            let matching: Vec<&ValueFile> = months
-                .iter()
-                .map(|m| &m.file)
-                .filter(|f| pick.matches(f))
-                .collect();
-            if matching.is_empty() {
+        for (id, mut files) in by_station {
+            if files.is_empty() {
                 continue;
             }
+            files.sort_by_key(|f| f.month);
+            let matching: Vec<&ValueFile> = files.iter().collect();
             let station = ScalarValue::Utf8(Some(id.as_str().to_owned()));
             let files = scanned(&matching)
                 .into_iter()
