@@ -496,6 +496,15 @@ impl Dataset {
         self.files.get(station).await
     }
 
+    /// Decodes the month files of those of `stations` not kept decoded yet, their row groups
+    /// read a span at a time (see [`FilesByStation::read_many`]): what a request of many
+    /// series needs before its first byte, without a request to the store for each station.
+    pub(crate) async fn read_stations(&self, stations: &[&StationId]) -> usize {
+        let whole = || i32::MIN..=i32::MAX;
+        let wanted = stations.iter().map(|s| (*s, whole(), None));
+        self.files.read_many(wanted).await
+    }
+
     /// A station's month files of at least the years overlapping `window` (inclusive, UTC),
     /// ascending by month: what a query of that window reads, without the station's other
     /// years decoded.

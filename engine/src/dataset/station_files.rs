@@ -113,12 +113,12 @@ pub(crate) struct Decoded {
     years: Box<[i32]>,
 }
 
-/// Stations a switch decodes from row groups read at once (see [`FilesByStation::carry`]):
-/// each with its rows and the previous version's months of it, the groups that hold them and
-/// their bytes.
+/// Stations decoded from row groups read at once (see [`FilesByStation::read_many`]): each
+/// with its rows and another version's months of it to take over, the groups that hold them
+/// and their bytes.
 #[derive(Default)]
-struct Carried<'a> {
-    stations: Vec<(&'a StationId, Rows<'a>, Arc<StationFiles>)>,
+struct Span<'a> {
+    stations: Vec<(&'a StationId, Rows<'a>, Option<&'a StationFiles>)>,
     groups: BTreeSet<usize>,
     bytes: u64,
 }
@@ -369,26 +369,48 @@ impl FilesByStation {
                 }
             }
         }
+        let kept: Vec<(&StationId, Arc<Decoded>)> = self
+            .order
+            .iter()
+            .filter_map(|station| {
+                let there = previous.stations.get(station)?;
+                Some((station, previous.cache.get(&there.files)?))
+            })
+            .collect();
+        let wanted = kept.iter().filter_map(|(station, kept)| {
+            let (&first, &last) = (kept.years.first()?, kept.years.last()?);
+            Some((*station, first..=last, Some(&*kept.months)))
+        });
+        self.read_many(wanted).await
+    }
+
+    /// Decodes the years `years` of each station of `wanted` that are not kept yet, months
+    /// equal to one of its `carried` (another version's of the station, ascending by month)
+    /// taken from there, and keeps them: the row groups that hold them are read a span of up
+    /// to [`table_bytes::SPAN_BYTES`] at a time, in the order of the table (a request a span,
+    /// not one a station). A station whose rows cannot be read or decoded is left to the
+    /// requests for it (which then fail, naming the rows). Returns how many were decoded.
+    pub(crate) async fn read_many<'a>(
+        &'a self,
+        wanted: impl IntoIterator<Item = (&'a StationId, RangeInclusive<i32>, Option<&'a StationFiles>)>,
+    ) -> usize {
+        let mut to_read: Vec<(&StationId, Rows<'_>, Option<&StationFiles>)> = wanted
+            .into_iter()
+            .filter_map(
+                |(station, years, carried)| match self.to_read(station, years) {
+                    ToRead::Rows(rows) => Some((station, rows, carried)),
+                    ToRead::Kept(_) => None,
+                },
+            )
+            .collect();
+        to_read.sort_by_key(|(_, rows, _)| rows.runs.first().map(|r| r.start));
         let size = |g: &usize| {
             let group = self.metadata.metadata().row_group(*g);
             u64::try_from(group.compressed_size()).unwrap_or(0)
         };
-        let mut carried = 0;
-        let mut span = Carried::default();
-        for station in &self.order {
-            let Some(kept) = previous
-                .stations
-                .get(station)
-                .and_then(|there| previous.cache.get(&there.files))
-            else {
-                continue;
-            };
-            let (Some(&first), Some(&last)) = (kept.years.first(), kept.years.last()) else {
-                continue;
-            };
-            let ToRead::Rows(rows) = self.to_read(station, first..=last) else {
-                continue;
-            };
+        let mut decoded = 0;
+        let mut span = Span::default();
+        for (station, rows, carried) in to_read {
             let more: u64 = rows
                 .groups
                 .iter()
@@ -396,7 +418,7 @@ impl FilesByStation {
                 .map(size)
                 .sum();
             if !span.stations.is_empty() && span.bytes + more > table_bytes::SPAN_BYTES {
-                carried += self.carry_span(std::mem::take(&mut span)).await;
+                decoded += self.read_span(std::mem::take(&mut span)).await;
             }
             span.bytes += rows
                 .groups
@@ -405,33 +427,32 @@ impl FilesByStation {
                 .map(size)
                 .sum::<u64>();
             span.groups.extend(&rows.groups);
-            span.stations
-                .push((station, rows, Arc::clone(&kept.months)));
+            span.stations.push((station, rows, carried));
         }
         if !span.stations.is_empty() {
-            carried += self.carry_span(span).await;
+            decoded += self.read_span(span).await;
         }
-        carried
+        decoded
     }
 
     /// Decodes the stations of `span`, from its row groups read at once.
-    async fn carry_span(&self, span: Carried<'_>) -> usize {
+    async fn read_span(&self, span: Span<'_>) -> usize {
         let groups: Vec<usize> = span.groups.into_iter().collect();
         let bytes = match self.bytes_of(&groups).await {
             Ok(bytes) => bytes,
             Err(e) => {
-                tracing::debug!("row groups {groups:?} not carried over: {e}");
+                tracing::debug!("row groups {groups:?} not read: {e}");
                 return 0;
             }
         };
-        let mut carried = 0;
-        for (station, rows, months) in span.stations {
-            match self.decoded(station, rows, &bytes, FilesCache::put, Some(&months)) {
-                Ok(_) => carried += 1,
-                Err(e) => tracing::debug!("station {station} not carried over: {e}"),
+        let mut decoded = 0;
+        for (station, rows, carried) in span.stations {
+            match self.decoded(station, rows, &bytes, FilesCache::put, carried) {
+                Ok(_) => decoded += 1,
+                Err(e) => tracing::debug!("station {station} not decoded: {e}"),
             }
         }
-        carried
+        decoded
     }
 
     /// The station's files of at least `wanted` years: those kept, with the years not kept
@@ -1528,6 +1549,21 @@ mod tests {
             );
         }
         assert_eq!(gets(), before, "stations kept decoded read nothing");
+        // Many stations at once (s0 to s39 lie in both row groups): one read.
+        let index = opened(FILES_CACHE_BYTES).await.unwrap();
+        let many: Vec<StationId> = (0..40).map(|i| format!("s{i}").parse().unwrap()).collect();
+        let before = gets();
+        let wanted = many.iter().map(|s| (s, i32::MIN..=i32::MAX, None));
+        assert_eq!(index.read_many(wanted).await, 40);
+        assert_eq!(gets() - before, 1);
+        for station in &many {
+            assert_eq!(
+                got(&index, station).await,
+                expected(&bytes, station),
+                "{station}"
+            );
+        }
+        assert_eq!(gets() - before, 1, "the stations were kept decoded");
         // Nothing kept decoded: read again.
         let index = opened(0).await.unwrap();
         let s5: StationId = "s5".parse().unwrap();

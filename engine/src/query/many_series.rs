@@ -27,7 +27,7 @@ use std::sync::Arc;
 pub const COL_STATION_ID: &str = "stationId";
 pub const COL_PARAMETER_ID: &str = "parameterId";
 
-use crate::model::ids::Series;
+use crate::model::ids::{Series, StationId};
 
 #[derive(Debug, Clone)]
 pub struct ManyQuery {
@@ -103,12 +103,21 @@ impl Dataset {
         // cannot be decoded fails the request with a status, not a cut stream. A series whose
         // answer lies in its newest month, known without the table (`recent=N` within it), is
         // planned without them: a first `recent=1` of many series decodes no station.
+        // The stations not kept decoded are read together first, a span of the table's row
+        // groups at a time, rather than a request each.
+        let mut unplanned: Vec<&StationId> = Vec::new();
         for (station, parameter) in &q.series {
             let mut series = ValuesQuery::of_series(station.clone(), parameter.clone(), q.window);
             series.qualities.clone_from(&q.qualities);
             if self.newest_holds(&series).await?.is_none() {
-                self.station_files(station).await?;
+                unplanned.push(station);
             }
+        }
+        unplanned.sort_unstable();
+        unplanned.dedup();
+        self.read_stations(&unplanned).await;
+        for station in unplanned {
+            self.station_files(station).await?;
         }
         let paged = q.need_total || q.offset > 0 || q.limit.is_some();
         let (total, pages) = if paged {
