@@ -19,7 +19,7 @@ and reports
 Usage:
 
     python3 benches/archive.py [--no-build] [--stations 5000] [--years 20] [--runs 200]
-                               [--archive DIR] [--cold]
+                               [--archive DIR] [--cold] [--month 2014-06]
 """
 
 import argparse
@@ -33,16 +33,17 @@ import sys
 import time
 
 import harness
+from first_ab import month_window
 
 
-def generate_measured(name, stations, years, interval):
+def generate_measured(name, stations, years, interval, start="2014-01-01"):
     """harness.generate, with the generator's wall time and peak RSS when it had to run."""
     out = os.path.join(harness.CACHE, f"{name}-{harness.LAYOUT}")
     if os.path.exists(os.path.join(out, "manifest.json")):
         return out, None
     started = time.perf_counter()
     proc = subprocess.Popen([harness.HYDRO, "generate", "--out", out, "--stations", str(stations),
-                             "--years", str(years), "--seed", "1", "--start", "2014-01-01",
+                             "--years", str(years), "--seed", "1", "--start", start,
                              "--interval", interval], stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
@@ -141,11 +142,16 @@ def main():
     ap.add_argument("--cold", action="store_true",
                     help="drop the kernel's page cache before each pair of first requests (root), "
                     "so that both archives' month files are read from disk")
+    ap.add_argument("--month", default="2014-06",
+                    help="the one-month window (YYYY-MM), within the large archive's years; the "
+                    "small archive is generated for that year")
     ap.add_argument("--many", type=int, default=10000,
                     help="random series requests on the large archive before its RSS is read")
     args = ap.parse_args()
     harness.build_release(args.no_build)
-    small, small_made = generate_measured("archive-small-1h", 10, 1, "PT1H")
+    year = args.month[:4]
+    small_name = "archive-small-1h" if year == "2014" else f"archive-small-1h-{year}"
+    small, small_made = generate_measured(small_name, 10, 1, "PT1H", f"{year}-01-01")
     if args.archive:
         big, big_made = args.archive, None
     else:
@@ -174,7 +180,7 @@ def main():
         picks = {name: series(s.base, args.runs * 3, rng) for name, s in servers.items()}
         requests = {
             "recent=1": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?recent=1",
-            "one month": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?from=2014-06-01T00:00:00Z&to=2014-07-01T00:00:00Z",
+            "one month": lambda base, sid, pid: f"{base}/stations/{sid}/parameters/{pid}/values?{month_window(args.month)}",
             "station page": lambda base, sid, pid: f"{base}/stations?limit=5&offset=3",
         }
         print()
