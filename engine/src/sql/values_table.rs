@@ -3,9 +3,10 @@
 //! the path, after the file's columns).
 //!
 //! A scan reads only the station-months its filters can match, chosen from the files table
-//! (which the dataset holds in memory) before any file is opened: `station` equal to or in a
-//! list of texts picks the stations, `parameter` likewise the series, and bounds on
-//! `timestamp` the months whose series' time ranges reach into them. A one-station query
+//! (the stations' parts of it, or the whole table once in order) before any file is opened:
+//! `station` equal to or in a list of texts picks the stations, `parameter` likewise the
+//! series, and bounds on `timestamp` the months whose series' time ranges reach into them.
+//! A one-station query
 //! never scans the archive. The filters on the files' own columns go to the Parquet scan as
 //! its predicate, which prunes row groups and pages by their statistics and filters rows;
 //! DataFusion applies every filter but those on `station` again above the scan (they are
