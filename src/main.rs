@@ -558,10 +558,15 @@ async fn run() -> anyhow::Result<()> {
                 AppState::new(dataset, config, &local.to_string()).map_err(anyhow::Error::msg)?,
             );
             if store.read_cost() == ReadCost::RoundTrip {
-                // Reads the whole files table again, a span at a time: after start, not before.
+                // Reads and decodes the whole files table again, a span at a time: after start,
+                // not before, and on a blocking thread, as its decoding is CPU work that would
+                // hold up the requests of a runtime thread.
                 let dataset = Arc::clone(&state.version().dataset);
                 let data = data.clone();
-                tokio::spawn(async move { warn_of_loose_files(&dataset, &data).await });
+                let runtime = tokio::runtime::Handle::current();
+                tokio::task::spawn_blocking(move || {
+                    runtime.block_on(warn_of_loose_files(&dataset, &data))
+                });
             }
             let memory = state.version().dataset.memory();
             let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
@@ -713,7 +718,7 @@ async fn run() -> anyhow::Result<()> {
                 grace,
                 versions: usize::try_from(keep_versions).unwrap_or(usize::MAX),
             };
-            match hydro_engine::write::vacuum::vacuum(store.as_ref(), retention).await {
+            match hydro_engine::write::vacuum::vacuum(&store, retention).await {
                 Ok(v) => {
                     say!(
                         "vacuumed {out}: kept versions {:?}; deleted {} files ({:.1} MB)",

@@ -580,7 +580,7 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
         grace: chrono::Duration::hours(1),
         versions: 1,
     };
-    let vacuumed = hydro_engine::write::vacuum::vacuum(store.as_ref(), retention)
+    let vacuumed = hydro_engine::write::vacuum::vacuum(&store, retention)
         .await
         .unwrap();
     assert_eq!(vacuumed.deleted_files, 1);

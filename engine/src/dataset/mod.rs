@@ -179,14 +179,15 @@ pub struct Published {
     pub rollups: Vec<rollups::RollupFile>,
 }
 
-/// Budget of stations' decoded files for a writer reading the published version's files
-/// table (an append looking up the months it rewrites, a compaction going station by
-/// station): it goes through stations once or in runs, so little is read again.
+/// Budget of stations' decoded files for an append reading the published version's files
+/// table to look up the months it rewrites: it goes through stations in runs, so little is
+/// read again.
 const WRITER_FILES_CACHE_BYTES: usize = 16 << 20;
 
-/// Reads the published version's manifest and catalog, with its files table indexed by
-/// station, or None when nothing is published. Memory grows with the table's bytes (~15 bytes
-/// a month file) and its stations, not with its files decoded.
+/// Reads the published version's manifest and catalog, with its files table held and indexed
+/// by station, or None when nothing is published: what an append reads, looking stations up
+/// in the order its input brings them and copying the table's row groups. Memory grows with
+/// the table's bytes (~20 bytes a month file) and its stations, not with its files decoded.
 pub async fn read_published(
     store: &dyn ObjectStore,
 ) -> Result<Option<(Published, FilesByStation)>> {
@@ -198,14 +199,35 @@ pub async fn read_published(
     Ok(Some((published, files)))
 }
 
-/// The files table at `path`, whose bytes are `bytes`, indexed by station for a writer's pass
-/// that reads each station's files once (a publish's rollups, a vacuum's versions): no
-/// station's decoded files are kept, only each series' newest month, as for every reader
+/// Reads the published version's manifest and catalog, with its files table indexed for a
+/// pass over its stations ([`files_for_writer`]), or None when nothing is published: what a
+/// compaction reads.
+pub(crate) async fn read_published_for_pass(
+    store: &Arc<dyn ObjectStore>,
+) -> Result<Option<(Published, FilesByStation)>> {
+    let Some(manifest) = read_manifest(store.as_ref()).await? else {
+        return Ok(None);
+    };
+    let files = files_for_writer(Arc::clone(store), manifest.catalog.files.clone()).await?;
+    let published =
+        read_catalog(store.as_ref(), manifest, catalog_file::Interner::default()).await?;
+    Ok(Some((published, files)))
+}
+
+/// The files table at `path` in `store`, indexed by station for a writer's pass that reads
+/// each station's files once (a compaction, a publish's rollups, a vacuum's versions), a
+/// batch of stations at a time ([`FilesByStation::batches`]): none of the table's bytes are
+/// kept (held, they were ~47 MB at 2.4 M files, growing with the archive), and no station's
+/// decoded files, only each series' newest month, as for every reader
 /// (`station_files::SeriesNewest`, a few hundred bytes a series). Kept within
-/// [`WRITER_FILES_CACHE_BYTES`], they were ~14 MB of a day append's peak heap at 2.4 M files
-/// that nothing read again (heaptrack, `benches/RESULTS.md`, issue 56, session 50).
-pub(crate) fn files_for_writer(path: String, bytes: bytes::Bytes) -> Result<FilesByStation> {
-    FilesByStation::new(path, bytes, Arc::new(FilesCache::new(0)))
+/// [`WRITER_FILES_CACHE_BYTES`], decoded files were ~14 MB of a day append's peak heap at
+/// 2.4 M files that nothing read again (heaptrack, `benches/RESULTS.md`, issue 56, session
+/// 50).
+pub(crate) async fn files_for_writer(
+    store: Arc<dyn ObjectStore>,
+    path: String,
+) -> Result<FilesByStation> {
+    FilesByStation::open(store, path, Arc::new(FilesCache::new(0))).await
 }
 
 /// The files table `manifest` names, indexed by station, its stations' decoded files kept

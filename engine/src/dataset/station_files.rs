@@ -65,6 +65,12 @@ pub const FILES_CACHE_BYTES: usize = 128 * 1024 * 1024;
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8 * 1024;
 
+/// Bytes of the row groups a writer's pass over many stations reads and decodes at once
+/// ([`FilesByStation::batches`]): ~8 row groups of the 200 000-station-year table, whose
+/// ~200 stations' files take ~15 MB decoded (~20 bytes a month file in the table, ~290
+/// decoded), so that the pass holds a batch's files, not a span's eight times as many.
+const PASS_BATCH_BYTES: u64 = 1 << 20;
+
 /// The budget over every station's decoded files (shared by the versions a server keeps open).
 pub(crate) type FilesCache = SlotCache<Decoded>;
 
@@ -394,7 +400,7 @@ impl FilesByStation {
         &'a self,
         wanted: impl IntoIterator<Item = (&'a StationId, RangeInclusive<i32>, Option<&'a StationFiles>)>,
     ) -> usize {
-        let mut to_read: Vec<(&StationId, Rows<'_>, Option<&StationFiles>)> = wanted
+        let to_read: Vec<(&StationId, Rows<'_>, Option<&StationFiles>)> = wanted
             .into_iter()
             .filter_map(
                 |(station, years, carried)| match self.to_read(station, years) {
@@ -403,36 +409,115 @@ impl FilesByStation {
                 },
             )
             .collect();
-        to_read.sort_by_key(|(_, rows, _)| rows.runs.first().map(|r| r.start));
-        let size = |g: &usize| {
-            let group = self.metadata.metadata().row_group(*g);
-            u64::try_from(group.compressed_size()).unwrap_or(0)
-        };
         let mut decoded = 0;
+        for span in self.spans_of(to_read, table_bytes::SPAN_BYTES) {
+            decoded += self.read_span(span).await;
+        }
+        decoded
+    }
+
+    /// Stations to decode, in spans whose row groups together are at most `most` bytes (a
+    /// station alone where its own are more), in the order of the table.
+    fn spans_of<'a>(
+        &'a self,
+        mut to_read: Vec<(&'a StationId, Rows<'a>, Option<&'a StationFiles>)>,
+        most: u64,
+    ) -> Vec<Span<'a>> {
+        to_read.sort_by_key(|(_, rows, _)| rows.runs.first().map(|r| r.start));
+        let mut spans = Vec::new();
         let mut span = Span::default();
         for (station, rows, carried) in to_read {
-            let more: u64 = rows
-                .groups
-                .iter()
-                .filter(|g| !span.groups.contains(g))
-                .map(size)
-                .sum();
-            if !span.stations.is_empty() && span.bytes + more > table_bytes::SPAN_BYTES {
-                decoded += self.read_span(std::mem::take(&mut span)).await;
+            let more = self.bytes_beyond(&span.groups, &rows.groups);
+            if !span.stations.is_empty() && span.bytes + more > most {
+                spans.push(std::mem::take(&mut span));
             }
-            span.bytes += rows
-                .groups
-                .iter()
-                .filter(|g| !span.groups.contains(g))
-                .map(size)
-                .sum::<u64>();
+            span.bytes += self.bytes_beyond(&span.groups, &rows.groups);
             span.groups.extend(&rows.groups);
             span.stations.push((station, rows, carried));
         }
         if !span.stations.is_empty() {
-            decoded += self.read_span(span).await;
+            spans.push(span);
         }
-        decoded
+        spans
+    }
+
+    /// Bytes of the row groups `groups` that `held` does not hold.
+    fn bytes_beyond(&self, held: &BTreeSet<usize>, groups: &[usize]) -> u64 {
+        groups
+            .iter()
+            .filter(|g| !held.contains(g))
+            .map(|&g| u64::try_from(self.metadata.metadata().row_group(g).compressed_size()))
+            .map(|size| size.unwrap_or(0))
+            .sum()
+    }
+
+    /// `stations` in batches for a writer's pass over them ([`Self::files_of`] a batch at a
+    /// time), in the order of the table: each batch's stations lie in row groups of at most
+    /// [`PASS_BATCH_BYTES`] (a station alone where its own are more). Stations the table does
+    /// not list go in the last batch.
+    pub(crate) fn batches(
+        &self,
+        stations: impl IntoIterator<Item = StationId>,
+    ) -> Vec<Vec<StationId>> {
+        let (listed, unlisted): (Vec<StationId>, Vec<StationId>) = stations
+            .into_iter()
+            .partition(|s| self.stations.contains_key(s));
+        let to_read: Vec<_> = listed
+            .iter()
+            .filter_map(|station| match self.to_read(station, i32::MIN..=i32::MAX) {
+                ToRead::Rows(rows) => Some((station, rows, None)),
+                ToRead::Kept(_) => None,
+            })
+            .collect();
+        let mut batches: Vec<Vec<StationId>> = self
+            .spans_of(to_read, PASS_BATCH_BYTES)
+            .into_iter()
+            .map(|span| {
+                span.stations
+                    .into_iter()
+                    .map(|(s, _, _)| s.clone())
+                    .collect()
+            })
+            .collect();
+        // Those kept decoded (none for a writer's table, whose budget is 0) need no read.
+        let kept = listed
+            .iter()
+            .filter(|s| matches!(self.to_read(s, i32::MIN..=i32::MAX), ToRead::Kept(_)));
+        let rest: Vec<StationId> = kept.chain(&unlisted).cloned().collect();
+        if !rest.is_empty() {
+            batches.push(rest);
+        }
+        batches
+    }
+
+    /// Each of `stations` with its value files (ascending by month; none for a station the
+    /// table does not list), for a writer's pass: those kept decoded first, then the others
+    /// in the order of the table, the row groups that hold them read together, a span of up
+    /// to [`table_bytes::SPAN_BYTES`] at a time (a batch of [`Self::batches`] is one span of
+    /// its own table), rather than a request a station. An error names the row groups that
+    /// cannot be read or decoded.
+    pub(crate) async fn files_of(
+        &self,
+        stations: &[StationId],
+    ) -> Result<Vec<(StationId, Vec<ValueFile>)>> {
+        let files = |months: &StationFiles| months.iter().map(|m| m.file.clone()).collect();
+        let mut out = Vec::with_capacity(stations.len());
+        let mut to_read = Vec::new();
+        for station in stations {
+            match self.to_read(station, i32::MIN..=i32::MAX) {
+                ToRead::Kept(months) => out.push((station.clone(), files(&months))),
+                ToRead::Rows(rows) => to_read.push((station, rows, None)),
+            }
+        }
+        for span in self.spans_of(to_read, table_bytes::SPAN_BYTES) {
+            let groups: Vec<usize> = span.groups.into_iter().collect();
+            let bytes = self.bytes_of(&groups).await?;
+            for (station, rows, _) in span.stations {
+                let months = self.decoded(station, rows, &bytes, FilesCache::put, None)?;
+                out.push((station.clone(), files(&months)));
+            }
+        }
+        Ok(out)
     }
 
     /// Decodes the stations of `span`, from its row groups read at once.
@@ -1507,6 +1592,68 @@ mod tests {
     /// request, whether it lies in one row group or two); a station kept decoded reads
     /// nothing; writers' passes, which need the bytes held, fail; a pass in order reads the
     /// table again; a row group damaged in the store fails its stations only.
+    /// A writer's pass over a table left in the store: its stations in batches, each
+    /// station once, in the order of the table (those it does not list last); a batch's
+    /// files read in one request and decoded as the table lists them, none kept; a damaged
+    /// row group fails the batch, naming it.
+    #[tokio::test]
+    async fn a_writers_pass_reads_a_batch_of_stations_in_one_request() {
+        // Row groups of 500 rows: a station's 120 rows lie in one or two of them.
+        let bytes = regrouped(table(listed()).await, 500);
+        let path = Path::from("catalog/files-1.parquet");
+        let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        memory.put(&path, bytes.clone().into()).await.unwrap();
+        let counts = Arc::new(RequestCounts::default());
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(Counted::new(Arc::clone(&memory), Arc::clone(&counts)));
+        let gets = || counts.get(RequestKind::Get);
+        let cache = Arc::new(FilesCache::new(0));
+        let index = FilesByStation::open(store, path.to_string(), cache)
+            .await
+            .unwrap();
+        assert!(index.row_groups() > 5, "{}", index.row_groups());
+        let nowhere: StationId = "nowhere".parse().unwrap();
+        let mut asked: Vec<StationId> = index.stations().iter().rev().cloned().collect();
+        asked.insert(3, nowhere.clone());
+        let batches = index.batches(asked);
+        let (unlisted, batches) = batches.split_last().unwrap();
+        assert_eq!(unlisted, std::slice::from_ref(&nowhere));
+        assert_eq!(batches.concat(), index.stations());
+        for batch in batches {
+            for _ in 0..2 {
+                let before = gets();
+                let got = index.files_of(batch).await.unwrap();
+                assert_eq!(gets() - before, 1, "{batch:?}");
+                let stations: Vec<&StationId> = got.iter().map(|(s, _)| s).collect();
+                assert_eq!(stations, batch.iter().collect::<Vec<_>>());
+                for (station, files) in got {
+                    assert_eq!(files, expected(&bytes, &station), "{station}");
+                }
+            }
+        }
+        assert_eq!(index.cache().bytes(), 0, "nothing kept");
+        assert_eq!(index.files_of(unlisted).await.unwrap(), [(nowhere, vec![])]);
+
+        // Row group 2's bytes spoiled in the store.
+        let (start, len) = index
+            .metadata
+            .metadata()
+            .row_group(2)
+            .column(0)
+            .byte_range();
+        let mut damaged = bytes.to_vec();
+        damaged[start as usize..(start + len) as usize].fill(0xff);
+        memory
+            .put(&path, Bytes::from(damaged).into())
+            .await
+            .unwrap();
+        let Err(e) = index.files_of(&batches[0]).await else {
+            panic!("a damaged row group decoded");
+        };
+        let says = "files table catalog/files-1.parquet, row groups [";
+        assert!(e.to_string().contains(says), "{e}");
+    }
+
     #[tokio::test]
     async fn a_table_in_the_store_reads_a_stations_row_groups_when_it_is_decoded() {
         let bytes = table(listed()).await;

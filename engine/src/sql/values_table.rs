@@ -223,15 +223,18 @@ pub(super) fn parquet_scan(
 impl ValuesTable {
     /// The station-months `pick` can match, as the scan reads them: each station's files in
     /// month order (a station-year file's months as that file), `station` set on each. The
-    /// stations it names are read one by one; without a pick of stations, the files table is
-    /// read once in order, a span of row groups at a time (a read of each station's row
-    /// groups would be a request a station).
+    /// row groups of the stations it names that are not decoded yet are read together, a span
+    /// at a time; without a pick of stations, the files table is read once in order, a span
+    /// of row groups at a time (a read of each station's row groups would be a request a
+    /// station).
     async fn files(&self, pick: &Pick) -> Result<Vec<Vec<PartitionedFile>>> {
         let dataset = &self.dataset;
         let mut by_station: BTreeMap<StationId, Vec<ValueFile>> = BTreeMap::new();
         match &pick.stations {
             Some(ids) => {
-                for id in ids.iter().filter_map(|id| id.parse::<StationId>().ok()) {
+                let ids: Vec<StationId> = ids.iter().filter_map(|id| id.parse().ok()).collect();
+                dataset.read_stations(&ids.iter().collect::<Vec<_>>()).await;
+                for id in ids {
                     let months = dataset.station_files(&id).await.map_err(external)?;
                     let matching = months.iter().map(|m| &m.file).filter(|f| pick.matches(f));
                     by_station.insert(id, matching.cloned().collect());

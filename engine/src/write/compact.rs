@@ -31,8 +31,9 @@
 
 use crate::dataset::layout;
 use crate::dataset::manifest::{InYear, PublishKind, Stored, ValueFile};
-use crate::dataset::read_published;
+use crate::dataset::read_published_for_pass;
 use crate::error::{EngineError, Result};
+use crate::model::ids::StationId;
 use crate::model::month::Month;
 use crate::parquet::assembly::{Assembly, FileFooter};
 use crate::write::rollup::stations_to_join;
@@ -136,24 +137,28 @@ impl YearDone {
 
 /// Writes the station-year files and lists every file of the new version; what was done, and
 /// the published version's catalog (which the new version keeps). Goes through the files
-/// table a station at a time, so memory holds the table's bytes and the years in hand, not
-/// every file decoded (issue 56: ~1 GB at 2.4 M files).
+/// table a batch of stations at a time ([`crate::dataset::FilesByStation::batches`]), so
+/// memory holds a batch's files and the years in hand, not the table's bytes nor every file
+/// decoded (issue 56: ~1 GB at 2.4 M files).
 async fn join_all(
     store: &Arc<dyn ObjectStore>,
     writer: &DatasetWriter,
     before: Month,
     progress: &impl Fn(u64, u64),
 ) -> Result<(Compacted, crate::dataset::Published)> {
-    let (published, files) = read_published(store.as_ref())
+    let (published, files) = read_published_for_pass(store)
         .await?
         .ok_or_else(|| EngineError::InvalidQuery("no dataset is published there".into()))?;
     let generation = writer.generation();
     let total = files.stations().len() as u64;
     let mut done = 0;
     let files = &files;
-    let compacted = futures::stream::iter(files.stations())
-        .map(|station| async move {
-            let years = station_years(files.value_files(station)?);
+    let compacted = futures::stream::iter(files.batches(files.stations().iter().cloned()))
+        .then(|batch| async move { files.files_of(&batch).await })
+        .map_ok(|batch| futures::stream::iter(batch.into_iter().map(Ok)))
+        .try_flatten()
+        .map(|station: Result<(StationId, Vec<ValueFile>)>| async move {
+            let years = station_years(station?.1);
             let mut done = YearDone::default();
             for year in years {
                 done.add(join_year(store, writer, year, before, generation).await?);

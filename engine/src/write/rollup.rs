@@ -91,9 +91,9 @@ pub(crate) async fn write_rollups(
         },
         None => HashMap::new(),
     };
-    let bytes = store.get(&Path::from(files_table)).await?.bytes().await?;
-    // A station at a time: the table's files decoded at once would take ~1 GB at 2.4 M files.
-    let files = Arc::new(files_for_writer(files_table.to_owned(), bytes)?);
+    // A batch of stations at a time: the table's files decoded at once would take ~1 GB at
+    // 2.4 M files.
+    let files = files_for_writer(Arc::clone(store), files_table.to_owned()).await?;
     let previous = Arc::new(previous);
     let quantities: Arc<HashMap<Series, (char, Micros, Text)>> = Arc::new(
         parameters
@@ -103,59 +103,71 @@ pub(crate) async fn write_rollups(
     );
     let derived_stations: Arc<HashSet<StationId>> =
         Arc::new(quantities.keys().map(|(s, _)| s.clone()).collect());
-    let built: Vec<StationRollups> = futures::stream::iter(files.stations().to_vec())
-        .map(|station| {
-            let join = join_before.and_then(|year| parts_to_join(previous.get(&station)?, year));
-            let values_as_they_were = !rederive && !written.contains(&station);
-            // No month of it written, the settings unchanged, nothing to join: its parts as
-            // they were, without the station's files decoded (an append to one station
-            // decodes one).
-            if values_as_they_were && join.is_none() {
-                let kept = previous.get(&station).map(|parts| StationRollups {
-                    parts: parts.clone(),
-                    derived: None,
-                });
-                return futures::future::Either::Left(std::future::ready(Ok(kept)));
-            }
-            let (store, previous) = (Arc::clone(store), Arc::clone(&previous));
-            let files = Arc::clone(&files);
-            let derive = Derive {
-                settings,
-                quantities: Arc::clone(&quantities),
-                stations: Arc::clone(&derived_stations),
-            };
-            // A task a station: decoding and encoding are work for every core, and the
-            // futures of one stream run on one thread.
-            let mut task = AbortOnDrop(tokio::spawn(async move {
-                let files = files.value_files(&station)?;
-                let task = StationTask {
-                    generation,
-                    station,
-                    files,
-                    join,
-                };
-                let built = station_rollup(&store, task, &previous, &derive).await?;
-                // Parts joined alone change no value: the station's derived values stay as
-                // they were (summed in another order, they could differ in the last digit).
-                Ok::<_, EngineError>(built.map(|built| match values_as_they_were {
-                    true => StationRollups {
-                        derived: None,
-                        ..built
-                    },
-                    false => built,
-                }))
-            }));
-            futures::future::Either::Right(async move {
-                (&mut task.0).await.map_err(|source| EngineError::Task {
-                    what: "rollups",
-                    source,
-                })?
-            })
+    let join = |station: &StationId| {
+        join_before.and_then(|year| parts_to_join(previous.get(station)?, year))
+    };
+    let values_as_they_were = |station: &StationId| !rederive && !written.contains(station);
+    // No month of it written, the settings unchanged, nothing to join: its parts as they
+    // were, without the station's files decoded (an append to one station decodes one).
+    let (kept, to_build): (Vec<&StationId>, Vec<&StationId>) = files
+        .stations()
+        .iter()
+        .partition(|s| values_as_they_were(s) && join(s).is_none());
+    let mut built: Vec<StationRollups> = kept
+        .into_iter()
+        .filter_map(|station| previous.get(station))
+        .map(|parts| StationRollups {
+            parts: parts.clone(),
+            derived: None,
         })
-        .buffer_unordered(STATIONS_AT_ONCE)
-        .try_filter_map(|f| std::future::ready(Ok(f)))
-        .try_collect()
-        .await?;
+        .collect();
+    let files = &files;
+    let rebuilt: Vec<StationRollups> =
+        futures::stream::iter(files.batches(to_build.into_iter().cloned()))
+            .then(|batch| async move { files.files_of(&batch).await })
+            .map_ok(|batch| futures::stream::iter(batch.into_iter().map(Ok)))
+            .try_flatten()
+            .map_ok(|(station, files)| {
+                let join = join(&station);
+                let values_as_they_were = values_as_they_were(&station);
+                let (store, previous) = (Arc::clone(store), Arc::clone(&previous));
+                let derive = Derive {
+                    settings,
+                    quantities: Arc::clone(&quantities),
+                    stations: Arc::clone(&derived_stations),
+                };
+                // A task a station: reading its months and encoding its parts are work for
+                // every core, and the futures of one stream run on one thread.
+                let mut task = AbortOnDrop(tokio::spawn(async move {
+                    let task = StationTask {
+                        generation,
+                        station,
+                        files,
+                        join,
+                    };
+                    let built = station_rollup(&store, task, &previous, &derive).await?;
+                    // Parts joined alone change no value: the station's derived values stay as
+                    // they were (summed in another order, they could differ in the last digit).
+                    Ok::<_, EngineError>(built.map(|built| match values_as_they_were {
+                        true => StationRollups {
+                            derived: None,
+                            ..built
+                        },
+                        false => built,
+                    }))
+                }));
+                async move {
+                    (&mut task.0).await.map_err(|source| EngineError::Task {
+                        what: "rollups",
+                        source,
+                    })?
+                }
+            })
+            .try_buffer_unordered(STATIONS_AT_ONCE)
+            .try_filter_map(|f| std::future::ready(Ok(f)))
+            .try_collect()
+            .await?;
+    built.extend(rebuilt);
     let mut listed = Vec::with_capacity(built.len());
     let mut rebuilt = HashSet::new();
     let mut derived = Vec::new();

@@ -28,6 +28,7 @@ use datafusion::object_store::path::Path;
 use datafusion::object_store::{self, ObjectStore, ObjectStoreExt};
 use futures::{StreamExt, TryStreamExt};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// Objects deleted at once.
 const DELETES_AT_ONCE: usize = 16;
@@ -51,15 +52,15 @@ pub struct Retention {
 }
 
 /// Deletes what no version `retention` keeps references.
-pub async fn vacuum(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed> {
-    take_write_lock(store).await?;
+pub async fn vacuum(store: &Arc<dyn ObjectStore>, retention: Retention) -> Result<Vacuumed> {
+    take_write_lock(store.as_ref()).await?;
     let done = sweep(store, retention).await;
-    release_write_lock(store).await;
+    release_write_lock(store.as_ref()).await;
     done
 }
 
-async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed> {
-    let current = read_manifest(store)
+async fn sweep(store: &Arc<dyn ObjectStore>, retention: Retention) -> Result<Vacuumed> {
+    let current = read_manifest(store.as_ref())
         .await?
         .ok_or_else(|| EngineError::InvalidQuery("no dataset is published there".into()))?;
     let versions = version_records(store).await?;
@@ -73,20 +74,22 @@ async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed
     let mut deleted = Deleted::default();
 
     // Value files the dropped versions name and no kept one does, a version (oldest first)
-    // and a station at a time. What the dropped version before names was dealt with then:
-    // an object no version names any more is never named again, so one named by this version
-    // and an earlier one is named by every version between them.
+    // and a batch of stations at a time. What the dropped version before names was dealt
+    // with then: an object no version names any more is never named again, so one named by
+    // this version and an earlier one is named by every version between them.
     let mut before: Option<FilesByStation> = None;
     for version in &dropped {
         let table = files_table(store, version).await?;
-        for station in table.stations() {
-            let mut keep = objects_of(&kept_files, station)?;
+        for batch in table.batches(table.stations().iter().cloned()) {
+            let mut keep = objects_of(&kept_files, &batch).await?;
             if let Some(before) = &before {
-                keep.extend(objects_of(std::slice::from_ref(before), station)?);
+                keep.extend(objects_of(std::slice::from_ref(before), &batch).await?);
             }
             let gone: HashMap<String, u64> = table
-                .value_files(station)?
+                .files_of(&batch)
+                .await?
                 .into_iter()
+                .flat_map(|(_, files)| files)
                 .map(|file| (file.object(), file.size))
                 .filter(|(object, _)| !keep.contains(object))
                 .collect();
@@ -102,7 +105,7 @@ async fn sweep(store: &dyn ObjectStore, retention: Retention) -> Result<Vacuumed
     // What writers that crashed left, under the stations they noted before writing there.
     for (station, entries) in journal::left_behind(store).await? {
         let keep = match station.parse::<StationId>() {
-            Ok(id) => objects_of(&kept_files, &id)?,
+            Ok(id) => objects_of(&kept_files, &[id]).await?,
             Err(_) => HashSet::new(),
         };
         let mut gone = HashMap::new();
@@ -203,7 +206,7 @@ fn kept_versions(current: &Manifest, versions: &[Manifest], retention: Retention
 
 /// The files tables of `versions`, each read by station.
 async fn files_tables(
-    store: &dyn ObjectStore,
+    store: &Arc<dyn ObjectStore>,
     versions: &[Manifest],
 ) -> Result<Vec<FilesByStation>> {
     let mut tables = Vec::with_capacity(versions.len());
@@ -213,19 +216,20 @@ async fn files_tables(
     Ok(tables)
 }
 
-/// The version's files table, read by station (its bytes held, a station's files decoded
-/// when asked for).
-async fn files_table(store: &dyn ObjectStore, version: &Manifest) -> Result<FilesByStation> {
-    let path = version.catalog.files.clone();
-    let bytes = store.get(&Path::from(path.as_str())).await?.bytes().await?;
-    files_for_writer(path, bytes)
+/// The version's files table, indexed by station for a pass over them (none of it held; a
+/// batch of stations' files read and decoded when asked for).
+async fn files_table(store: &Arc<dyn ObjectStore>, version: &Manifest) -> Result<FilesByStation> {
+    files_for_writer(Arc::clone(store), version.catalog.files.clone()).await
 }
 
-/// The objects that hold the station's values in any of `tables`.
-fn objects_of(tables: &[FilesByStation], station: &StationId) -> Result<HashSet<String>> {
+/// The objects that hold the values of `stations` in any of `tables` (an object holds one
+/// station's).
+async fn objects_of(tables: &[FilesByStation], stations: &[StationId]) -> Result<HashSet<String>> {
     let mut objects = HashSet::new();
     for table in tables {
-        objects.extend(table.value_files(station)?.iter().map(ValueFile::object));
+        for (_, files) in table.files_of(stations).await? {
+            objects.extend(files.iter().map(ValueFile::object));
+        }
     }
     Ok(objects)
 }
@@ -309,14 +313,16 @@ mod tests {
     }
 
     /// The value files a version's table names.
-    async fn named_by(store: &dyn ObjectStore, version: &Manifest) -> Vec<String> {
+    async fn named_by(store: &Arc<dyn ObjectStore>, version: &Manifest) -> Vec<String> {
         let tables = files_tables(store, std::slice::from_ref(version))
             .await
             .unwrap();
-        let mut names = Vec::new();
-        for station in tables[0].stations() {
-            names.extend(objects_of(&tables, station).unwrap());
-        }
+        let stations = tables[0].stations().to_vec();
+        let mut names: Vec<String> = objects_of(&tables, &stations)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
         names.sort();
         names
     }
@@ -352,7 +358,7 @@ mod tests {
         let first = generate(Arc::clone(&store), &opts, |_, _| {})
             .await
             .unwrap();
-        let station = &named_by(store.as_ref(), &first).await[0];
+        let station = &named_by(&store, &first).await[0];
         let station: StationId = station
             .split('/')
             .nth(1)
@@ -378,13 +384,13 @@ mod tests {
             grace: chrono::Duration::zero(),
             versions: 1,
         };
-        let done = vacuum(store.as_ref(), retention).await.unwrap();
+        let done = vacuum(&store, retention).await.unwrap();
         assert_eq!(done.kept_versions, [1]);
         assert!(!listed(store.as_ref(), "values").await.contains(&left));
         assert!(listed(store.as_ref(), "journal").await.is_empty());
         assert_eq!(
             listed(store.as_ref(), "values").await,
-            named_by(store.as_ref(), &first).await
+            named_by(&store, &first).await
         );
 
         // A second version of every station: the first one's files go, its own stay.
@@ -392,12 +398,12 @@ mod tests {
             .await
             .unwrap();
         assert!(listed(store.as_ref(), "journal").await.is_empty(), "closed");
-        let done = vacuum(store.as_ref(), retention).await.unwrap();
+        let done = vacuum(&store, retention).await.unwrap();
         assert_eq!(done.kept_versions, [2]);
         assert!(done.deleted_files > 0);
         assert_eq!(
             listed(store.as_ref(), "values").await,
-            named_by(store.as_ref(), &second).await
+            named_by(&store, &second).await
         );
         let rollups = listed(store.as_ref(), "rollups").await;
         assert!(!rollups.is_empty());
@@ -457,7 +463,7 @@ mod tests {
             grace: chrono::Duration::zero(),
             versions: 1,
         };
-        let done = vacuum(store.as_ref(), retention).await.unwrap();
+        let done = vacuum(&store, retention).await.unwrap();
         assert_eq!(done.kept_versions, [3]);
         let after = all(Arc::clone(&store)).await;
         assert_eq!(done.deleted_files as usize, before.len() - after.len());
