@@ -29,7 +29,7 @@ use std::path::Path;
 /// rollups were done first).
 async fn rollups_of(root: &Path) -> HashMap<StationId, Vec<RollupFile>> {
     let store = Store::dir(root).unwrap().object_store();
-    let (published, _) = read_published(store.as_ref()).await.unwrap().unwrap();
+    let (published, _) = read_published(&store).await.unwrap().unwrap();
     assert!(
         published
             .rollups

@@ -161,16 +161,17 @@ impl FilesTableWriter {
         self.files.add(file).await
     }
 
-    /// Copies row group `group` of `from`, a files table whose footer is `footer`, as it is.
-    /// Its files are listed, but not seen: the newest months among them must be given to
-    /// [`Self::keep_newest`].
+    /// Copies row group `group` of a files table whose footer is `footer`, as it is: `data`
+    /// holds the group's bytes, from offset `data_start` of that table. Its files are listed,
+    /// but not seen: the newest months among them must be given to [`Self::keep_newest`].
     pub async fn copy_group(
         &mut self,
-        from: &Bytes,
         footer: &FileFooter,
         group: usize,
+        data: &Bytes,
+        data_start: u64,
     ) -> Result<()> {
-        self.files.copy_group(from, footer, group).await
+        self.files.copy_group(footer, group, data, data_start).await
     }
 
     /// Takes `file` for the newest month of its series where it is newer than the one kept.
@@ -313,10 +314,16 @@ impl TableSink {
 
     /// Ends the row group being written, then copies row group `group` of `from` (a table of
     /// this schema whose footer is `footer`) as it is.
-    async fn copy_group(&mut self, from: &Bytes, footer: &FileFooter, group: usize) -> Result<()> {
+    async fn copy_group(
+        &mut self,
+        footer: &FileFooter,
+        group: usize,
+        data: &Bytes,
+        data_start: u64,
+    ) -> Result<()> {
         self.close_group().await?;
         let columns: Vec<usize> = (0..schema().fields().len()).collect();
-        let pieces = self.table.copy(footer, group, &columns, from, 0)?;
+        let pieces = self.table.copy(footer, group, &columns, data, data_start)?;
         self.send(pieces).await
     }
 

@@ -184,19 +184,15 @@ pub struct Published {
 /// read again.
 const WRITER_FILES_CACHE_BYTES: usize = 16 << 20;
 
-/// Reads the published version's manifest and catalog, with its files table held and indexed
-/// by station, or None when nothing is published: what an append reads, looking stations up
-/// in the order its input brings them and copying the table's row groups. Memory grows with
-/// the table's bytes (~20 bytes a month file) and its stations, not with its files decoded.
+/// Reads the published version's manifest and catalog, with its files table indexed by
+/// station and left in the store, or None when nothing is published: what an append reads,
+/// looking up the stations' months it writes (their decoded files kept within
+/// [`WRITER_FILES_CACHE_BYTES`]) and copying the table's row groups a span at a time. Memory
+/// grows with the table's stations (its index), not with its bytes nor its files.
 pub async fn read_published(
-    store: &dyn ObjectStore,
+    store: &Arc<dyn ObjectStore>,
 ) -> Result<Option<(Published, FilesByStation)>> {
-    let Some(manifest) = read_manifest(store).await? else {
-        return Ok(None);
-    };
-    let files = read_files_table(store, &manifest, WRITER_FILES_CACHE_BYTES).await?;
-    let published = read_catalog(store, manifest, catalog_file::Interner::default()).await?;
-    Ok(Some((published, files)))
+    read_published_with(store, WRITER_FILES_CACHE_BYTES).await
 }
 
 /// Reads the published version's manifest and catalog, with its files table indexed for a
@@ -205,10 +201,19 @@ pub async fn read_published(
 pub(crate) async fn read_published_for_pass(
     store: &Arc<dyn ObjectStore>,
 ) -> Result<Option<(Published, FilesByStation)>> {
+    read_published_with(store, 0).await
+}
+
+async fn read_published_with(
+    store: &Arc<dyn ObjectStore>,
+    files_cache_bytes: usize,
+) -> Result<Option<(Published, FilesByStation)>> {
     let Some(manifest) = read_manifest(store.as_ref()).await? else {
         return Ok(None);
     };
-    let files = files_for_writer(Arc::clone(store), manifest.catalog.files.clone()).await?;
+    let cache = Arc::new(FilesCache::new(files_cache_bytes));
+    let path = manifest.catalog.files.clone();
+    let files = FilesByStation::open(Arc::clone(store), path, cache).await?;
     let published =
         read_catalog(store.as_ref(), manifest, catalog_file::Interner::default()).await?;
     Ok(Some((published, files)))
@@ -228,18 +233,6 @@ pub(crate) async fn files_for_writer(
     path: String,
 ) -> Result<FilesByStation> {
     FilesByStation::open(store, path, Arc::new(FilesCache::new(0))).await
-}
-
-/// The files table `manifest` names, indexed by station, its stations' decoded files kept
-/// within `budget` bytes.
-async fn read_files_table(
-    store: &dyn ObjectStore,
-    manifest: &Manifest,
-    budget: usize,
-) -> Result<FilesByStation> {
-    let path = manifest.catalog.files.clone();
-    let table = get(store, path.clone()).await?;
-    FilesByStation::new(path, table, Arc::new(FilesCache::new(budget)))
 }
 
 async fn get(store: &dyn ObjectStore, path: String) -> Result<bytes::Bytes> {

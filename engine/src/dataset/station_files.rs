@@ -10,8 +10,9 @@
 //! group or in neighbours), and only the pages that hold them are decompressed (the offset
 //! index locates them; the writer cuts pages every 256 rows, so a station of 20 years is two
 //! or three pages of each column). Held, the bytes were ~47 MB at 2.4 M files, growing with
-//! the archive, in every process and in each version it kept open. Writers, which pass over
-//! every station, hold their table whole ([`FilesByStation::new`]).
+//! the archive, in every process and in each version it kept open. Writers that pass over
+//! every station read a batch of stations' row groups at a time ([`FilesByStation::batches`]),
+//! or the table in order a span at a time ([`FilesByStation::in_order`]).
 //!
 //! A query decodes the years it needs: a window its own, `recent=N` the station's last year
 //! (where each series with values that year has its newest month), anything else every year.
@@ -45,12 +46,12 @@ use crate::storage::slot_cache::{Slot, SlotCache};
 use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, FieldRef, Int32Type, Schema};
-use datafusion::object_store::ObjectStore;
 use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::ProjectionMask;
 use datafusion::parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
-    RowSelector,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
 };
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::PageIndexPolicy;
@@ -97,6 +98,14 @@ struct Located {
 struct YearRows {
     year: i32,
     rows: Range<u64>,
+    /// The months the run lists, a bit each (January the lowest): an append knows whether
+    /// the previous version has a file of a month without decoding the station.
+    months: u16,
+}
+
+/// The bit of `month` in [`YearRows::months`].
+fn month_bit(month: Month) -> u16 {
+    1 << (month.number().clamp(1, 12) - 1)
 }
 
 impl Located {
@@ -174,24 +183,20 @@ fn newest_of(months: &StationFiles) -> Box<[SeriesNewest]> {
     newest.into_boxed_slice()
 }
 
-/// Where the rows of a station are read from when it is decoded.
-enum Source {
-    /// The table's bytes, held: a writer's table.
-    Held(TableBytes),
-    /// The store that holds the table: a station's row groups are read when it is decoded,
-    /// and not kept once it is.
-    Store {
-        store: Arc<dyn ObjectStore>,
-        location: Path,
-        len: u64,
-    },
+/// Where the table is read from: a station's row groups are read when it is decoded, and not
+/// kept once it is.
+struct Source {
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    /// The table's length in bytes.
+    len: u64,
 }
 
 /// A version's files table, by station; see the module doc.
 pub struct FilesByStation {
     /// The table's path, to name it in errors.
     path: String,
-    bytes: Source,
+    source: Source,
     /// Its footer with the offset index (where each page lies), without the column index.
     metadata: ArrowReaderMetadata,
     /// The first row of each row group, and the rows of all of them at the end.
@@ -203,12 +208,6 @@ pub struct FilesByStation {
 }
 
 impl FilesByStation {
-    /// Indexes the table at `path`, whose bytes are `bytes`, keeping stations' files within
-    /// `cache`.
-    pub(crate) fn new(path: String, bytes: Bytes, cache: Arc<FilesCache>) -> Result<Self> {
-        Self::index(path, TableBytes::whole(bytes), cache)
-    }
-
     /// Reads the footer of the table at `path` in `store` and indexes its rows a span of row
     /// groups at a time ([`table_bytes::SPAN_BYTES`]), holding none of its bytes afterwards:
     /// a station is decoded from its row groups, read when it is asked for.
@@ -236,7 +235,7 @@ impl FilesByStation {
             .await?;
             indexer.add(&bytes, &groups)?;
         }
-        let source = Source::Store {
+        let source = Source {
             store,
             location,
             len,
@@ -244,41 +243,15 @@ impl FilesByStation {
         Ok(indexer.finish(path, source, metadata, cache))
     }
 
-    /// Indexes the table at `path` whose bytes, held, are `bytes`.
-    fn index(path: String, bytes: TableBytes, cache: Arc<FilesCache>) -> Result<Self> {
-        let name = format!("files table {path}");
-        let metadata =
-            ArrowReaderMetadata::load(&bytes, reader_options()).map_err(damaged(&name))?;
-        let mut indexer = Indexer::new(&metadata, &name)?;
-        let groups: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
-        indexer.add(&bytes, &groups)?;
-        Ok(indexer.finish(path, Source::Held(bytes), metadata, cache))
-    }
-
-    /// The table's bytes, for a writer's pass.
-    fn held(&self) -> Result<&TableBytes> {
-        match &self.bytes {
-            Source::Held(bytes) => Ok(bytes),
-            Source::Store { .. } => Err(EngineError::Internal(format!(
-                "files table {} is read a station at a time, not held",
-                self.path
-            ))),
-        }
-    }
-
-    /// The bytes of row groups `groups`: those held, or read from the store.
-    async fn bytes_of(&self, groups: &[usize]) -> Result<TableBytes> {
-        match &self.bytes {
-            Source::Held(bytes) => Ok(bytes.clone()),
-            Source::Store {
-                store,
-                location,
-                len,
-            } => {
-                let metadata = self.metadata.metadata();
-                table_bytes::read_groups(store.as_ref(), location, *len, metadata, groups).await
-            }
-        }
+    /// The bytes of row groups `groups`, read from the store.
+    pub(crate) async fn bytes_of(&self, groups: &[usize]) -> Result<TableBytes> {
+        let Source {
+            store,
+            location,
+            len,
+        } = &self.source;
+        let metadata = self.metadata.metadata();
+        table_bytes::read_groups(store.as_ref(), location, *len, metadata, groups).await
     }
 
     /// Keeps stations' files within `cache` from now on (those kept so far stay counted in
@@ -670,20 +643,6 @@ impl FilesByStation {
         &self.order
     }
 
-    /// The station's value files, ascending by month (none for a station the table does not
-    /// list): what writers read of a published version (its table held), a station at a
-    /// time.
-    pub fn value_files(&self, station: &StationId) -> Result<Vec<ValueFile>> {
-        let months = match self.to_read(station, i32::MIN..=i32::MAX) {
-            ToRead::Kept(months) => months,
-            ToRead::Rows(rows) => {
-                let bytes = self.held()?.clone();
-                self.decoded(station, rows, &bytes, FilesCache::put, None)?
-            }
-        };
-        Ok(months.iter().map(|m| m.file.clone()).collect())
-    }
-
     /// The row after the station's last in the table (none for a station it does not list):
     /// a pass in the table's order ([`Self::in_order`]) has seen all of the station's files
     /// once it has passed that many rows.
@@ -692,64 +651,49 @@ impl FilesByStation {
         located.years.iter().map(|y| y.rows.end).max()
     }
 
-    /// Every file of the table in the order of its rows, a batch of rows at a time: for a
-    /// writer that carries a version over whole, one pass through the table's pages, rather
-    /// than every station decoded through the offset index (skipping rows inside pages), which
-    /// was most of a one-value append's 12 s at 2.4 M files.
-    pub fn in_order(&self) -> Result<impl Iterator<Item = Result<Vec<ValueFile>>> + '_> {
-        let name = format!("files table {}", self.path);
-        let mut batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            self.held()?.clone(),
-            self.metadata.clone(),
-        )
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(damaged(&name))?;
-        let mut texts = Interner::default();
-        let mut decoder = Some(FilesDecoder::default());
-        Ok(std::iter::from_fn(move || {
-            let mut files = Vec::new();
-            let done = match batches.next() {
-                Some(Ok(b)) => decoder.as_mut()?.push(&b, &mut texts, &mut files),
-                Some(Err(e)) => {
-                    decoder = None;
-                    Err(e.into())
-                }
-                None => decoder.take()?.finish(&mut files),
-            };
-            Some(done.map(|()| files).map_err(damaged(&name)))
-        }))
+    /// Whether the table lists a file of the station's `month`, known from its index without
+    /// a read: an append looks up the previous file of each month it writes, and most of
+    /// them (a new day at the end of every series) have none.
+    pub(crate) fn lists_month(&self, station: &StationId, month: Month) -> bool {
+        self.stations.get(station).is_some_and(|located| {
+            located
+                .years
+                .iter()
+                .any(|y| y.year == month.year() && y.months & month_bit(month) != 0)
+        })
+    }
+
+    /// Every file of the table in the order of its rows, a batch of rows at a time
+    /// ([`InOrder::next`]), its row groups read a span of up to [`table_bytes::SPAN_BYTES`]
+    /// at a time, none kept: for a writer that carries a version over whole, one pass through
+    /// the table's pages, rather than every station decoded through the offset index
+    /// (skipping rows inside pages), which was most of a one-value append's 12 s at 2.4 M
+    /// files; and for SQL over every station.
+    pub(crate) fn in_order(&self) -> InOrder<'_> {
+        let spans: Vec<Range<usize>> = self.spans().collect();
+        InOrder {
+            table: self,
+            spans: spans.into_iter(),
+            batches: None,
+            decoder: Some(FilesDecoder::default()),
+            texts: Interner::default(),
+        }
     }
 
     /// Every file of the table in the order of its rows, handed to `each` a batch of rows at
-    /// a time, as [`Self::in_order`] gives them, from a table left in the store too: its row
-    /// groups are read a span of up to [`table_bytes::SPAN_BYTES`] at a time, none kept.
+    /// a time, as [`Self::in_order`] gives them.
     pub(crate) async fn each_in_order(&self, mut each: impl FnMut(Vec<ValueFile>)) -> Result<()> {
-        let name = format!("files table {}", self.path);
-        let mut texts = Interner::default();
-        let mut decoder = FilesDecoder::default();
-        for span in table_bytes::spans(self.metadata.metadata(), 0..self.row_groups()) {
-            let span: Vec<usize> = span.collect();
-            let held = self.bytes_of(&span).await?;
-            let batches =
-                ParquetRecordBatchReaderBuilder::new_with_metadata(held, self.metadata.clone())
-                    .with_row_groups(span)
-                    .with_batch_size(BATCH_ROWS)
-                    .build()
-                    .map_err(damaged(&name))?;
-            for batch in batches {
-                let mut files = Vec::new();
-                let batch = batch.map_err(damaged(&name))?;
-                decoder
-                    .push(&batch, &mut texts, &mut files)
-                    .map_err(damaged(&name))?;
-                each(files);
-            }
+        let mut files = self.in_order();
+        while let Some(batch) = files.next().await? {
+            each(batch);
         }
-        let mut files = Vec::new();
-        decoder.finish(&mut files).map_err(damaged(&name))?;
-        each(files);
         Ok(())
+    }
+
+    /// The table's row groups in runs of neighbours of up to [`table_bytes::SPAN_BYTES`]
+    /// together: what a pass over the whole table reads at once ([`Self::bytes_of`]).
+    pub(crate) fn spans(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        table_bytes::spans(self.metadata.metadata(), 0..self.row_groups())
     }
 
     /// Row groups of the table.
@@ -794,34 +738,66 @@ impl FilesByStation {
     }
 
     /// The files of row group `group`, in the order of their rows (a file may be cut at
-    /// either end in tables written before row groups held whole files).
-    pub fn group_files(&self, group: usize) -> Result<Vec<ValueFile>> {
+    /// either end in tables written before row groups held whole files), from `read`, which
+    /// holds the group's bytes ([`Self::bytes_of`]).
+    pub(crate) fn group_files(&self, read: &TableBytes, group: usize) -> Result<Vec<ValueFile>> {
         let name = format!("files table {}, row group {group}", self.path);
         let rows = self.group_rows(group);
         let rows = to_usize(rows.end - rows.start)?;
-        let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            self.held()?.clone(),
-            self.metadata.clone(),
-        )
-        .with_row_groups(vec![group])
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(damaged(&name))?
-        .map(|b| b.map_err(damaged(&name)));
+        let batches =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(read.clone(), self.metadata.clone())
+                .with_row_groups(vec![group])
+                .with_batch_size(BATCH_ROWS)
+                .build()
+                .map_err(damaged(&name))?
+                .map(|b| b.map_err(damaged(&name)));
         decode_batches(rows, batches, &mut Interner::default()).map_err(damaged(&name))
     }
 
-    /// The table's bytes and its footer as a writer copies row groups from them
+    /// The bytes of row group `group` from `read`, which holds them ([`Self::bytes_of`]),
+    /// and the offset of their first in the table: what a writer copies the group from
     /// ([`crate::dataset::files_table::FilesTableWriter::copy_group`]).
-    pub fn copy_source(&self) -> Result<(Bytes, FileFooter)> {
-        let bytes = self.held()?.joined();
-        let footer =
-            FileFooter::parse(&bytes, 0).map_err(damaged(&format!("files table {}", self.path)))?;
-        Ok((bytes, footer))
+    pub(crate) fn group_bytes(&self, read: &TableBytes, group: usize) -> Result<(Bytes, u64)> {
+        let name = format!("files table {}, row group {group}", self.path);
+        let metadata = self.metadata.metadata();
+        let range = metadata
+            .row_groups()
+            .get(group)
+            .and_then(table_bytes::group_range)
+            .ok_or_else(|| EngineError::corrupt(format!("{name}: no columns")))?;
+        let bytes = read.range(range.clone()).map_err(damaged(&name))?;
+        Ok((bytes, range.start))
     }
 
-    /// Bytes held by the table and the index of its stations (an estimate); the decoded
-    /// files are the cache's.
+    /// The table's footer as a writer copies its row groups with it
+    /// ([`crate::dataset::files_table::FilesTableWriter::copy_group`]): the table's bytes
+    /// after its last row group's (its page index and footer), read from the store.
+    pub(crate) async fn copy_footer(&self) -> Result<FileFooter> {
+        let name = format!("files table {}", self.path);
+        let metadata = self.metadata.metadata();
+        let data_end = metadata
+            .row_groups()
+            .iter()
+            .filter_map(table_bytes::group_range)
+            .map(|r| r.end)
+            .max()
+            .unwrap_or(0);
+        let Source {
+            store,
+            location,
+            len,
+        } = &self.source;
+        if data_end > *len {
+            return Err(EngineError::corrupt(format!(
+                "{name}: row groups end past its {len} bytes"
+            )));
+        }
+        let tail = store.get_range(location, data_end..*len).await?;
+        FileFooter::parse(&tail, data_end).map_err(damaged(&name))
+    }
+
+    /// Bytes held by the table's footer and the index of its stations (an estimate); the
+    /// decoded files are the cache's.
     pub(crate) fn memory(&self) -> usize {
         let index: usize = self
             .stations
@@ -839,15 +815,7 @@ impl FilesByStation {
                         + 2 * size_of::<SeriesStats>())
             })
             .sum();
-        self.bytes_held() + self.metadata.metadata().memory_size() + index + newest
-    }
-
-    /// The table's bytes held (none once it is left in the store).
-    fn bytes_held(&self) -> usize {
-        match &self.bytes {
-            Source::Held(bytes) => bytes.held(),
-            Source::Store { .. } => 0,
-        }
+        self.metadata.metadata().memory_size() + index + newest
     }
 
     /// The row groups that hold rows of `runs`.
@@ -939,6 +907,58 @@ fn reader_options() -> ArrowReaderOptions {
 
 /// Finds each station's runs of rows of each year, from the table's `station` and `month`
 /// columns, row group after row group.
+/// A pass through a table's files in the order of its rows ([`FilesByStation::in_order`]).
+pub(crate) struct InOrder<'a> {
+    table: &'a FilesByStation,
+    /// The spans of row groups not read yet.
+    spans: std::vec::IntoIter<Range<usize>>,
+    /// The batches of the span read.
+    batches: Option<ParquetRecordBatchReader>,
+    /// None once the last files were given.
+    decoder: Option<FilesDecoder>,
+    texts: Interner,
+}
+
+impl InOrder<'_> {
+    /// The files of the next batch of rows (a file cut between batches comes whole with the
+    /// later one); None once every row was given.
+    pub(crate) async fn next(&mut self) -> Result<Option<Vec<ValueFile>>> {
+        let name = format!("files table {}", self.table.path);
+        loop {
+            let Some(decoder) = self.decoder.as_mut() else {
+                return Ok(None);
+            };
+            if let Some(batch) = self.batches.as_mut().and_then(Iterator::next) {
+                let batch = batch.map_err(damaged(&name))?;
+                let mut files = Vec::new();
+                decoder
+                    .push(&batch, &mut self.texts, &mut files)
+                    .map_err(damaged(&name))?;
+                return Ok(Some(files));
+            }
+            self.batches = None;
+            let Some(span) = self.spans.next() else {
+                let mut files = Vec::new();
+                if let Some(decoder) = self.decoder.take() {
+                    decoder.finish(&mut files).map_err(damaged(&name))?;
+                }
+                return Ok(Some(files));
+            };
+            let groups: Vec<usize> = span.collect();
+            let read = self.table.bytes_of(&groups).await?;
+            let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                read,
+                self.table.metadata.clone(),
+            )
+            .with_row_groups(groups)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(damaged(&name))?;
+            self.batches = Some(batches);
+        }
+    }
+}
+
 struct Indexer {
     name: String,
     /// The footer with `station` and `month` read as dictionaries (see [`places_as_keys`]).
@@ -1005,21 +1025,23 @@ impl Indexer {
         let name = &self.name;
         let (station_keys, station_ids) = keyed(batch, "station", name)?;
         let (month_keys, month_texts) = keyed(batch, "month", name)?;
-        // Each dictionary value's station (in `runs`) and year, once a row used it.
+        // Each dictionary value's station (in `runs`) and year with its month's bit, once a
+        // row used it.
         let mut stations: Vec<Option<usize>> = vec![None; station_ids.len()];
-        let mut years: Vec<Option<i32>> = vec![None; month_texts.len()];
+        let mut years: Vec<Option<(i32, u16)>> = vec![None; month_texts.len()];
         let runs = &mut self.runs;
         let row = &mut self.row;
         for (&station_key, &month_key) in station_keys.iter().zip(month_keys) {
-            let year = match years.get(month_key as usize) {
+            let (year, bit) = match years.get(month_key as usize) {
                 Some(Some(year)) => *year,
                 _ => {
                     let text = dictionary_value(month_texts, month_key, name)?;
                     let month: Month = text
                         .parse()
                         .map_err(|e: String| EngineError::corrupt(format!("{name}: {e}")))?;
-                    years[month_key as usize] = Some(month.year());
-                    month.year()
+                    let year = (month.year(), month_bit(month));
+                    years[month_key as usize] = Some(year);
+                    year
                 }
             };
             let s = match stations.get(station_key as usize) {
@@ -1043,7 +1065,9 @@ impl Indexer {
                 && ls == s
                 && y == year
             {
-                runs[s].1[run].rows.end = *row + 1;
+                let run = &mut runs[s].1[run];
+                run.rows.end = *row + 1;
+                run.months |= bit;
                 *row += 1;
                 continue;
             }
@@ -1051,12 +1075,14 @@ impl Indexer {
             let run = match years.iter().rposition(|r| r.year == year) {
                 Some(j) if *row - years[j].rows.end <= RUN_GAP_ROWS => {
                     years[j].rows.end = *row + 1;
+                    years[j].months |= bit;
                     j
                 }
                 _ => {
                     years.push(YearRows {
                         year,
                         rows: *row..*row + 1,
+                        months: bit,
                     });
                     years.len() - 1
                 }
@@ -1070,7 +1096,7 @@ impl Indexer {
     fn finish(
         self,
         path: String,
-        bytes: Source,
+        source: Source,
         metadata: ArrowReaderMetadata,
         cache: Arc<FilesCache>,
     ) -> FilesByStation {
@@ -1090,7 +1116,7 @@ impl Indexer {
             .collect();
         FilesByStation {
             path,
-            bytes,
+            source,
             metadata,
             group_starts: self.group_starts,
             stations,
@@ -1304,9 +1330,18 @@ mod tests {
         Bytes::from(out)
     }
 
-    fn by_station(bytes: Bytes, budget: usize) -> FilesByStation {
+    /// The table `bytes`, in a store of its own, indexed by station, its stations' decoded
+    /// files kept within `budget`.
+    async fn by_station(bytes: Bytes, budget: usize) -> FilesByStation {
+        in_store(bytes, budget).await.unwrap()
+    }
+
+    async fn in_store(bytes: Bytes, budget: usize) -> Result<FilesByStation> {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let path = "catalog/files-1.parquet";
+        store.put(&Path::from(path), bytes.into()).await.unwrap();
         let cache = Arc::new(FilesCache::new(budget));
-        FilesByStation::new("catalog/files-1.parquet".into(), bytes, cache).unwrap()
+        FilesByStation::open(store, path.into(), cache).await
     }
 
     /// Each station's files as the whole table lists them, ascending by month.
@@ -1340,7 +1375,7 @@ mod tests {
             regrouped(bytes.clone(), 7),
             without_dictionaries(bytes),
         ] {
-            let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+            let index = by_station(bytes.clone(), FILES_CACHE_BYTES).await;
             assert!(index.metadata.metadata().num_row_groups() >= 2);
             assert_eq!(index.stations().len(), 41);
             assert_eq!(index.stations()[0].as_str(), "late");
@@ -1375,7 +1410,7 @@ mod tests {
         }
         files.extend(months(3).map(|m| file("c", m)));
         let bytes = table(files).await;
-        let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+        let index = by_station(bytes.clone(), FILES_CACHE_BYTES).await;
         // Each station's one run a year.
         assert_eq!(runs(&index, "a"), [(2001, 0..46), (2002, 48..94)]);
         assert_eq!(runs(&index, "b"), [(2001, 2..48), (2002, 50..96)]);
@@ -1392,7 +1427,7 @@ mod tests {
     #[tokio::test]
     async fn the_writer_closes_row_groups_between_files() {
         let bytes = table(listed()).await;
-        let index = by_station(bytes, FILES_CACHE_BYTES);
+        let index = by_station(bytes, FILES_CACHE_BYTES).await;
         let groups = index.metadata.metadata().row_groups();
         // 4 096 files of two series each, then the rest.
         assert_eq!(groups.len(), 2);
@@ -1411,7 +1446,7 @@ mod tests {
         let bytes = regrouped(table(listed()).await, 500);
         // About three stations of 120 months.
         let budget = 3 * 120 * (size_of::<MonthFile>() + 2 * size_of::<SeriesStats>() + 8);
-        let index = by_station(bytes.clone(), budget);
+        let index = by_station(bytes.clone(), budget).await;
         for _ in 0..2 {
             for station in index.stations() {
                 assert_eq!(
@@ -1436,7 +1471,7 @@ mod tests {
         }
         let bytes = table(files).await;
         // A budget that keeps no station: each is decoded anew every time.
-        let index = by_station(bytes, 1);
+        let index = by_station(bytes, 1).await;
         let (s0, p, q) = (
             "s0".parse().unwrap(),
             "p".parse().unwrap(),
@@ -1464,7 +1499,7 @@ mod tests {
     #[tokio::test]
     async fn a_window_decodes_only_its_years_and_keeps_them_beside_those_decoded_before() {
         let bytes = table(listed()).await;
-        let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+        let index = by_station(bytes.clone(), FILES_CACHE_BYTES).await;
         let s0: StationId = "s0".parse().unwrap();
         let years = |months: &StationFiles| {
             let mut years: Vec<i32> = months.iter().map(|m| m.file.month.year()).collect();
@@ -1495,7 +1530,7 @@ mod tests {
         let newest = index.newest(&s0, &"p".parse().unwrap()).unwrap();
         assert!(Arc::ptr_eq(&newest.month, all.last().unwrap()));
         // Years the station has no files in: nothing decoded, nothing found.
-        let none = by_station(bytes, FILES_CACHE_BYTES);
+        let none = by_station(bytes, FILES_CACHE_BYTES).await;
         assert!(none.get_years(&s0, 1990..=1999).await.unwrap().is_empty());
         assert_eq!(none.cache.bytes(), 0);
     }
@@ -1516,7 +1551,7 @@ mod tests {
             });
         }
         let bytes = table(files).await;
-        let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+        let index = by_station(bytes.clone(), FILES_CACHE_BYTES).await;
         let in_groups = |groups: &[usize]| {
             let mask = index.projection(groups);
             let schema = index.metadata.metadata().file_metadata().schema_descr();
@@ -1549,7 +1584,7 @@ mod tests {
     #[tokio::test]
     async fn damaged_pages_fail_their_stations_only() {
         let bytes = table(listed()).await;
-        let index = by_station(bytes.clone(), FILES_CACHE_BYTES);
+        let index = by_station(bytes.clone(), FILES_CACHE_BYTES).await;
         let meta = index.metadata.metadata();
         let rows_column = meta
             .file_metadata()
@@ -1572,7 +1607,7 @@ mod tests {
         let last = pages.page_locations().last().unwrap();
         assert_eq!(last.first_row_index, 7936);
         spoil(last.offset as u64, last.compressed_page_size as u64);
-        let index = by_station(Bytes::from(damaged), FILES_CACHE_BYTES);
+        let index = by_station(Bytes::from(damaged), FILES_CACHE_BYTES).await;
         for (station, groups) in [("s39", "[1]"), ("s33", "[0]"), ("s34", "[0, 1]")] {
             let Err(e) = index.get(&station.parse().unwrap()).await else {
                 panic!("{station}: a damaged page decoded");
@@ -1592,6 +1627,29 @@ mod tests {
     /// request, whether it lies in one row group or two); a station kept decoded reads
     /// nothing; writers' passes, which need the bytes held, fail; a pass in order reads the
     /// table again; a row group damaged in the store fails its stations only.
+    /// The index knows which months each station lists, without a read: every month of its
+    /// files, and no other (`late` lists the first half of 2001, then the second half far
+    /// from it in the table; the stations ten years of months).
+    #[tokio::test]
+    async fn the_index_says_which_months_a_station_lists() {
+        let bytes = regrouped(table(listed()).await, 500);
+        let index = by_station(bytes.clone(), 0).await;
+        for station in index.stations() {
+            let listed: BTreeSet<Month> =
+                expected(&bytes, station).iter().map(|f| f.month).collect();
+            assert!(!listed.is_empty());
+            for month in months(12 * 12) {
+                assert_eq!(
+                    index.lists_month(station, month),
+                    listed.contains(&month),
+                    "{station} {month}"
+                );
+            }
+        }
+        let nowhere: StationId = "nowhere".parse().unwrap();
+        assert!(!index.lists_month(&nowhere, "2001-01".parse().unwrap()));
+    }
+
     /// A writer's pass over a table left in the store: its stations in batches, each
     /// station once, in the order of the table (those it does not list last); a batch's
     /// files read in one request and decoded as the table lists them, none kept; a damaged
@@ -1664,20 +1722,15 @@ mod tests {
         let store: Arc<dyn ObjectStore> =
             Arc::new(Counted::new(Arc::clone(&memory), Arc::clone(&counts)));
         let gets = || counts.get(RequestKind::Get);
-        let held = by_station(bytes.clone(), FILES_CACHE_BYTES).memory();
         let opened = |budget: usize| {
             let cache = Arc::new(FilesCache::new(budget));
             FilesByStation::open(Arc::clone(&store), path.to_string(), cache)
         };
         let before = gets();
         let index = opened(FILES_CACHE_BYTES).await.unwrap();
-        assert_eq!(held - index.memory(), bytes.len());
         // The footer, then the row groups (a span: the table is smaller than one).
         assert_eq!(gets() - before, 2);
         assert_eq!(index.stations().len(), 41);
-        assert!(index.in_order().is_err());
-        assert!(index.group_files(0).is_err());
-        assert!(index.value_files(&"s0".parse().unwrap()).is_err());
         for station in index.stations() {
             let before = gets();
             assert_eq!(
@@ -1817,9 +1870,7 @@ mod tests {
                 w.write(b).unwrap();
             }
             w.close().unwrap();
-            let cache = Arc::new(FilesCache::new(FILES_CACHE_BYTES));
-            let path = "catalog/files-1.parquet".to_owned();
-            let Err(e) = FilesByStation::new(path, Bytes::from(out), cache) else {
+            let Err(e) = in_store(Bytes::from(out), FILES_CACHE_BYTES).await else {
                 panic!("a table whose {column} column is of the wrong kind was indexed");
             };
             assert!(
@@ -1847,7 +1898,7 @@ mod tests {
         {
             f.generation = 2;
         }
-        let previous = by_station(table(before).await, FILES_CACHE_BYTES);
+        let previous = by_station(table(before).await, FILES_CACHE_BYTES).await;
         // The next version as a server opens it, from the store.
         let store = InMemory::new();
         let path = Path::from("catalog/files-2.parquet");
@@ -1923,9 +1974,9 @@ mod tests {
                 .filter(|f| listed.contains(&&f.station) && f.month == last);
             newest.cloned().collect()
         };
-        let mut previous = by_station(table(before.clone()).await, FILES_CACHE_BYTES);
+        let mut previous = by_station(table(before.clone()).await, FILES_CACHE_BYTES).await;
         previous.know_newest(newest_of(&before));
-        let mut next = by_station(table(after.clone()).await, FILES_CACHE_BYTES);
+        let mut next = by_station(table(after.clone()).await, FILES_CACHE_BYTES).await;
         next.know_newest(newest_of(&after));
         next.keep_in(Arc::clone(previous.cache()));
         let p: ParameterId = "p".parse().unwrap();

@@ -1,6 +1,5 @@
-//! A files table's bytes as a process holds them: the object read whole (a writer's table), or
-//! the row groups being decoded, read from the store when they are ([`read_groups`]), none of
-//! the rest.
+//! A files table's bytes as a process holds them: the row groups being decoded or copied,
+//! read from the store when they are ([`read_groups`]), none of the rest.
 
 use crate::error::{EngineError, Result};
 use bytes::{Bytes, BytesMut};
@@ -23,8 +22,8 @@ pub(crate) const SPAN_BYTES: u64 = 8 << 20;
 /// are longer: the footer's, then the offset index's).
 const FIRST_TAIL_BYTES: u64 = 1 << 20;
 
-/// The table's bytes, as pieces ascending by offset: one that covers the object, or those of
-/// the row groups read. Cloning shares them.
+/// The table's bytes, as pieces ascending by offset: those of the row groups read. Cloning
+/// shares them.
 #[derive(Clone)]
 pub(crate) struct TableBytes {
     pieces: Arc<[Piece]>,
@@ -45,39 +44,10 @@ impl Piece {
 }
 
 impl TableBytes {
-    /// The object read whole.
-    pub(crate) fn whole(bytes: Bytes) -> Self {
-        let len = bytes.len() as u64;
-        Self {
-            pieces: Arc::new([Piece { start: 0, bytes }]),
-            len,
-        }
-    }
-
-    /// Bytes held.
-    pub(crate) fn held(&self) -> usize {
-        self.pieces.iter().map(|p| p.bytes.len()).sum()
-    }
-
-    /// The object's bytes in one buffer: its only piece, else the pieces copied together (for
-    /// writers, which read tables whole).
-    pub(crate) fn joined(&self) -> Bytes {
-        match &*self.pieces {
-            [one] => one.bytes.clone(),
-            pieces => {
-                let mut out = BytesMut::with_capacity(self.held());
-                for p in pieces {
-                    out.extend_from_slice(&p.bytes);
-                }
-                out.freeze()
-            }
-        }
-    }
-
     /// Bytes `range` of the object: a slice of the piece that holds them, or a copy joined
     /// from the pieces they span; an error where a piece is missing (a table read in part,
     /// [`read_groups`]).
-    fn range(&self, range: Range<u64>) -> std::result::Result<Bytes, ParquetError> {
+    pub(crate) fn range(&self, range: Range<u64>) -> std::result::Result<Bytes, ParquetError> {
         if range.end > self.len || range.start > range.end {
             return Err(ParquetError::EOF(format!(
                 "bytes {range:?} of a table of {} bytes",
@@ -141,7 +111,7 @@ impl ChunkReader for TableBytes {
 
 /// The bytes of a row group, from the first byte of its first column chunk to the last of its
 /// last (None for a group without columns).
-fn group_range(group: &RowGroupMetaData) -> Option<Range<u64>> {
+pub(crate) fn group_range(group: &RowGroupMetaData) -> Option<Range<u64>> {
     group
         .columns()
         .iter()

@@ -427,7 +427,7 @@ mod tests {
             .await
             .unwrap();
         // An append: one month more, every other file carried.
-        let (published, files) = crate::dataset::read_published(store.as_ref())
+        let (published, files) = crate::dataset::read_published(&store)
             .await
             .unwrap()
             .unwrap();
@@ -438,8 +438,8 @@ mod tests {
         let month: Month = "2030-01".parse().unwrap();
         let encoded = one_value_month();
         writer.write_month(&station, month, encoded).await.unwrap();
-        for s in files.stations() {
-            for file in files.value_files(s).unwrap() {
+        for (_, files) in files.files_of(files.stations()).await.unwrap() {
+            for file in files {
                 writer.carry(file).await.unwrap();
             }
         }

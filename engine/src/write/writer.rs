@@ -299,19 +299,20 @@ impl DatasetWriter {
         self.table.lock().await.add(file).await
     }
 
-    /// Lists row group `group` of the previous version's files table (`from`, whose footer is
-    /// `footer`) in the new one as it is; say what the groups copied hold with
-    /// [`Self::copied`].
+    /// Lists row group `group` of the previous version's files table (whose footer is
+    /// `footer`; `data` holds the group's bytes, from offset `data_start` of that table) in
+    /// the new one as it is; say what the groups copied hold with [`Self::copied`].
     pub async fn copy_table_group(
         &self,
-        from: &Bytes,
         footer: &FileFooter,
         group: usize,
+        data: &Bytes,
+        data_start: u64,
     ) -> Result<()> {
         self.table
             .lock()
             .await
-            .copy_group(from, footer, group)
+            .copy_group(footer, group, data, data_start)
             .await
     }
 

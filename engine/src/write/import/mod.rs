@@ -282,7 +282,7 @@ pub async fn import(
         ..Problems::default()
     };
     let (existing, previous) = if input.append {
-        let (published, files) = crate::dataset::read_published(store.as_ref())
+        let (published, files) = crate::dataset::read_published(&store)
             .await?
             .ok_or_else(|| {
                 EngineError::Import(vec![
@@ -524,8 +524,9 @@ async fn carry(
         // Tables written before the newest months were listed may cut a file between row
         // groups: read as one stream.
         let mut row = 0;
-        for files in previous.in_order()? {
-            for file in files? {
+        let mut files = previous.in_order();
+        while let Some(batch) = files.next().await? {
+            for file in batch {
                 row += file.series.len() as u64;
                 pass.file(file, row).await?;
             }
@@ -538,24 +539,32 @@ async fn carry(
     // from its files as before.
     let touched = writer.stations_written()?;
     let holding = previous.groups_holding(&touched);
-    let (bytes, footer) = previous.copy_source()?;
+    let footer = previous.copy_footer().await?;
     // What the groups copied hold: the previous version's counts, less the files decoded.
     let mut left = manifest.counts.clone();
-    for (group, &holds) in holding.iter().enumerate() {
-        let rows = previous.group_rows(group);
-        if !holds && rows.end - rows.start >= COPIED_GROUP_MIN_ROWS {
-            writer.copy_table_group(&bytes, &footer, group).await?;
-            continue;
-        }
-        let mut row = rows.start;
-        for file in previous.group_files(group)? {
-            row += file.series.len() as u64;
-            left.files = left.files.wrapping_sub(1);
-            for s in file.series.iter() {
-                left.values = left.values.wrapping_sub(s.rows);
-                left.missing = left.missing.wrapping_sub(s.missing);
+    // A span of row groups read at a time, none kept after it.
+    for span in previous.spans() {
+        let groups: Vec<usize> = span.collect();
+        let read = previous.bytes_of(&groups).await?;
+        for group in groups {
+            let rows = previous.group_rows(group);
+            if !holding[group] && rows.end - rows.start >= COPIED_GROUP_MIN_ROWS {
+                let (data, data_start) = previous.group_bytes(&read, group)?;
+                writer
+                    .copy_table_group(&footer, group, &data, data_start)
+                    .await?;
+                continue;
             }
-            pass.file(file, row).await?;
+            let mut row = rows.start;
+            for file in previous.group_files(&read, group)? {
+                row += file.series.len() as u64;
+                left.files = left.files.wrapping_sub(1);
+                for s in file.series.iter() {
+                    left.values = left.values.wrapping_sub(s.rows);
+                    left.missing = left.missing.wrapping_sub(s.missing);
+                }
+                pass.file(file, row).await?;
+            }
         }
     }
     pass.finish().await?;
@@ -867,15 +876,25 @@ impl WriteContext<'_> {
         }
     }
 
-    /// The published version's file of a station-month, if it has one.
+    /// The published version's file of a station-month, if it has one: known from the
+    /// previous table's index where it has none, else found among the station's files of
+    /// that year, read and decoded (and kept within the previous table's budget).
     fn previous_file(&self, (station, month): &(StationId, Month)) -> Result<Option<ValueFile>> {
         let Some(previous) = self.previous else {
             return Ok(None);
         };
-        Ok(previous
-            .value_files(station)?
-            .into_iter()
-            .find(|f| f.month == *month))
+        if !previous.lists_month(station, *month) {
+            return Ok(None);
+        }
+        let year = month.year();
+        let months = self
+            .runtime
+            .block_on(previous.get_years(station, year..=year))?;
+        Ok(months
+            .iter()
+            .map(|m| &m.file)
+            .find(|f| f.month == *month)
+            .cloned())
     }
 
     fn report_repeats(&self, found: &[station_months::Repeated]) {
