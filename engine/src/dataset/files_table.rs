@@ -312,8 +312,9 @@ impl TableSink {
         self.send(pieces).await
     }
 
-    /// Ends the row group being written, then copies row group `group` of `from` (a table of
-    /// this schema whose footer is `footer`) as it is.
+    /// Ends the row group being written, then copies row group `group` of a table of this
+    /// schema whose footer is `footer` as it is (`data` holds its bytes, from offset
+    /// `data_start` of that table).
     async fn copy_group(
         &mut self,
         footer: &FileFooter,

@@ -464,8 +464,8 @@ pub async fn import(
             return Err(e);
         }
     };
-    // The previous version's files table (its bytes, index and decoded stations: ~70 MB at
-    // 2.4 M files) is not needed by the publish, which reads the new one.
+    // The previous version's files table (its index and decoded stations: ~30 MB at 2.4 M
+    // files) is not needed by the publish, which reads the new one.
     drop(previous);
     let manifest = writer
         .publish(
