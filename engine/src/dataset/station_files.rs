@@ -1344,6 +1344,26 @@ mod tests {
         FilesByStation::open(store, path.into(), cache).await
     }
 
+    /// Writes `bytes` (the table `index` was opened from) to `path` of `store` again, with the
+    /// first column chunk of row group `group` spoiled.
+    async fn spoil_group(
+        store: &dyn ObjectStore,
+        path: &Path,
+        bytes: &Bytes,
+        index: &FilesByStation,
+        group: usize,
+    ) {
+        let (start, len) = index
+            .metadata
+            .metadata()
+            .row_group(group)
+            .column(0)
+            .byte_range();
+        let mut damaged = bytes.to_vec();
+        damaged[start as usize..(start + len) as usize].fill(0xff);
+        store.put(path, Bytes::from(damaged).into()).await.unwrap();
+    }
+
     /// Each station's files as the whole table lists them, ascending by month.
     fn expected(bytes: &Bytes, station: &StationId) -> Vec<ValueFile> {
         let all = decode_files(bytes.clone(), &mut Interner::default()).unwrap();
@@ -1622,11 +1642,6 @@ mod tests {
         }
     }
 
-    /// A table opened in the store: indexed from a read of its row groups, none of which it
-    /// keeps; a station is decoded from its row groups, read when it is asked for (one
-    /// request, whether it lies in one row group or two); a station kept decoded reads
-    /// nothing; writers' passes, which need the bytes held, fail; a pass in order reads the
-    /// table again; a row group damaged in the store fails its stations only.
     /// The index knows which months each station lists, without a read: every month of its
     /// files, and no other (`late` lists the first half of 2001, then the second half far
     /// from it in the table; the stations ten years of months).
@@ -1693,18 +1708,7 @@ mod tests {
         assert_eq!(index.files_of(unlisted).await.unwrap(), [(nowhere, vec![])]);
 
         // Row group 2's bytes spoiled in the store.
-        let (start, len) = index
-            .metadata
-            .metadata()
-            .row_group(2)
-            .column(0)
-            .byte_range();
-        let mut damaged = bytes.to_vec();
-        damaged[start as usize..(start + len) as usize].fill(0xff);
-        memory
-            .put(&path, Bytes::from(damaged).into())
-            .await
-            .unwrap();
+        spoil_group(memory.as_ref(), &path, &bytes, &index, 2).await;
         let Err(e) = index.files_of(&batches[0]).await else {
             panic!("a damaged row group decoded");
         };
@@ -1712,6 +1716,11 @@ mod tests {
         assert!(e.to_string().contains(says), "{e}");
     }
 
+    /// A table opened in the store: indexed from a read of its row groups, none of which it
+    /// keeps; a station is decoded from its row groups, read when it is asked for (one
+    /// request, whether it lies in one row group or two); a station kept decoded reads
+    /// nothing; a pass in order reads the table again; a row group damaged in the store
+    /// fails its stations only.
     #[tokio::test]
     async fn a_table_in_the_store_reads_a_stations_row_groups_when_it_is_decoded() {
         let bytes = table(listed()).await;
@@ -1783,18 +1792,7 @@ mod tests {
         );
 
         // Row group 1's bytes spoiled in the store after the table was indexed.
-        let (start, len) = index
-            .metadata
-            .metadata()
-            .row_group(1)
-            .column(0)
-            .byte_range();
-        let mut damaged = bytes.to_vec();
-        damaged[start as usize..(start + len) as usize].fill(0xff);
-        memory
-            .put(&path, Bytes::from(damaged).into())
-            .await
-            .unwrap();
+        spoil_group(memory.as_ref(), &path, &bytes, &index, 1).await;
         for station in ["s39", "s34"] {
             let Err(e) = index.get(&station.parse().unwrap()).await else {
                 panic!("{station}: a damaged row group decoded");
