@@ -193,6 +193,7 @@ fn aggregates(c: &mut Criterion) {
             series: SeriesToAggregate {
                 series: (station.clone(), parameter.clone()),
                 step: Some(15 * 60_000_000),
+                total: false,
             },
             window: Window::Between {
                 from: None,

@@ -67,8 +67,10 @@ series_value = {"type": "object", "additionalProperties": False, "properties": {
     "stationId": {"type": "string", "pattern": ID}, "parameterId": {"type": "string"},
     "timestamp": ts, "value": GAP_VALUE, "quality": {"type": "string"}}} | ONLY_GAPS_NULL
 # An aggregate's bucket: its start, the statistics as asked (named so), its count and coverage.
+# A bucket between the first and the last with values may hold none: count 0, coverage 0 and
+# null statistics.
 STATISTIC_NUMBER = r"^(mean|min|max|sum|first|last|median|p([1-9]|[1-9][0-9]))$"
-bucket_props = {"timestamp": ts, "count": {"type": "integer", "minimum": 1},
+bucket_props = {"timestamp": ts, "count": {"type": "integer", "minimum": 0},
                 "coverage": {"type": ["number", "null"], "minimum": 0,
                              "description": "values in the bucket over the values its whole length holds"}}
 bucket_patterns = {STATISTIC_NUMBER: {"type": ["number", "null"]},
@@ -80,14 +82,15 @@ series_bucket = {"type": "object", "additionalProperties": False,
                                 "parameterId": {"type": "string"}} | bucket_props,
                  "patternProperties": bucket_patterns}
 # A row of statistics: normals (month, day, the statistics asked, years), annual values
-# (timestamp, year, min, minTime, max, maxTime, mean, count, coverage) or a point of a duration
+# (timestamp, year, min, minTime, max, maxTime, mean, sum, count, coverage) or a point of a duration
 # curve (exceedance, value).
 stat_props = {"month": {"type": "integer", "minimum": 1, "maximum": 12},
               "day": {"type": "integer", "minimum": 1, "maximum": 31},
               "years": {"type": "integer", "minimum": 1,
-                        "description": "how many years' daily (monthly) means the row summarises"},
+                        "description": "how many years' daily (monthly) means (sums, for "
+                                       "precipitation) the row summarises"},
               "timestamp": ts, "year": {"type": "integer", "description": "the calendar year the year ends in"},
-              "count": {"type": ["integer", "null"], "minimum": 0},
+              "count": {"type": "integer", "minimum": 0},
               "coverage": bucket_props["coverage"],
               "exceedance": {"type": "number", "minimum": 0, "maximum": 1},
               "value": {"type": "number", "description": "the value exceeded that share of the time"}}

@@ -7,13 +7,17 @@ use hydro_engine::model::zone::Zone;
 use hydro_engine::storage::{ReadCost, S3Settings, Store};
 use hydro_engine::write::derived::DerivedChange;
 use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, ImportOptions, ImportProgress, import};
+use hydro_engine::write::import::{
+    CsvDialect, Encoding, ImportInput, ImportMode, ImportOptions, ImportProgress, Mapping,
+    ReplaceConfirm, Replacement, import, parse_quality,
+};
 use hydro_engine::write::vacuum::Retention;
 use hydro_engine::{Dataset, EngineError};
 use hydro_server::config::{Config, LogFormat};
 use hydro_server::state::AppState;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -86,15 +90,19 @@ enum Command {
         #[arg(long, env = "HYDRO_CONFIG")]
         config: Option<PathBuf>,
     },
-    /// Import CSV or Parquet files into a dataset, published atomically: a new version replaces
-    /// the one in --out only when every line of every file is good; otherwise every bad line is
-    /// reported as file:line: reason and nothing is published.
+    /// Import CSV, ZRXP or Parquet files into a dataset, published atomically: a new version
+    /// is published in --out only when every line of every file is good; otherwise every bad
+    /// line is reported as file:line: reason and nothing is published. Into a dataset already
+    /// there, give --append (add and correct) or --replace (a new version of only these files).
     ///
-    /// CSV files are UTF-8 with a header row, plain or gzip- or zstd-compressed (told by their
-    /// first bytes); column order is free, cells are trimmed, empty cells mean "not given".
-    /// Values files may also be Parquet with the same columns. The columns of each file are
-    /// described in data/README.md, with samples in data/sample/. Memory stays within
-    /// --memory whatever the size of the values; rows wait in spill files meanwhile.
+    /// CSV files have a header row, plain or gzip- or zstd-compressed (told by their first
+    /// bytes); column order is free, cells are trimmed, empty cells mean "not given"; `#` lines
+    /// before the header are skipped. Agencies' exports import as they are written with the
+    /// options below (separator, decimal comma, Latin-1, German dates, local time, -999) and a
+    /// --mapping file for their column names, station blocks and wide sheets; ZRXP files are
+    /// told by their content. Values files may also be Parquet. The formats are described in
+    /// data/README.md, with samples in data/sample/. Memory stays within --memory whatever the
+    /// size of the values; rows wait in spill files meanwhile.
     Import {
         /// Dataset to write: a directory (created if missing) or s3://BUCKET/PREFIX.
         #[arg(long)]
@@ -124,12 +132,22 @@ enum Command {
         /// a timestamp with time zone), value, quality (good|suspect|estimated|unchecked|missing).
         #[arg(long, num_args = 1.., required = true)]
         values: Vec<PathBuf>,
-        /// Add to the dataset published in --out instead of replacing it: only the
-        /// station-months the values touch are rewritten; a value at a timestamp already
-        /// stored for its series replaces it (a correction); catalog rows add stations,
-        /// parameters and characteristics, or update those with the same id.
-        #[arg(long)]
+        /// Add to the dataset published in --out: only the station-months the values touch
+        /// are rewritten; a value at a timestamp already stored for its series replaces it (a
+        /// correction); catalog rows add stations, parameters and characteristics, or update
+        /// those with the same id.
+        #[arg(long, conflicts_with = "replace")]
         append: bool,
+        /// Publish a version of only these files in place of the dataset in --out (the one
+        /// before stays reachable with asOf and `hydro rollback` until a vacuum). One that
+        /// holds less than half the values asks first, or needs --yes when not on a terminal.
+        #[arg(long)]
+        replace: bool,
+        /// Replace even when the new version holds less than half the values.
+        #[arg(long, requires = "replace")]
+        yes: bool,
+        #[command(flatten)]
+        dialect: DialectArgs,
         /// Memory the import's buffers may use, e.g. 1GiB, 256MiB (the process needs some
         /// 30 MiB more).
         #[arg(long, env = "HYDRO_IMPORT_MEMORY", default_value = "1GiB", value_parser = parse_bytes)]
@@ -138,7 +156,9 @@ enum Command {
         #[arg(long, env = "HYDRO_SPILL_DIR")]
         spill_dir: Option<PathBuf>,
         /// Fail on what is otherwise a warning (a station whose coordinates lie outside its
-        /// state, lat/lon given together with easting/northing).
+        /// state, lat/lon given together with easting/northing, values that look like
+        /// missing-value sentinels, negative discharge or precipitation, times off the series'
+        /// interval, an observedProperty outside the vocabulary).
         #[arg(long)]
         strict: bool,
         #[command(flatten)]
@@ -183,6 +203,22 @@ enum Command {
         #[arg(long)]
         before: Option<String>,
     },
+    /// Publish a new version equal to an earlier one (e.g. after a --replace by mistake): its
+    /// values, catalog and derived values as they were. The versions between stay reachable
+    /// with asOf; the earlier one must still be kept (see `vacuum --keep-versions`).
+    Rollback {
+        /// Dataset: a directory or s3://BUCKET/PREFIX.
+        #[arg(long)]
+        out: String,
+        /// TOML file of settings; only the s3_* and store_* ones (see `hydro serve --help`)
+        /// apply here.
+        #[arg(long, env = "HYDRO_CONFIG")]
+        config: Option<PathBuf>,
+        /// The version to publish again: its generation, as /v1/versions lists it (the
+        /// number before the first '-' of its version).
+        #[arg(long)]
+        to: String,
+    },
     /// Make a new random API key and print it with the hash for `api_key_hashes`.
     HashKey,
     /// Print the argon2 hash of a password (read from stdin) for `basic_users = ["name:<hash>"]`.
@@ -215,10 +251,10 @@ enum Command {
     },
 }
 
-/// The dataset's settings for characteristic values derived from the series (NNW … HHQ of
-/// the complete hydrological years, type `derived`). Kept with the dataset: what is not given
-/// stays as it is (defaults: 3 years, 0.9, 11, UTC), so appends and compactions derive alike;
-/// a change derives every station's values anew.
+/// The dataset's zone and its settings for characteristic values derived from the series
+/// (NNW … HHQ of the complete hydrological years, type `derived`). Kept with the dataset: what
+/// is not given stays as it is (defaults: 3 years, 0.9, 11, UTC), so appends and compactions
+/// derive alike; a change derives every station's values anew.
 #[derive(Args)]
 #[command(next_help_heading = "Derived values")]
 struct DerivedArgs {
@@ -231,10 +267,102 @@ struct DerivedArgs {
     /// The month hydrological years start in (1-12).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=12))]
     derived_year_start: Option<u32>,
-    /// The zone whose midnight starts a year: UTC, an offset (+01:00) or an IANA name. Off
-    /// UTC, a publish also reads the raw values of the day each year's edge cuts.
+    /// The dataset's own zone, kept with it: UTC, an offset (+01:00, MEZ) or an IANA name.
+    /// Its midnights start the hydrological years of derived values, and it is the calendar
+    /// (and offset) of aggregates and statistics asked without timeZone. Not the same as
+    /// import's --time-zone, which says how to read times written without an offset.
+    /// Off UTC, a publish also reads the raw values of the day each year's edge cuts.
+    #[arg(long, alias = "derived-time-zone", value_parser = parse_zone)]
+    dataset_zone: Option<Zone>,
+}
+
+/// How an agency's CSV files are written: every file an import reads (values and catalog).
+#[derive(Args)]
+#[command(next_help_heading = "How the files are written")]
+struct DialectArgs {
+    /// Field separator: , ; tab | (default: told from each file's header line).
+    #[arg(long, value_parser = parse_delimiter)]
+    delimiter: Option<u8>,
+    /// Decimal mark of numbers: . or , (default: a point, and a comma in a file not separated
+    /// by commas).
+    #[arg(long, value_parser = parse_decimal)]
+    decimal: Option<u8>,
+    /// Text encoding: utf-8, latin1 or windows-1252.
+    #[arg(long, default_value = "utf-8", value_parser = Encoding::from_str)]
+    encoding: Encoding,
+    /// How times are written, strftime-style, e.g. '%d.%m.%Y %H:%M' (a date and a time column
+    /// of the mapping are joined by a space first). Default: RFC 3339, or 31.12.2024 23:45,
+    /// 2024-12-31 23:45 and 20241231234500 without an offset (with --time-zone).
+    #[arg(long)]
+    date_format: Option<String>,
+    /// The zone of times written without an offset: a fixed offset (+01:00, UTC+1, MEZ for
+    /// +01:00 all year) or an IANA zone with DST (Europe/Berlin: the repeated hour is told by
+    /// the order of a series' rows, a skipped one is an error).
     #[arg(long, value_parser = parse_zone)]
-    derived_time_zone: Option<Zone>,
+    time_zone: Option<Zone>,
+    /// Values that stand for a missing one, e.g. -999 (repeat or comma-separate): imported as
+    /// recorded gaps (quality missing, no value).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    missing: Vec<String>,
+    /// The quality of the values of files without a quality column: good, suspect,
+    /// estimated or unchecked.
+    #[arg(long, value_parser = parse_quality)]
+    quality: Option<String>,
+    /// Lines to skip at the start of every file (before `#` lines and the header).
+    #[arg(long, default_value_t = 0)]
+    skip_lines: usize,
+    /// TOML file naming the files' columns, constants, station blocks, id renames and wide
+    /// sheets' columns (see data/README.md).
+    #[arg(long)]
+    mapping: Option<PathBuf>,
+}
+
+impl DialectArgs {
+    fn dialect(&self) -> CsvDialect {
+        CsvDialect {
+            delimiter: self.delimiter,
+            decimal: self.decimal,
+            encoding: self.encoding,
+            date_format: self.date_format.clone(),
+            time_zone: self.time_zone,
+            missing: self.missing.clone(),
+            quality: self.quality.clone(),
+            skip_lines: self.skip_lines,
+        }
+    }
+
+    fn mapping(&self) -> anyhow::Result<Mapping> {
+        match &self.mapping {
+            Some(path) => Mapping::read(path).map_err(|e| anyhow::anyhow!("--mapping {e}")),
+            None => Ok(Mapping::default()),
+        }
+    }
+}
+
+fn parse_delimiter(s: &str) -> Result<u8, String> {
+    match s {
+        "," | ";" | "|" | " " => Ok(s.as_bytes()[0]),
+        "\t" | "tab" | "\\t" => Ok(b'\t'),
+        _ => Err(format!("'{s}': give , ; | tab or a space")),
+    }
+}
+
+fn parse_decimal(s: &str) -> Result<u8, String> {
+    match s {
+        "." | "," => Ok(s.as_bytes()[0]),
+        _ => Err(format!("'{s}': give . or ,")),
+    }
+}
+
+/// Asks on the terminal whether a replacement that drops most values goes ahead.
+fn ask_to_replace(r: &Replacement) -> bool {
+    eprint!(
+        "\nversion {} holds {} values; these files hold {}, less than half. Replace it? [y/N] ",
+        r.version, r.values_before, r.values_after
+    );
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok()
+        && matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
 impl DerivedArgs {
@@ -243,7 +371,7 @@ impl DerivedArgs {
             years: self.derived_years.map(|y| y as usize),
             complete: self.derived_complete,
             year_start: self.derived_year_start,
-            zone: self.derived_time_zone,
+            zone: self.dataset_zone,
         }
     }
 }
@@ -255,8 +383,8 @@ fn parse_share(s: &str) -> anyhow::Result<f64> {
     }
 }
 
-fn parse_zone(s: &str) -> anyhow::Result<Zone> {
-    Zone::parse(s).map_err(|e| anyhow::anyhow!("{e}"))
+fn parse_zone(s: &str) -> Result<Zone, String> {
+    hydro_engine::write::import::parse_zone(s)
 }
 
 fn parse_interval_minutes(s: &str) -> anyhow::Result<u32> {
@@ -627,25 +755,41 @@ async fn run() -> anyhow::Result<()> {
             characteristics,
             values,
             append,
+            replace,
+            yes,
+            dialect,
             memory,
             spill_dir,
             strict,
             config,
             derived,
         } => {
+            let mode = match (append, replace) {
+                (true, _) => ImportMode::Append,
+                (_, true) => ImportMode::Replace,
+                _ => ImportMode::New,
+            };
             let input = ImportInput {
                 stations,
                 parameters,
                 characteristics,
                 values,
-                append,
+                mode,
+                dialect: dialect.dialect(),
+                mapping: dialect.mapping()?,
             };
             let s3 = s3_settings(config.as_deref())?;
+            let confirm = match (yes, std::io::stdin().is_terminal()) {
+                (true, _) => Some(ReplaceConfirm(Arc::new(|_: &Replacement| true))),
+                (false, true) => Some(ReplaceConfirm(Arc::new(ask_to_replace))),
+                (false, false) => None,
+            };
             let mut options = ImportOptions {
                 memory_bytes: memory,
                 s3: s3.clone(),
                 derived: derived.change(),
                 strict,
+                confirm_replace: confirm,
                 ..ImportOptions::default()
             };
             if let Some(dir) = spill_dir {
@@ -692,6 +836,26 @@ async fn run() -> anyhow::Result<()> {
                     }
                     bail!("the input has errors (above); nothing was published")
                 }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Command::Rollback { out, config, to } => {
+            let generation: u64 = to
+                .split('-')
+                .next()
+                .and_then(|g| g.parse().ok())
+                .ok_or_else(|| anyhow::anyhow!("--to: '{to}' is not a version (e.g. 3)"))?;
+            let store = Store::at(&out, &s3_settings(config.as_deref())?)?.object_store();
+            match hydro_engine::write::rollback::rollback(store, generation).await {
+                Ok(m) => {
+                    say!(
+                        "published {out} version {}: equal to version {generation} ({} values)",
+                        m.version,
+                        m.counts.values
+                    );
+                    Ok(())
+                }
+                Err(EngineError::Import(lines)) => bail!("{}", lines.join("\n")),
                 Err(e) => Err(e.into()),
             }
         }

@@ -11,9 +11,14 @@ fn sample(name: &str) -> String {
     format!("{}/data/sample/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `hydro import --replace --yes` of the sample catalog and `values` into `out`: the tests
+/// import again and again into one place.
 fn import(out: &Path, values: &[&str]) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydro"));
-    cmd.arg("import").arg("--out").arg(out);
+    cmd.arg("import")
+        .arg("--out")
+        .arg(out)
+        .args(["--replace", "--yes"]);
     cmd.args([
         "--stations",
         &sample("stations.csv"),

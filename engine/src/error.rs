@@ -36,6 +36,11 @@ pub enum EngineError {
     /// Input files of an import; each line is `file:line: reason`.
     #[error("{} invalid input line(s):\n{}", .0.len(), .0.join("\n"))]
     Import(Vec<String>),
+    /// A write refused before anything was read or written: an import into a dataset without
+    /// `--append` or `--replace`, a replacement of most values not confirmed, a rollback to a
+    /// version that is not kept.
+    #[error("{0}")]
+    Refused(String),
     /// Something this build cannot do (a storage scheme it was built without).
     #[error("{0}")]
     Unsupported(String),
@@ -195,6 +200,7 @@ fn verdict(e: &(dyn StdError + 'static)) -> Verdict {
             EngineError::NotFound(_) => Decided(ErrorKind::NotFound),
             EngineError::InvalidQuery(_)
             | EngineError::Import(_)
+            | EngineError::Refused(_)
             | EngineError::Sql(_)
             | EngineError::Guardrail(_) => Decided(ErrorKind::BadRequest),
             EngineError::Corrupt { .. } => Decided(ErrorKind::Corrupt),

@@ -161,6 +161,7 @@ async fn the_aggregator_agrees_with_datafusion() {
                 series: SeriesToAggregate {
                     series: series.clone(),
                     step: Some(15 * 60_000_000),
+                    total: false,
                 },
                 window,
                 columns: BucketColumn::all(&spec),

@@ -12,7 +12,7 @@ use hydro_engine::dataset::{Dataset, read_manifest};
 use hydro_engine::model::Parameter;
 use hydro_engine::storage::Store;
 use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, ImportOptions, Imported, import};
+use hydro_engine::write::import::{ImportInput, ImportMode, ImportOptions, Imported, import};
 use std::path::Path;
 
 /// Enough stations of daily values for a files table of several row groups (~8 Ki rows
@@ -48,7 +48,8 @@ async fn try_append(root: &Path, rows: &str) -> hydro_engine::error::Result<Impo
         parameters: None,
         characteristics: None,
         values: vec![values],
-        append: true,
+        mode: ImportMode::Append,
+        ..ImportInput::default()
     };
     import_into(root, &input).await
 }
@@ -298,7 +299,8 @@ async fn a_version_opened_beside_another_shares_the_stations_an_append_left_as_t
         parameters: None,
         characteristics: None,
         values: Vec::new(),
-        append: true,
+        mode: ImportMode::Append,
+        ..ImportInput::default()
     };
     import_into(&root, &input).await.unwrap();
     let third = Dataset::open_beside(&store, &second).await.unwrap();

@@ -16,7 +16,7 @@ use hydro_engine::query::{AnswerPart, ManyQuery};
 use hydro_engine::storage::Store;
 use hydro_engine::write::compact::compact;
 use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, ImportOptions, import};
+use hydro_engine::write::import::{ImportInput, ImportMode, ImportOptions, import};
 use std::path::{Path, PathBuf};
 
 /// Every series of `dataset`.
@@ -89,7 +89,8 @@ async fn append(root: &Path, rows: &str, parameters: Option<PathBuf>) {
         parameters,
         characteristics: None,
         values: vec![values],
-        append: true,
+        mode: ImportMode::Append,
+        ..ImportInput::default()
     };
     let options = ImportOptions {
         spill_dir: root.parent().unwrap().to_path_buf(),

@@ -20,7 +20,7 @@ use hydro_engine::storage::Store;
 use hydro_engine::write::compact::compact;
 use hydro_engine::write::derived::{DerivedChange, is_derived_id};
 use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, ImportOptions, import};
+use hydro_engine::write::import::{ImportInput, ImportMode, ImportOptions, import};
 use hydro_engine::{Dataset, EngineError};
 use std::collections::HashMap;
 use std::path::Path;
@@ -78,7 +78,8 @@ async fn try_append(
         parameters: None,
         characteristics: None,
         values: vec![csv],
-        append: true,
+        mode: ImportMode::Append,
+        ..ImportInput::default()
     };
     let options = ImportOptions {
         spill_dir: root.to_path_buf(),
@@ -122,6 +123,7 @@ async fn both_paths(dataset: &Dataset, series: (&StationId, &ParameterId)) -> us
                 series: SeriesToAggregate {
                     series: (series.0.clone(), series.1.clone()),
                     step: Some(3_600_000_000),
+                    total: false,
                 },
                 window: Window::Between {
                     from: None,

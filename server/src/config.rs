@@ -8,7 +8,7 @@
 //! text "12345", `HYDRO_MAX_HEAVY_QUERIES=1.5` is an error. Lists are separated by whitespace
 //! or commas (`basic_users` by whitespace only: argon2 hashes contain commas).
 
-use chrono::FixedOffset;
+use hydro_engine::model::zone::Zone;
 use hydro_engine::storage::S3Settings;
 use serde::Deserialize;
 use std::time::Duration;
@@ -208,8 +208,10 @@ settings! {
     license_url: Option<String> = None;
     /// Public base address including `/v1`; unset: `http://<bind>/v1`.
     base_url: Option<String> = None;
-    /// Output time zone as a fixed offset (`+00:00`, `+01:00`). Part of the API version:
-    /// change it only with a new major version.
+    /// Output time zone: a fixed offset (`+00:00`, `+01:00`) or an IANA zone
+    /// (`Europe/Berlin`, whose offset follows DST). Every answer's times are written in it
+    /// unless a request gives `timeZone`. Part of the API version: change it only with a new
+    /// major version.
     output_offset: String = "+00:00".into();
     /// `extended` (every format and resource) or `basic` (JSON only, no links, no
     /// characteristics).
@@ -362,7 +364,7 @@ impl Config {
             table.insert(name, env_value(&what, setting.kind, value)?);
         }
         let config: Config = table.try_into().map_err(|e| format!("config: {e}"))?;
-        config.offset()?;
+        config.zone()?;
         Ok(config)
     }
 
@@ -394,20 +396,13 @@ impl Config {
         }
     }
 
-    pub fn offset(&self) -> Result<FixedOffset, String> {
+    /// The output zone (`output_offset`).
+    pub fn zone(&self) -> Result<Zone, String> {
         let s = self.output_offset.as_str();
-        if s.eq_ignore_ascii_case("utc") || s == "Z" {
-            return FixedOffset::east_opt(0).ok_or_else(|| "offset".into());
+        if s.eq_ignore_ascii_case("utc") {
+            return Ok(Zone::UTC);
         }
-        let bad = || format!("output_offset '{s}' must be ±HH:MM");
-        let (sign, rest) = match s.as_bytes().first() {
-            Some(b'+') => (1, &s[1..]),
-            Some(b'-') => (-1, &s[1..]),
-            _ => return Err(bad()),
-        };
-        let (h, m) = rest.split_once(':').ok_or_else(bad)?;
-        let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
-        FixedOffset::east_opt(sign * (h * 3600 + m * 60)).ok_or_else(bad)
+        Zone::parse(s).map_err(|e| format!("output_offset '{s}': {e}"))
     }
 }
 

@@ -8,8 +8,8 @@ use crate::http::ratelimit::RateLimiter;
 use crate::render::envelope::Meta;
 use crate::render::stream::StreamWatch;
 use crate::versions::{Version, Versions};
-use chrono::FixedOffset;
 use hydro_engine::Dataset;
+use hydro_engine::model::zone::Zone;
 use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -37,7 +37,8 @@ pub struct AppState {
     pub config: Config,
     /// Public base address including `/v1`, no trailing slash.
     pub base_url: String,
-    pub offset: FixedOffset,
+    /// The zone every answer's times are written in without `timeZone` (`output_offset`).
+    pub zone: Zone,
     /// Permits for queries that read value files.
     pub heavy: Arc<Semaphore>,
     /// Permits for SQL queries (`sql_queries_at_once`).
@@ -62,7 +63,7 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(dataset: Dataset, config: Config, bind: &str) -> Result<Self, String> {
-        let offset = config.offset()?;
+        let zone = config.zone()?;
         let base_url = config
             .base_url
             .clone()
@@ -92,7 +93,7 @@ impl AppState {
             sql_slots: Arc::new(Semaphore::new(config.sql_queries_at_once.max(1))),
             config,
             base_url,
-            offset,
+            zone,
             started: Instant::now(),
             metrics: Metrics::default(),
         })

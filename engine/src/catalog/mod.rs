@@ -267,6 +267,19 @@ impl Catalog {
         stations + characteristics + indexes
     }
 
+    /// The ids nearest `typed` (a station id mistyped: a digit or two off, a letter left
+    /// out), nearest first, at most `most` of them; none within reach gives none.
+    pub fn ids_near(&self, typed: &str, most: usize) -> Vec<&StationId> {
+        let reach = search::typo_reach(typed);
+        let mut near: Vec<(usize, &StationId)> = self
+            .stations()
+            .iter()
+            .filter_map(|s| Some((search::edits_within(typed, s.id.as_str(), reach)?, &s.id)))
+            .collect();
+        near.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        near.into_iter().take(most).map(|(_, id)| id).collect()
+    }
+
     pub fn station(&self, id: &StationId) -> Option<&Station> {
         let list = &self.stations;
         list.by_id.get(id).map(|&i| &list.stations[i])
@@ -322,10 +335,9 @@ impl Catalog {
                     .as_ref()
                     .is_none_or(|v| v.iter().any(|x| **x == *s.water_body_id))
                 && filter.types.as_ref().is_none_or(|v| v.contains(&s.kind))
-                && filter
-                    .text
-                    .as_ref()
-                    .is_none_or(|q| q.matches([s.name.as_str(), &*s.water_body_name]))
+                && filter.text.as_ref().is_none_or(|q| {
+                    q.matches([s.name.as_str(), &*s.water_body_name, s.id.as_str()])
+                })
         };
         let in_bbox = |s: &Station| {
             filter

@@ -72,6 +72,8 @@ pub enum PublishKind {
     Generate,
     /// Months packed by `hydro compact`: the same values.
     Compact,
+    /// An earlier version published again by `hydro rollback`.
+    Rollback,
 }
 
 impl PublishKind {
@@ -81,6 +83,7 @@ impl PublishKind {
             Self::Append => "append",
             Self::Generate => "generate",
             Self::Compact => "compact",
+            Self::Rollback => "rollback",
         }
     }
 }

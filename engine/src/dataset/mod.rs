@@ -352,6 +352,14 @@ impl Dataset {
         self.manifest.counts.missing > 0
     }
 
+    /// The dataset's own zone (`--dataset-zone`, kept in the manifest with the derived-value
+    /// settings), where it has one other than UTC: the calendar of its hydrological years, and
+    /// of aggregates and statistics asked without `timeZone`.
+    pub fn zone(&self) -> Option<crate::model::zone::Zone> {
+        let zone = self.manifest.derived?.zone;
+        (zone != crate::model::zone::Zone::UTC).then_some(zone)
+    }
+
     /// The version published in the local directory `dir`.
     pub async fn open_dir(dir: &std::path::Path) -> Result<Self> {
         Self::open(&Store::dir(dir)?).await

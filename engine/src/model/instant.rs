@@ -23,6 +23,15 @@ pub fn parse(v: &str) -> Option<(Micros, Option<i32>)> {
     Some((at.timestamp_micros(), offset))
 }
 
+/// `v` without an offset (the forms of [`parse`] with the offset left out: `2024-03-01T00:00`,
+/// `2024-03-01 00:00:00`), as the wall-clock time it names; None for anything else.
+pub fn parse_local(v: &str) -> Option<NaiveDateTime> {
+    let local = v.replacen(['t', ' '], "T", 1);
+    ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(&local, f).ok())
+}
+
 /// The local part of a time and its offset in seconds (None for `Z`): `Z`, `±HH:MM`, `±HHMM`
 /// or `±HH` at its end (after the date's own `-`s).
 fn split_offset(v: &str) -> Option<(&str, Option<i32>)> {

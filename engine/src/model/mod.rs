@@ -7,6 +7,7 @@ pub mod gap;
 pub mod ids;
 pub mod instant;
 pub mod month;
+pub mod property;
 pub mod states;
 pub mod zone;
 

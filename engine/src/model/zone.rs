@@ -69,6 +69,33 @@ impl Zone {
         }
     }
 
+    /// The offset at the instant `utc`.
+    pub fn offset_at(&self, utc: Micros) -> FixedOffset {
+        FixedOffset::east_opt(self.offset_secs(utc))
+            .unwrap_or(FixedOffset::east_opt(0).expect("zero"))
+    }
+
+    /// The local wall-clock time of the instant `utc`.
+    pub fn local(&self, utc: Micros) -> NaiveDateTime {
+        let local = utc.saturating_add(i64::from(self.offset_secs(utc)) * MICROS);
+        DateTime::from_timestamp_micros(local)
+            .map(|t| t.naive_utc())
+            .unwrap_or_default()
+    }
+
+    /// The instant of the local time `local`: of a time the clocks pass twice, the earlier
+    /// (`later`: the later one); None for a time they skip.
+    pub fn instant(&self, local: NaiveDateTime, later: bool) -> Option<Micros> {
+        match self {
+            Self::Fixed(o) => Some(local_to_utc(local, o.local_minus_utc())),
+            Self::Named(tz) => match tz.from_local_datetime(&local) {
+                LocalResult::Single(t) => Some(t.timestamp_micros()),
+                LocalResult::Ambiguous(a, b) => Some(if later { b } else { a }.timestamp_micros()),
+                LocalResult::None => None,
+            },
+        }
+    }
+
     /// Whether every instant has the same offset (the output needs no look-up per value).
     pub fn fixed(&self) -> Option<FixedOffset> {
         match self {

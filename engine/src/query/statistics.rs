@@ -6,7 +6,11 @@
 //! - **`annual`**: each (hydrological) year's extremes with their times, mean, count and
 //!   coverage, and the year's name (the calendar year it ends in);
 //! - **`duration`**: the flow-duration curve: for each exceedance probability, the value
-//!   exceeded that share of the time, over the raw values.
+//!   exceeded that share of the time, over the raw values or the means of buckets
+//!   (`interval=P1D`: daily means).
+//!
+//! Normals of a series of amounts (precipitation) are of daily or monthly sums: the monthly
+//! normals of rain are of each month's total.
 //!
 //! Normals and annual values come from the aggregator's buckets ([`crate::query::aggregate`]):
 //! daily or monthly means and years, so `minCoverage` drops the thin days, months or years as
@@ -80,14 +84,16 @@ pub const DEFAULT_EXCEEDANCE: [f64; 13] = [
     0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
 ];
 
-/// The statistics of an `annual` row after `timestamp` and `year`, in order.
+/// The statistics of an `annual` row after `timestamp` and `year`, in order; `count` and
+/// `coverage` follow them. `sum` is a year's total (precipitation), null where coverage is
+/// below `minCoverage` like the others.
 const ANNUAL: [Statistic; 6] = [
     Statistic::Min,
     Statistic::MinTime,
     Statistic::Max,
     Statistic::MaxTime,
     Statistic::Mean,
-    Statistic::Count,
+    Statistic::Sum,
 ];
 
 /// How a series is summarised.
@@ -107,17 +113,26 @@ pub struct StatisticsSpec {
     pub qualities: Option<Arc<[String]>>,
     /// Exceedance probabilities (`duration`), each in 0..=1.
     pub exceedance: Vec<f64>,
+    /// The buckets whose means a duration curve ranks (`interval=P1D`: daily means); None:
+    /// the raw values.
+    pub duration_of: Option<Interval>,
 }
 
 impl StatisticsSpec {
-    /// The daily (`dayOfYear`) or monthly means whose normals are asked for.
-    pub fn means(&self) -> AggregateSpec {
+    /// The daily (`dayOfYear`) or monthly means whose normals are asked for; sums for a
+    /// series of amounts (`total`: the normals of monthly precipitation are of monthly sums).
+    pub fn means(&self, total: bool) -> AggregateSpec {
         let interval = match self.kind {
             StatisticsType::DayOfYear => Interval::Day,
             _ => Interval::Months(1),
         };
+        let statistic = if total {
+            Statistic::Sum
+        } else {
+            Statistic::Mean
+        };
         AggregateSpec {
-            statistics: vec![Statistic::Mean],
+            statistics: vec![statistic],
             interval: Some(interval),
             zone: self.zone,
             year_start: 1,
@@ -167,6 +182,7 @@ pub fn statistics_columns(spec: &StatisticsSpec) -> Vec<(String, DataType)> {
         StatisticsType::Annual => {
             let mut out = vec![("timestamp".to_owned(), time), ("year".to_owned(), int())];
             out.extend(ANNUAL.iter().map(|s| stat(*s)));
+            out.push(("count".to_owned(), int()));
             out.push(("coverage".to_owned(), DataType::Float64));
             out
         }
@@ -263,7 +279,7 @@ impl Dataset {
                 self.normals(s, window, spec).await?
             }
             StatisticsType::Annual => self.annual(s, window, spec).await?,
-            StatisticsType::Duration => self.duration(&s.series, window, spec).await?,
+            StatisticsType::Duration => self.duration(s, window, spec).await?,
         };
         let rows = columns.first().map_or(0, |c| c.len());
         if ids {
@@ -282,7 +298,7 @@ impl Dataset {
         spec: &StatisticsSpec,
     ) -> Result<Vec<ArrayRef>> {
         let day = spec.kind == StatisticsType::DayOfYear;
-        let buckets = self.buckets(s, window, &spec.means()).await?;
+        let buckets = self.buckets(s, window, &spec.means(s.total)).await?;
         // Calendar days as days of a leap year (Feb 29 is day 59), or months.
         let slots = if day { 366 } else { 12 };
         let mut across: Vec<Accumulator> = (0..slots)
@@ -346,8 +362,8 @@ impl Dataset {
         let Buckets {
             starts,
             cells: statistics,
+            counts,
             coverage,
-            ..
         } = self.buckets(s, window, &years).await?;
         let tz: Arc<str> = spec.zone.to_string().into();
         // A year is named after the calendar year it ends in.
@@ -363,40 +379,39 @@ impl Dataset {
         for (st, column) in ANNUAL.iter().zip(statistics) {
             columns.push(cells(st.kind(), &tz, column.into_iter()));
         }
+        // The year's count whatever its coverage: `minCoverage` nulls the statistics only.
+        columns.push(Arc::new(Int64Array::from(counts)));
         columns.push(Arc::new(Float64Array::from(coverage)));
         Ok(columns)
     }
 
-    /// The flow-duration curve over the raw values of the period.
+    /// The flow-duration curve over the raw values of the period, or over the means of its
+    /// buckets of `spec.duration_of` (daily means: what German and USGS practice ranks).
     async fn duration(
         &self,
-        series: &Series,
+        s: &SeriesToAggregate,
         window: Window,
         spec: &StatisticsSpec,
     ) -> Result<Vec<ArrayRef>> {
-        let query = ValuesQuery {
-            station: series.0.clone(),
-            parameter: series.1.clone(),
-            window,
-            sort: Vec::new(),
-            offset: 0,
-            limit: None,
-            columns: vec![ValueColumn::Value],
-            need_total: false,
-            qualities: spec.qualities.clone(),
-        };
-        let mut stream = self.plan_values(&query, ReadAhead::Monthly).await?.stream;
         let mut all = Accumulator::new(&[Statistic::Median]);
-        while let Some(batch) = stream.next().await {
-            let batch = batch?;
-            for v in batch
-                .column(0)
-                .as_primitive::<Float64Type>()
-                .iter()
-                .flatten()
-            {
-                all.push(0, v);
+        match spec.duration_of {
+            Some(interval) => {
+                let means = AggregateSpec {
+                    statistics: vec![Statistic::Mean],
+                    interval: Some(interval),
+                    zone: spec.zone,
+                    year_start: 1,
+                    min_coverage: spec.min_coverage,
+                    qualities: spec.qualities.clone(),
+                };
+                let buckets = self.buckets(s, window, &means).await?;
+                for cell in &buckets.cells[0] {
+                    if let Some(Cell::Number(mean)) = cell {
+                        all.push(0, *mean);
+                    }
+                }
             }
+            None => self.push_values(&s.series, window, spec, &mut all).await?,
         }
         if all.count() == 0 {
             let empty = || Arc::new(Float64Array::from(Vec::<f64>::new())) as ArrayRef;
@@ -411,5 +426,39 @@ impl Dataset {
             Arc::new(Float64Array::from(spec.exceedance.clone())),
             Arc::new(Float64Array::from(values)),
         ])
+    }
+
+    /// Every value of the series in the window into `all`.
+    async fn push_values(
+        &self,
+        series: &Series,
+        window: Window,
+        spec: &StatisticsSpec,
+        all: &mut Accumulator,
+    ) -> Result<()> {
+        let query = ValuesQuery {
+            station: series.0.clone(),
+            parameter: series.1.clone(),
+            window,
+            sort: Vec::new(),
+            offset: 0,
+            limit: None,
+            columns: vec![ValueColumn::Value],
+            need_total: false,
+            qualities: spec.qualities.clone(),
+        };
+        let mut stream = self.plan_values(&query, ReadAhead::Monthly).await?.stream;
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            for v in batch
+                .column(0)
+                .as_primitive::<Float64Type>()
+                .iter()
+                .flatten()
+            {
+                all.push(0, v);
+            }
+        }
+        Ok(())
     }
 }

@@ -6,11 +6,12 @@
 //!
 //! The files' columns are renamed to snake case (`minTime` is `min_time`) by a view over a
 //! scan of the rollup files; DataFusion inlines the view, so the filters reach the scan:
-//! `station` equal to or in a list of texts picks the stations' files before any is opened,
+//! a filter on `station` picks the stations' files before any is opened (equal to or in a list
+//! of texts as they are, any other form evaluated over the stations' ids),
 //! and filters on `parameter` and `day` prune the files' row groups (one a parameter, a page
 //! a column). A version written before rollups has an empty `daily`.
 
-use super::values_table::{intersect, parquet_scan, texts_of, with_station};
+use super::values_table::{intersect, parquet_scan, stations_passing, texts_of, with_station};
 use crate::dataset::Dataset;
 use crate::dataset::layout::COL_STATION;
 use crate::dataset::rollups::rollup_schema;
@@ -26,9 +27,10 @@ use datafusion::physical_plan::ExecutionPlan;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// The `daily` view over `dataset`'s rollup files.
-pub(crate) fn daily(dataset: Arc<Dataset>) -> Result<Arc<dyn TableProvider>> {
-    let files = provider_as_source(Arc::new(RollupFiles { dataset }));
+/// The `daily` view over `dataset`'s rollup files; `prune`: whether filters choose the files
+/// read (always, but for the tests' oracle, which reads every file).
+pub(crate) fn daily(dataset: Arc<Dataset>, prune: bool) -> Result<Arc<dyn TableProvider>> {
+    let files = provider_as_source(Arc::new(RollupFiles { dataset, prune }));
     let column = |name: &str| Expr::Column(Column::new_unqualified(name));
     let renamed = |file: &str, name: &str| column(file).alias(name);
     let plan = LogicalPlanBuilder::scan("rollups", files, None)?
@@ -55,6 +57,7 @@ pub(crate) fn daily(dataset: Arc<Dataset>) -> Result<Arc<dyn TableProvider>> {
 /// The rollup files as they are: their columns, then `station`.
 struct RollupFiles {
     dataset: Arc<Dataset>,
+    prune: bool,
 }
 
 impl std::fmt::Debug for RollupFiles {
@@ -77,7 +80,11 @@ impl TableProvider for RollupFiles {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+        let pushed = match self.prune {
+            true => TableProviderFilterPushDown::Inexact,
+            false => TableProviderFilterPushDown::Unsupported,
+        };
+        Ok(vec![pushed; filters.len()])
     }
 
     async fn scan(
@@ -103,9 +110,10 @@ impl RollupFiles {
     /// parts in a group in the order of their days.
     fn files(&self, filters: &[Expr]) -> Vec<Vec<PartitionedFile>> {
         let mut stations: Option<HashSet<String>> = None;
+        let ids = || self.dataset.rollups.keys().map(|s| s.as_str());
         for f in filters {
-            if let Some(ids) = texts_of(f, COL_STATION) {
-                stations = Some(intersect(stations.take(), ids));
+            if let Some(picked) = texts_of(f, COL_STATION).or_else(|| stations_passing(f, ids())) {
+                stations = Some(intersect(stations.take(), picked));
             }
         }
         let mut parts: Vec<_> = self

@@ -15,6 +15,8 @@
 
 mod catalog_tables;
 mod daily_table;
+#[cfg(test)]
+mod pruning_tests;
 mod series_scan;
 mod values_table;
 
@@ -62,13 +64,23 @@ pub struct SqlTables {
 
 impl SqlTables {
     pub fn of(dataset: &Arc<Dataset>) -> Result<Self> {
+        let values = values_table::ValuesTable::new(Arc::clone(dataset));
+        Self::with(dataset, Arc::new(values), true)
+    }
+
+    /// The tables read whole, every filter applied by DataFusion: the tests' oracle of what
+    /// a query answers without the pruning of `values` and `daily`.
+    #[cfg(test)]
+    fn unpruned(dataset: &Arc<Dataset>) -> Result<Self> {
+        let values = values_table::ValuesTable::unpruned(Arc::clone(dataset));
+        Self::with(dataset, Arc::new(values), false)
+    }
+
+    fn with(dataset: &Arc<Dataset>, values: Arc<dyn TableProvider>, prune: bool) -> Result<Self> {
         let catalog = &dataset.catalog;
         let tables: Vec<(&'static str, Arc<dyn TableProvider>)> = vec![
-            (
-                "values",
-                Arc::new(values_table::ValuesTable::new(Arc::clone(dataset))),
-            ),
-            ("daily", daily_table::daily(Arc::clone(dataset))?),
+            ("values", values),
+            ("daily", daily_table::daily(Arc::clone(dataset), prune)?),
             ("stations", memory(catalog_tables::stations(catalog)?)),
             ("parameters", memory(catalog_tables::parameters(catalog)?)),
             (
@@ -251,12 +263,20 @@ fn classified(e: DataFusionError, limits: SqlLimits) -> EngineError {
     EngineError::Sql(engine.to_string())
 }
 
-/// Whether a read of the store or a file is among the causes of `e`.
+/// Whether a read of the store or a file is among the causes of `e`. A Parquet reader that
+/// failed evaluating the statement's filter as it read (a text cast to a number, with
+/// `station IN (25820100, …)` over ids that are no numbers) did not fail to read: the
+/// statement did, as it would above the scan.
 fn reads_failed(e: &(dyn std::error::Error + 'static)) -> bool {
+    use datafusion::parquet::errors::ParquetError;
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(c) = cause {
+        if let Some(ParquetError::External(inner)) = c.downcast_ref::<ParquetError>() {
+            cause = Some(inner.as_ref());
+            continue;
+        }
         if c.is::<datafusion::object_store::Error>()
-            || c.is::<datafusion::parquet::errors::ParquetError>()
+            || c.is::<ParquetError>()
             || c.is::<std::io::Error>()
         {
             return true;
@@ -267,9 +287,11 @@ fn reads_failed(e: &(dyn std::error::Error + 'static)) -> bool {
         }
         if let Some(df) = c.downcast_ref::<DataFusionError>() {
             match df {
-                DataFusionError::ObjectStore(_)
-                | DataFusionError::ParquetError(_)
-                | DataFusionError::IoError(_) => return true,
+                DataFusionError::ObjectStore(_) | DataFusionError::IoError(_) => return true,
+                DataFusionError::ParquetError(inner) => {
+                    cause = Some(inner.as_ref());
+                    continue;
+                }
                 DataFusionError::ArrowError(inner, _) => {
                     cause = Some(inner.as_ref());
                     continue;

@@ -4,8 +4,10 @@
 //!
 //! A scan reads only the station-months its filters can match, chosen from the files table
 //! (the stations' parts of it, or the whole table once in order) before any file is opened:
-//! `station` equal to or in a list of texts picks the stations, `parameter` likewise the
-//! series, and bounds on `timestamp` the months whose series' time ranges reach into them.
+//! `station` equal to or in a list of texts picks the stations (a filter on `station` of any
+//! other form, such as a number compared with it, is evaluated over the stations' ids to pick
+//! those it lets through), `parameter` equal to or in a list of texts the series, and bounds
+//! on `timestamp` the months whose series' time ranges reach into them.
 //! A one-station query
 //! never scans the archive. The filters on the files' own columns go to the Parquet scan as
 //! its predicate, which prunes row groups and pages by their statistics and filters rows;
@@ -28,6 +30,7 @@ use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
 use crate::query::sorted::scanned;
 use async_trait::async_trait;
+use datafusion::arrow::array::{Array, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::Session;
 use datafusion::common::{DFSchema, DataFusionError, ScalarValue};
@@ -47,11 +50,27 @@ use std::sync::{Arc, LazyLock};
 /// The table over one dataset version.
 pub(crate) struct ValuesTable {
     dataset: Arc<Dataset>,
+    /// Whether filters choose what is read (always, but for the tests' oracle: every file
+    /// read, every filter applied by DataFusion above the scan).
+    prune: bool,
 }
 
 impl ValuesTable {
     pub(crate) fn new(dataset: Arc<Dataset>) -> Self {
-        Self { dataset }
+        Self {
+            dataset,
+            prune: true,
+        }
+    }
+
+    /// The table read whole, every filter left to DataFusion: what a query answers without
+    /// this table's pruning, which the tests compare with.
+    #[cfg(test)]
+    pub(crate) fn unpruned(dataset: Arc<Dataset>) -> Self {
+        Self {
+            dataset,
+            prune: false,
+        }
     }
 }
 
@@ -111,7 +130,13 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        let one_series = Pick::of(filters.iter().copied())
+        if !self.prune {
+            return Ok(vec![
+                TableProviderFilterPushDown::Unsupported;
+                filters.len()
+            ]);
+        }
+        let one_series = Pick::of(filters.iter().copied(), &|| self.station_ids())
             .one_series(&self.dataset)
             .is_some();
         Ok(filters
@@ -135,7 +160,10 @@ impl datafusion::catalog::TableProvider for ValuesTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let pick = Pick::of(filters);
+        let pick = match self.prune {
+            true => Pick::of(filters, &|| self.station_ids()),
+            false => Pick::default(),
+        };
         if let Some(series) = pick.one_series(&self.dataset) {
             let schema = table_schema(self.dataset.has_gaps());
             let projected = match projection {
@@ -221,6 +249,12 @@ pub(super) fn parquet_scan(
 }
 
 impl ValuesTable {
+    /// Every station's id.
+    fn station_ids(&self) -> Vec<&str> {
+        let stations = self.dataset.catalog.stations().iter();
+        stations.map(|s| s.id.as_str()).collect()
+    }
+
     /// The station-months `pick` can match, as the scan reads them: each station's files in
     /// month order (a station-year file's months as that file), `station` set on each. The
     /// row groups of the stations it names that are not decoded yet are read together, a span
@@ -303,10 +337,17 @@ struct Pick {
 }
 
 impl Pick {
-    fn of<'a>(filters: impl IntoIterator<Item = &'a Expr>) -> Self {
+    /// What `filters` say, their filters on `station` read as the texts they allow or else
+    /// evaluated over the ids `stations` gives ([`stations_passing`]).
+    fn of<'a, 's>(
+        filters: impl IntoIterator<Item = &'a Expr>,
+        stations: &dyn Fn() -> Vec<&'s str>,
+    ) -> Self {
         let mut pick = Self::default();
         for f in filters {
-            if let Some(ids) = texts_of(f, COL_STATION) {
+            if let Some(ids) =
+                texts_of(f, COL_STATION).or_else(|| stations_passing(f, stations().into_iter()))
+            {
                 pick.stations = Some(intersect(pick.stations.take(), ids));
             }
             if let Some(ids) = texts_of(f, COL_PARAMETER) {
@@ -374,22 +415,33 @@ fn min_of(a: Option<Micros>, b: Option<Micros>) -> Option<Micros> {
     }
 }
 
-/// The column `e` names, seen through casts.
+/// Whether `t` holds text.
+fn is_text(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_text(v),
+        _ => false,
+    }
+}
+
+/// The text column `e` names, seen through casts to other text types (which keep every
+/// value as it is). A cast to anything else compares otherwise (`CAST(station AS BIGINT) =
+/// 25820100` lets `'025820100'` through too): no column whose texts this can pick.
 fn column_of(e: &Expr) -> Option<&str> {
     match e {
         Expr::Column(c) => Some(&c.name),
-        Expr::Cast(c) => column_of(&c.expr),
-        Expr::TryCast(c) => column_of(&c.expr),
+        Expr::Cast(c) if is_text(c.field.data_type()) => column_of(&c.expr),
+        Expr::TryCast(c) if is_text(c.field.data_type()) => column_of(&c.expr),
         _ => None,
     }
 }
 
-/// The literal `e` is, seen through casts.
+/// The literal `e` is, seen through casts between text types.
 fn literal_of(e: &Expr) -> Option<&ScalarValue> {
     match e {
         Expr::Literal(v, _) => Some(v),
-        Expr::Cast(c) => literal_of(&c.expr),
-        Expr::TryCast(c) => literal_of(&c.expr),
+        Expr::Cast(c) if is_text(c.field.data_type()) => literal_of(&c.expr),
+        Expr::TryCast(c) if is_text(c.field.data_type()) => literal_of(&c.expr),
         _ => None,
     }
 }
@@ -405,7 +457,8 @@ fn text_of(v: &ScalarValue) -> Option<String> {
 }
 
 /// The texts `filter` allows column `column` to be, if it allows only some: `column = 'x'`,
-/// `column IN ('x', 'y')`, or such filters joined by OR.
+/// `column IN ('x', 'y')`, or such filters joined by OR, each a text column compared with a
+/// text. Anything else (a number, a cast to one, a NULL) is None: it says nothing this reads.
 pub(super) fn texts_of(filter: &Expr, column: &str) -> Option<HashSet<String>> {
     match filter {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
@@ -415,7 +468,10 @@ pub(super) fn texts_of(filter: &Expr, column: &str) -> Option<HashSet<String>> {
                     (None, Some(c)) => (c, literal_of(left)?),
                     _ => return None,
                 };
-                (c == column).then(|| text_of(v).into_iter().collect())
+                if c != column {
+                    return None;
+                }
+                Some(HashSet::from([text_of(v)?]))
             }
             Operator::Or => {
                 let mut a = texts_of(left, column)?;
@@ -431,6 +487,48 @@ pub(super) fn texts_of(filter: &Expr, column: &str) -> Option<HashSet<String>> {
             .collect(),
         _ => None,
     }
+}
+
+/// The stations of `candidates` that `filter`, a filter on `station` alone, lets through:
+/// the filter evaluated over their ids as DataFusion evaluates it over the rows, so that any
+/// form (a number compared with the text, `IN` of numbers, `NOT`, `LIKE`, `BETWEEN`) picks
+/// exactly the stations whose rows it can let through. The filter is still applied to the
+/// rows (it is `Inexact`), so this only spares reading other stations. None where the filter
+/// reads other columns, is volatile (`random()`), or fails to evaluate (a text that is no
+/// number under a cast to one): the scan then reads every station and the filter decides,
+/// with whatever error it gives there.
+pub(super) fn stations_passing<'a>(
+    filter: &Expr,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<HashSet<String>> {
+    let columns = filter.column_refs();
+    if columns.len() != 1 || columns.iter().any(|c| c.name != COL_STATION) || filter.is_volatile() {
+        return None;
+    }
+    let schema = Arc::new(Schema::new(vec![station_field()]));
+    let df_schema = DFSchema::try_from(Arc::clone(&schema)).ok()?;
+    let props = datafusion::execution::context::ExecutionProps::new();
+    let planning =
+        datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext::default();
+    let predicate =
+        datafusion::physical_expr::create_physical_expr(filter, &df_schema, &props, &planning)
+            .ok()?;
+    let ids: Vec<&str> = candidates.collect();
+    let batch =
+        RecordBatch::try_new(schema, vec![Arc::new(StringArray::from(ids.clone()))]).ok()?;
+    let passed = predicate
+        .evaluate(&batch)
+        .ok()?
+        .into_array(batch.num_rows())
+        .ok()?;
+    let passed = passed.as_boolean_opt()?;
+    Some(
+        ids.iter()
+            .enumerate()
+            .filter(|&(i, _)| passed.is_valid(i) && passed.value(i))
+            .map(|(_, id)| (*id).to_owned())
+            .collect(),
+    )
 }
 
 /// A literal time as UTC microseconds, rounded down and up (equal unless it has nanoseconds).
@@ -536,24 +634,64 @@ mod tests {
             ts("2021-01-01T00:00:00Z").gt(col("timestamp")),
             col("value").gt(lit(3.0)),
         ];
-        let pick = Pick::of(&filters);
+        let pick = Pick::of(&filters, &Vec::new);
         assert_eq!(pick.stations, set(&["a", "b"]));
         assert_eq!(pick.parameters, set(&["q", "w"]));
         assert_eq!(pick.from, Some(1_577_836_800_000_000));
         assert_eq!(pick.to, Some(1_609_459_199_999_999));
         // Two filters on one column: what both allow.
-        let both = Pick::of(&[
-            col("station").in_list(vec![lit("a"), lit("b")], false),
-            col("station").eq(lit("b")),
-        ]);
+        let both = Pick::of(
+            &[
+                col("station").in_list(vec![lit("a"), lit("b")], false),
+                col("station").eq(lit("b")),
+            ],
+            &Vec::new,
+        );
         assert_eq!(both.stations, set(&["b"]));
         // What it cannot read picks nothing out.
-        let none = Pick::of(&[
-            col("station").not_eq(lit("a")),
-            col("station").eq(lit("a")).or(col("value").gt(lit(1.0))),
-            col("station").in_list(vec![lit("a")], true),
-        ]);
+        let none = Pick::of(
+            &[
+                col("station").eq(lit("a")).or(col("value").gt(lit(1.0))),
+                col("station").eq(col("parameter")),
+            ],
+            &Vec::new,
+        );
         assert_eq!(none, Pick::default());
+    }
+
+    /// Filters on `station` in other forms pick the stations they let through, evaluated
+    /// over the ids as DataFusion evaluates them over the rows.
+    #[test]
+    fn other_station_filters_pick_what_they_let_through() {
+        let ids = || vec!["a", "b", "25820100", "025820100", "25810300"];
+        let pick = |f: Expr| Pick::of(&[f], &ids).stations;
+        assert_eq!(
+            pick(col("station").not_eq(lit("a"))),
+            set(&["b", "25820100", "025820100", "25810300"])
+        );
+        assert_eq!(
+            pick(col("station").in_list(vec![lit("a")], true)),
+            set(&["b", "25820100", "025820100", "25810300"])
+        );
+        assert_eq!(pick(col("station").like(lit("2581%"))), set(&["25810300"]));
+        // A number compared with the text: the ids that are that number, whatever their
+        // leading zeros.
+        let number = |f: Expr| Pick::of(&[f], &|| vec!["25820100", "025820100", "25810300"]);
+        let as_number = cast(col("station"), DataType::Int64);
+        assert_eq!(
+            number(as_number.clone().eq(lit(25_820_100_i64))).stations,
+            set(&["25820100", "025820100"])
+        );
+        assert_eq!(
+            number(as_number.in_list(vec![lit(25_820_100_i64), lit(25_810_300_i64)], false))
+                .stations,
+            set(&["25820100", "025820100", "25810300"])
+        );
+        // Ids that are no number fail the cast: nothing is picked, every station is read.
+        assert_eq!(
+            pick(cast(col("station"), DataType::Int64).eq(lit(1_i64))),
+            None
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! derived characteristic values each publish makes: `rollup`, `derived`), import of CSV and
 //! Parquet, whole or appended ([`import`]), the synthetic generator ([`generate`], with real
 //! gauge names from `gauges`), [`compact`], which joins settled months into station-year files, and
-//! [`vacuum`], which removes what no recent version needs. A publish writes value, rollup and
+//! [`vacuum`], which removes what no recent version needs, and [`rollback`], which publishes an
+//! earlier version again. A publish writes value, rollup and
 //! catalog files under new names first and the manifest last, so readers never see half of it.
 
 pub mod availability;
@@ -13,6 +14,7 @@ pub mod gauges;
 pub mod generate;
 pub mod import;
 pub(crate) mod journal;
+pub mod rollback;
 pub(crate) mod rollup;
 pub(crate) mod stored;
 pub mod vacuum;

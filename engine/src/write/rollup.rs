@@ -29,6 +29,7 @@ use crate::error::{EngineError, Result};
 use crate::model::duration::IsoDuration;
 use crate::model::ids::{ParameterId, Series, StationId};
 use crate::model::month::Month;
+use crate::model::property::property;
 use crate::model::{Characteristic, Micros, Parameter, Text};
 use crate::write::derived::{
     DerivedChange, DerivedSettings, Quantity, add_years, derived_values, edge_days, split_day,
@@ -242,11 +243,7 @@ struct Derive {
 /// A parameter's derived-values letter (`W` for water levels, `Q` for discharge), interval
 /// and unit; None for other quantities or parameters without a fixed interval.
 fn quantity_of(p: &Parameter) -> Option<(char, Micros, Text)> {
-    let letter = match &*p.observed_property {
-        "waterLevel" => 'W',
-        "discharge" => 'Q',
-        _ => return None,
-    };
+    let letter = property(&p.observed_property)?.derived?;
     let step = p
         .interval
         .parse::<IsoDuration>()

@@ -589,33 +589,66 @@ impl DatasetWriter {
             derived: Some(rollups.settings),
             publish: Some(publish),
         };
-        let json = serde_json::to_vec(&manifest)
-            .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;
-        // The version's record first, so that every manifest published has one (vacuum
-        // reads them to know which files earlier versions still need). Created only if absent:
-        // of two publishers of one generation, one gets here.
-        let record = Path::from(layout::version_path(g));
-        let created = store
-            .put_opts(
-                &record,
-                PutPayload::from(json.clone()),
-                PutOptions::from(PutMode::Create),
-            )
-            .await;
-        if let Err(e) = created {
-            return Err(lost_race(e, g));
-        }
-        if let Err(e) = put_manifest(store.as_ref(), json, self.previous).await {
-            // Not published: the record goes too, so that it names no version.
-            delete_if_present(store.as_ref(), record.as_ref())
-                .await
-                .ok();
-            return Err(lost_race(e, g));
-        }
+        put_version(store.as_ref(), &manifest, self.previous).await?;
         self.journal.close().await;
         release_write_lock(store.as_ref()).await;
         Ok(manifest)
     }
+
+    /// Publishes a version equal to `earlier` (a version record the store keeps): its
+    /// catalog tables, files table and rollups as they are, under this writer's generation
+    /// (`hydro rollback`). Nothing else is written; every version between stays as it was.
+    pub async fn republish(self, earlier: &Manifest) -> Result<Manifest> {
+        let created = Utc::now();
+        let g = self.generation;
+        let manifest = Manifest {
+            version: format!("{g}-{}", created.format("%Y%m%dT%H%M%S%.3fZ")),
+            generation: g,
+            created: created.to_rfc3339_opts(SecondsFormat::Secs, false),
+            publish: Some(PublishSummary {
+                kind: PublishKind::Rollback,
+                series: 0,
+                station_months: 0,
+            }),
+            ..earlier.clone()
+        };
+        let store = Arc::clone(&self.store);
+        let published = put_version(store.as_ref(), &manifest, self.previous).await;
+        self.journal.close().await;
+        release_write_lock(store.as_ref()).await;
+        published.map(|()| manifest)
+    }
+}
+
+/// Publishes `manifest`: its version record first, so that every manifest published has one
+/// (vacuum reads them to know which files earlier versions still need), created only if
+/// absent (of two publishers of one generation, one gets here); then the manifest, replaced
+/// only if it is still `previous`.
+async fn put_version(
+    store: &dyn ObjectStore,
+    manifest: &Manifest,
+    previous: Option<UpdateVersion>,
+) -> Result<()> {
+    let g = manifest.generation;
+    let json = serde_json::to_vec(manifest)
+        .map_err(|e| EngineError::Internal(format!("manifest: {e}")))?;
+    let record = Path::from(layout::version_path(g));
+    let created = store
+        .put_opts(
+            &record,
+            PutPayload::from(json.clone()),
+            PutOptions::from(PutMode::Create),
+        )
+        .await;
+    if let Err(e) = created {
+        return Err(lost_race(e, g));
+    }
+    if let Err(e) = put_manifest(store, json, previous).await {
+        // Not published: the record goes too, so that it names no version.
+        delete_if_present(store, record.as_ref()).await.ok();
+        return Err(lost_race(e, g));
+    }
+    Ok(())
 }
 
 /// Replaces the manifest only if it is still `previous` (creates it only if there is none):

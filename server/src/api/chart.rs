@@ -20,6 +20,7 @@ use datafusion::arrow::datatypes::{Float64Type, Int64Type, TimestampMicrosecondT
 use datafusion::arrow::error::ArrowError;
 use futures::TryStreamExt;
 use hydro_engine::model::ids::Series;
+use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{Parameter, Station};
 use hydro_engine::query::aggregate::calendar::Interval;
 use hydro_engine::query::aggregate::statistic::Kind;
@@ -33,10 +34,9 @@ use std::sync::Arc;
 
 pub async fn values_chart(
     ctx: &Ctx<'_>,
-    station: &Station,
-    parameter: &Parameter,
+    (station, parameter): (&Station, &Parameter),
     mut query: ValuesQuery,
-    size: (u32, u32),
+    (zone, size): (Zone, (u32, u32)),
     format: Format,
 ) -> Result<Reply, ApiError> {
     query.sort.clear();
@@ -62,7 +62,7 @@ pub async fn values_chart(
     let spec = ChartSpec {
         levels,
         ..chart_spec(
-            ctx,
+            zone,
             format!("{}: {}", station.name, parameter.name),
             format!("{} ({})", parameter.name, parameter.unit),
             size,
@@ -94,7 +94,7 @@ pub async fn aggregate_chart(
         .map(|i| i.to_string())
         .unwrap_or_default();
     let spec = chart_spec(
-        ctx,
+        query.spec.zone,
         format!("{}: {} {every}", station.name, parameter.name),
         format!("{} ({})", parameter.name, parameter.unit),
         size,
@@ -117,10 +117,10 @@ pub(crate) fn with_time(columns: &mut Vec<BucketColumn>) {
     }
 }
 
-/// A time chart's spec: in the service's output offset, over `from`/`to` where the request
-/// gave them, with no levels and no band.
+/// A time chart's spec: its times in `zone` (the request's `timeZone`, else the output
+/// zone), over `from`/`to` where the request gave them, with no levels and no band.
 fn chart_spec(
-    ctx: &Ctx<'_>,
+    zone: Zone,
     title: String,
     quantity: String,
     size: (u32, u32),
@@ -130,7 +130,7 @@ fn chart_spec(
         title,
         quantity,
         size,
-        offset: ctx.state.offset,
+        zone,
         from,
         to,
         levels: Vec::new(),
@@ -165,6 +165,7 @@ pub async fn many_aggregate_chart(
     format: Format,
 ) -> Result<Reply, ApiError> {
     let series: Vec<Series> = query.series.iter().map(|s| s.series.clone()).collect();
+    let zone = query.spec.zone;
     let lines = labelled(ctx, &series)?;
     let Some(statistic) = numeric_statistics(&query.columns).into_iter().next() else {
         return Err(ApiError::param(
@@ -212,7 +213,7 @@ pub async fn many_aggregate_chart(
     let (name, unit) = common_name_and_unit(&lines);
     let (from, to) = bounds(window);
     let spec = chart_spec(
-        ctx,
+        zone,
         format!("{name} {statistic} {every}: {} series", lines.len()),
         format!("{name} ({unit})"),
         size,
@@ -226,7 +227,7 @@ pub async fn many_aggregate_chart(
 pub async fn many_chart(
     ctx: &Ctx<'_>,
     series: Vec<Series>,
-    window: Window,
+    (window, zone): (Window, Zone),
     qualities: Option<Arc<[String]>>,
     size: (u32, u32),
     format: Format,
@@ -252,7 +253,7 @@ pub async fn many_chart(
     let (from, to) = bounds(window);
     let (name, unit) = common_name_and_unit(&lines);
     let spec = chart_spec(
-        ctx,
+        zone,
         format!("{name}: {} series", lines.len()),
         format!("{name} ({unit})"),
         size,
@@ -347,7 +348,7 @@ pub async fn statistics_chart(
         None => format!("{name}: {} series", lines.len()),
     };
     let quantity = format!("{name} ({unit})");
-    let kind = request.spec.kind;
+    let (kind, zone) = (request.spec.kind, request.spec.zone);
     let _permit = ctx.heavy_permit()?;
     match kind {
         StatisticsType::Duration => {
@@ -393,7 +394,7 @@ pub async fn statistics_chart(
                     .collect(),
             };
             let title = format!("{title}: annual values");
-            let spec = chart_spec(ctx, title, quantity, size, (from, to));
+            let spec = chart_spec(zone, title, quantity, size, (from, to));
             let year = Interval::Months(12).shortest();
             answer::buckets(&drawn, Some(year), &spec, format).map_err(|e| fault(ctx.state, e))
         }
@@ -456,13 +457,13 @@ async fn normals_chart(
 ) -> Result<Reply, ApiError> {
     let spec = &request.spec;
     let day = spec.kind == StatisticsType::DayOfYear;
-    let means = spec.means();
+    let means = spec.means(series.total);
     let recent = AggregateQuery {
         series: series.clone(),
         window: Window::Recent(if day { RECENT_DAYS } else { RECENT_MONTHS }),
         columns: vec![
             BucketColumn::Timestamp,
-            BucketColumn::Statistic(Statistic::Mean),
+            BucketColumn::Statistic(means.statistics[0]),
         ],
         spec: means,
         sort: Vec::new(),
@@ -550,7 +551,7 @@ async fn normals_chart(
             label: "normal, 10th to 90th percentile".into(),
             points: band,
         }),
-        ..chart_spec(ctx, title, quantity, size, (None, None))
+        ..chart_spec(spec.zone, title, quantity, size, (None, None))
     };
     let lines = [
         (format!("{every} mean"), &drawn, "mean"),

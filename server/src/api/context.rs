@@ -18,6 +18,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, header};
 use hydro_engine::error::ErrorKind;
 use hydro_engine::model::Station;
 use hydro_engine::model::ids::{ParameterId, StationId};
+use hydro_engine::model::zone::Zone;
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
@@ -49,7 +50,8 @@ impl Ctx<'_> {
                 .and_then(|v| v.to_str().ok()),
             basic: self.basic(),
             endpoint: R::endpoint(self.posted),
-            zone: hydro_engine::model::zone::Zone::Fixed(self.state.offset),
+            zone: self.state.zone,
+            dataset_zone: self.version.dataset.zone(),
         }
     }
 
@@ -102,27 +104,41 @@ impl Ctx<'_> {
 
     /// What a page for people needs of the service and of this request.
     pub(crate) fn site(&self) -> Site<'_> {
+        self.site_in(self.state.zone)
+    }
+
+    /// [`Self::site`] with times in `zone` (the request's `timeZone`).
+    pub(crate) fn site_in(&self, zone: Zone) -> Site<'_> {
         Site {
             base_url: &self.state.base_url,
             config: &self.state.config,
-            offset: self.state.offset,
+            zone,
             here: self.paging_url(),
         }
     }
 
     pub(crate) fn time(&self) -> TimeFormatter {
-        TimeFormatter::new(self.state.offset)
+        TimeFormatter::zoned(self.state.zone)
     }
 
     pub(crate) fn station(&self, id: &str) -> Result<&Station, ApiError> {
-        // Ids are not names: a name typed as an id is pointed to the search.
+        // A mistyped id gets the nearest ids; ids are not names: a name typed as an id is
+        // pointed to the search (which finds ids too).
         let not_found = || {
             let typed = shorten(id);
             let search: String =
                 percent_encoding::utf8_percent_encode(id, percent_encoding::NON_ALPHANUMERIC)
                     .to_string();
+            let near = self.version.dataset.catalog.ids_near(id, 3);
+            let near = match near.as_slice() {
+                [] => String::new(),
+                ids => {
+                    let ids: Vec<String> = ids.iter().map(|i| format!("'{i}'")).collect();
+                    format!(" (did you mean {}?)", ids.join(" or "))
+                }
+            };
             ApiError::NotFound(format!(
-                "no station '{typed}'; to find stations by name: {}",
+                "no station '{typed}'{near}; to find stations by name or id: {}",
                 self.url(&format!("/stations?q={search}"))
             ))
         };

@@ -87,7 +87,7 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         return many_aggregates(ctx, query, paging, format, alternate).await;
     }
     if matches!(format, Format::Svg | Format::Png) {
-        return chart::many_chart(ctx, series, window, qualities, size, format).await;
+        return chart::many_chart(ctx, series, (window, zone), qualities, size, format).await;
     }
     let permit = ctx.heavy_permit()?;
     let query = ManyQuery {

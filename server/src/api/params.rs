@@ -167,7 +167,13 @@ impl RawQuery {
                 let reason = if basic_hint {
                     "not available in the basic variant of this API".to_owned()
                 } else {
-                    format!("unknown parameter; allowed here: {}", allowed.join(", "))
+                    let near = nearest_name(k, allowed)
+                        .map(|n| format!(" (did you mean {n}?)"))
+                        .unwrap_or_default();
+                    format!(
+                        "unknown parameter{near}; allowed here: {}",
+                        allowed.join(", ")
+                    )
                 };
                 (shorten(k), reason)
             })
@@ -187,6 +193,25 @@ impl RawQuery {
             Some((_, v)) => Ok(Some(v.as_str())),
         }
     }
+}
+
+/// The allowed name `typed` most likely meant: one a typo or two away (`form` for `format`,
+/// `timezone` for `timeZone`), or one it is the start of.
+fn nearest_name<'a>(typed: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    use hydro_engine::catalog::search::{edits_within, typo_reach};
+    let reach = typo_reach(typed).min(2);
+    allowed
+        .iter()
+        .filter_map(|name| {
+            let edits = edits_within(typed, name, reach).or_else(|| {
+                let prefix =
+                    typed.len() >= 3 && name.to_lowercase().starts_with(&typed.to_lowercase());
+                prefix.then_some(reach + 1)
+            })?;
+            Some((edits, *name))
+        })
+        .min()
+        .map(|(_, name)| name)
 }
 
 /// How a parameter is written in a JSON request body: as its query-string text, or where that
@@ -288,7 +313,7 @@ pub fn timestamp(name: &str, v: &str) -> Result<Micros, ApiError> {
                 name,
                 format!(
                     "'{}' is not a time with an offset; use ISO 8601 such as {} \
-                     (a time without an offset is ambiguous)",
+                     (a time without an offset is ambiguous: give timeZone to read it there)",
                     shorten(v),
                     instant::FORMS
                 ),

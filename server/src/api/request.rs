@@ -62,8 +62,11 @@ pub struct Query<'a> {
     /// The endpoint asked (the POST one when the parameters came in a body): the parameters
     /// it takes and the formats it offers.
     pub endpoint: Endpoint,
-    /// The zone of output times without `timeZone`: the service's output offset.
+    /// The zone of output times without `timeZone`: the service's output zone.
     pub zone: Zone,
+    /// The dataset's own zone, where it has one: the calendar of aggregates and statistics
+    /// without `timeZone`.
+    pub dataset_zone: Option<Zone>,
 }
 
 impl Query<'_> {
@@ -297,9 +300,12 @@ impl Request for ManyValuesRequest {
     const POSTED: Endpoint = Endpoint::PostedValues;
     fn parse(q: &Query<'_>) -> Result<Self, ApiError> {
         let selection = SeriesSelection::parse(q)?;
-        let zone = time_zone(q)?;
         let qualities = qualities(q)?;
-        let aggregate = aggregate_spec(q, zone, qualities.clone())?;
+        let aggregate = aggregate_spec(q, qualities.clone())?;
+        let zone = match &aggregate {
+            Some(spec) => spec.zone,
+            None => time_zone(q)?,
+        };
         let (columns, aggregate) = match aggregate {
             Some(spec) => {
                 let all = BucketColumn::all(&spec);
@@ -498,7 +504,8 @@ impl Request for ValuesRequest {
         let zone = time_zone(q)?;
         let qualities = qualities(q)?;
         let changed_since = changed_since(q)?;
-        if let Some(spec) = aggregate_spec(q, zone, qualities.clone())? {
+        if let Some(spec) = aggregate_spec(q, qualities.clone())? {
+            let zone = spec.zone;
             let all = BucketColumn::all(&spec);
             let names: Vec<String> = all.iter().map(|c| c.name()).collect();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -585,7 +592,7 @@ fn from_to(
     from_def: &QueryParameter<Micros>,
     to_def: &QueryParameter<Micros>,
 ) -> Result<(Option<Micros>, Option<Micros>), ApiError> {
-    let (from, to) = (q.value(from_def)?, q.value(to_def)?);
+    let (from, to) = (bound(q, from_def, false)?, bound(q, to_def, true)?);
     if let (Some(f), Some(t)) = (from, to)
         && f > t
     {
@@ -603,6 +610,36 @@ fn from_to(
         ));
     }
     Ok((from, to))
+}
+
+/// `from` or `to` (`end`): with an offset; or without one where `timeZone` is given, the
+/// wall-clock time in that zone (of an hour the clocks pass twice, the earlier for `from` and
+/// the later for `to`, so that the window holds both; one they skip is a 400).
+fn bound(
+    q: &Query<'_>,
+    def: &QueryParameter<Micros>,
+    end: bool,
+) -> Result<Option<Micros>, ApiError> {
+    let refused = match q.value(def) {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    let (Some(zone), Some(written)) = (q.value(&param::TIME_ZONE)?, q.raw.get(def.name)?) else {
+        return Err(refused);
+    };
+    let Some(local) = hydro_engine::model::instant::parse_local(written) else {
+        return Err(refused);
+    };
+    zone.instant(local, end).map(Some).ok_or_else(|| {
+        ApiError::param(
+            def.name,
+            format!(
+                "'{}' does not exist in {zone}: the clocks skip that hour when daylight saving \
+                 time begins",
+                params::shorten(written)
+            ),
+        )
+    })
 }
 
 /// The time window of a values request: `from`/`to`, `recent` or `last`, exclusively.
@@ -647,9 +684,17 @@ fn chosen(all: Vec<BucketColumn>, fields: Option<&[String]>) -> Vec<BucketColumn
         .collect()
 }
 
-/// `timeZone`: an IANA name, `UTC` or `±HH:MM`; the service's output offset without it.
+/// `timeZone`: an IANA name, `UTC` or `±HH:MM`; the service's output zone without it.
 fn time_zone(q: &Query<'_>) -> Result<Zone, ApiError> {
     Ok(q.value(&param::TIME_ZONE)?.unwrap_or(q.zone))
+}
+
+/// The calendar of aggregates and statistics: `timeZone`, else the dataset's own zone (where
+/// it has one: `--dataset-zone`), else the service's output zone.
+fn calendar_zone(q: &Query<'_>) -> Result<Zone, ApiError> {
+    Ok(q.value(&param::TIME_ZONE)?
+        .or(q.dataset_zone)
+        .unwrap_or(q.zone))
 }
 
 /// `qualities`: only values of these qualities, raw or aggregated.
@@ -661,7 +706,6 @@ fn qualities(q: &Query<'_>) -> Result<Option<Arc<[String]>>, ApiError> {
 /// which without it are a 400 naming it; `qualities` as given.
 fn aggregate_spec(
     q: &Query<'_>,
-    zone: Zone,
     qualities: Option<Arc<[String]>>,
 ) -> Result<Option<AggregateSpec>, ApiError> {
     let Some(statistics) = q.value(&param::AGGREGATE)? else {
@@ -684,7 +728,7 @@ fn aggregate_spec(
     Ok(Some(AggregateSpec {
         statistics,
         interval: q.value(&param::INTERVAL)?,
-        zone,
+        zone: calendar_zone(q)?,
         year_start: q.value(&param::YEAR_START)?.unwrap_or(1),
         min_coverage: q.value(&param::MIN_COVERAGE)?.unwrap_or(0.0),
         qualities,
@@ -735,6 +779,13 @@ impl StatisticsRequest {
                 "gives the points of a duration curve: it goes with type=duration",
             ));
         }
+        if kind != StatisticsType::Duration && q.given(&param::DURATION_INTERVAL)? {
+            return Err(ApiError::param(
+                param::DURATION_INTERVAL.name,
+                "ranks the means of buckets in a duration curve (interval=P1D: daily means): \
+                 it goes with type=duration",
+            ));
+        }
         let statistics = q
             .value(&param::NORMALS)?
             .unwrap_or_else(|| vec![Statistic::Mean]);
@@ -747,11 +798,12 @@ impl StatisticsRequest {
             spec: StatisticsSpec {
                 kind,
                 statistics,
-                zone: time_zone(q)?,
+                zone: calendar_zone(q)?,
                 year_start: q.value(&param::PERIOD_YEAR_START)?.unwrap_or(1),
                 min_coverage: q.value(&param::PERIOD_MIN_COVERAGE)?.unwrap_or(0.0),
                 qualities: qualities(q)?,
                 exceedance,
+                duration_of: q.value(&param::DURATION_INTERVAL)?,
             },
             format: q.format()?,
             size: chart_size(q)?,

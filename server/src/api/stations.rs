@@ -92,7 +92,7 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let permit = heavy.then(|| ctx.heavy_permit()).transpose()?;
     let chosen = station_list::order(&hits, &sort, order_keep);
     let items = station_list::Items {
-        offset: ctx.state.offset,
+        zone: ctx.state.zone,
         dataset: Arc::clone(&ctx.version.dataset),
         include,
         fields,
@@ -198,7 +198,7 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         return Ok(pages::station(&ctx.site(), catalog, s, &offered));
     }
     let mut item = station_list::station_item(
-        ctx.state.offset,
+        ctx.state.zone,
         &ctx.version.dataset.catalog,
         s,
         None,

@@ -124,7 +124,7 @@ async fn answer(
         let offered = Format::offered(Answer::Statistics);
         let time = TimeFormatter::zoned(zone);
         return pages::table(
-            &ctx.site(),
+            &ctx.site_in(zone),
             one,
             TableOf::Statistics,
             &batch,

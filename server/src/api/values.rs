@@ -17,6 +17,8 @@ use crate::render::values::read_ahead;
 use futures::StreamExt;
 use hydro_engine::EngineError;
 use hydro_engine::model::duration::IsoDuration;
+use hydro_engine::model::property::property;
+use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{Parameter, Station};
 use hydro_engine::query::aggregate::{AggregateQuery, AggregateSpec, SeriesToAggregate};
 use hydro_engine::query::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
@@ -83,9 +85,9 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
         let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
         if format == Format::Html {
-            return values_page(ctx, (s, parameter), query, size).await;
+            return values_page(ctx, (s, parameter), query, (zone, size)).await;
         }
-        return chart::values_chart(ctx, s, parameter, query, size, format).await;
+        return chart::values_chart(ctx, (s, parameter), query, (zone, size), format).await;
     }
     let permit = ctx.heavy_permit()?;
     let dataset = &ctx.version.dataset;
@@ -130,7 +132,7 @@ async fn values_page(
     ctx: &Ctx<'_>,
     series: (&Station, &Parameter),
     mut query: ValuesQuery,
-    size: (u32, u32),
+    (zone, size): (Zone, (u32, u32)),
 ) -> Result<Reply, ApiError> {
     let limit = query
         .limit
@@ -148,7 +150,7 @@ async fn values_page(
         .map_err(|e| fault(ctx.state, e))?;
     let offered = Format::offered(Answer::Values);
     let page = (limit, query.offset);
-    pages::values(&ctx.site(), series, plan, page, size, &offered)
+    pages::values(&ctx.site_in(zone), series, plan, page, size, &offered)
         .await
         .map_err(|e| fault(ctx.state, e))
 }
@@ -165,6 +167,7 @@ pub(crate) fn series_of(parameter: &Parameter) -> SeriesToAggregate {
     SeriesToAggregate {
         series: (parameter.station.clone(), parameter.id.clone()),
         step,
+        total: property(&parameter.observed_property).is_some_and(|p| p.total),
     }
 }
 
@@ -224,7 +227,7 @@ async fn aggregates(
         let time = TimeFormatter::zoned(zone);
         let series = (station, parameter);
         return pages::table(
-            &ctx.site(),
+            &ctx.site_in(zone),
             series,
             pages::TableOf::Aggregates,
             &plan.batch,

@@ -17,12 +17,12 @@ use crate::render::resources::{
 use crate::render::resources::{Includes, SortSpec};
 use crate::render::timefmt::TimeFormatter;
 use bytes::Bytes;
-use chrono::FixedOffset;
 use futures::StreamExt;
 use hydro_engine::Dataset;
 use hydro_engine::catalog::Catalog;
 use hydro_engine::catalog::StationHit;
 use hydro_engine::model::Station;
+use hydro_engine::model::zone::Zone;
 use serde_json::Value;
 use std::ops::Range;
 use std::sync::Arc;
@@ -45,8 +45,8 @@ pub struct Chosen {
 
 /// How one station becomes an item of the answer.
 pub struct Items {
-    /// The output offset of times.
-    pub offset: FixedOffset,
+    /// The zone times are written in.
+    pub zone: Zone,
     /// The dataset of the version the request answers from.
     pub dataset: Arc<Dataset>,
     /// `include=parameters`, `include=characteristics`.
@@ -63,7 +63,7 @@ impl Items {
     pub fn item(&self, chosen: Chosen) -> Value {
         let station = self.station(chosen);
         let item = station_item(
-            self.offset,
+            self.zone,
             &self.dataset.catalog,
             station,
             chosen.distance_km,
@@ -78,13 +78,13 @@ impl Items {
 
 /// A station as the API shows it, with the lists `include` asked for.
 pub fn station_item(
-    offset: FixedOffset,
+    zone: Zone,
     catalog: &Catalog,
     s: &Station,
     distance: Option<f64>,
     include: Includes,
 ) -> Value {
-    let mut tf = TimeFormatter::new(offset);
+    let mut tf = TimeFormatter::zoned(zone);
     let doc = with_lists(catalog, s, distance, include, &mut tf);
     // Plain fields and finite or null numbers: serializing them cannot fail.
     serde_json::to_value(doc).unwrap_or_default()
@@ -220,7 +220,7 @@ fn frame(
 ) -> Bytes {
     let mut out = Vec::with_capacity(room);
     let whole = items.fields.is_none() && items.include == Includes::default();
-    let mut tf = TimeFormatter::new(items.offset);
+    let mut tf = TimeFormatter::zoned(items.zone);
     for (k, &c) in stations.iter().enumerate() {
         let first = first && k == 0;
         let station = items.station(c);

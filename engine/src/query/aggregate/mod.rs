@@ -145,6 +145,9 @@ pub struct SeriesToAggregate {
     /// The series' own interval in microseconds (the parameter's `interval`), which coverage
     /// is counted in; `None` when it has none of fixed length (coverage is then null).
     pub step: Option<i64>,
+    /// Whether its values are amounts per interval (precipitation): its normals are of daily
+    /// or monthly sums, not means.
+    pub total: bool,
 }
 
 /// An aggregate of one series, as its handler asks for it.
@@ -212,8 +215,46 @@ impl Buckets {
         self.starts.len()
     }
 
+    /// `self` with every bucket of `grid` between its first and its last that holds no value
+    /// (a series wholly in a gap that long) as an empty one: the rows pandas' `resample` gives
+    /// over the same values. `expected` gives a bucket's expected values, as for the others.
+    fn with_empty(
+        self,
+        spec: &AggregateSpec,
+        grid: &Grid,
+        expected: impl Fn(Bucket) -> Option<f64>,
+    ) -> Self {
+        let whole = self
+            .starts
+            .windows(2)
+            .all(|w| grid.bucket(w[0]).end >= w[1]);
+        if whole {
+            return self;
+        }
+        let mut out = Buckets::new(spec.statistics.len());
+        let mut none = Accumulator::new(&[]);
+        let mut cells: Vec<_> = self.cells.into_iter().map(Vec::into_iter).collect();
+        let rows = self.starts.iter().zip(self.counts).zip(self.coverage);
+        let mut next: Option<Bucket> = None;
+        for ((&start, count), coverage) in rows {
+            while let Some(b) = next.filter(|b| b.start < start) {
+                out.push(spec, b.start, &mut none, expected(b));
+                next = Some(grid.bucket(b.end));
+            }
+            out.starts.push(start);
+            for (column, from) in out.cells.iter_mut().zip(cells.iter_mut()) {
+                column.push(from.next().flatten());
+            }
+            out.counts.push(count);
+            out.coverage.push(coverage);
+            next = Some(grid.bucket(grid.bucket(start).end));
+        }
+        out
+    }
+
     /// Adds the bucket that starts at `start`, whose values are in `acc`; `expected` is the
-    /// number of values its length holds.
+    /// number of values its length holds. A bucket without values has null statistics (but a
+    /// `count` of 0) and coverage 0.
     fn push(
         &mut self,
         spec: &AggregateSpec,
@@ -223,9 +264,14 @@ impl Buckets {
     ) {
         let coverage = expected.map(|e| if e > 0.0 { acc.count() as f64 / e } else { 1.0 });
         let covered = coverage.is_none_or(|c| c >= spec.min_coverage);
+        let empty = acc.count() == 0;
         self.starts.push(start);
         for (cells, s) in self.cells.iter_mut().zip(&spec.statistics) {
-            cells.push(covered.then(|| acc.get(*s)));
+            cells.push(match (*s, empty) {
+                (Statistic::Count, true) => Some(Cell::Count(0)),
+                (_, true) => None,
+                _ => covered.then(|| acc.get(*s)),
+            });
         }
         self.counts
             .push(i64::try_from(acc.count()).unwrap_or(i64::MAX));
@@ -439,6 +485,7 @@ impl Dataset {
             year_start: spec.year_start,
         });
         let mut out = Buckets::new(spec.statistics.len());
+        let expected = |b: Bucket| s.step.map(|step| (b.end - b.start) as f64 / step as f64);
         // With an interval, `recent=N` is the last N buckets: the window starts at the first.
         let window = match (window, grid) {
             (Window::Recent(n), Some(grid)) => {
@@ -463,7 +510,8 @@ impl Dataset {
             && rolled::serves(spec, &grid)
         {
             let window = (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX));
-            return self.rolled_buckets(s, window, spec, grid, parts).await;
+            let rolled = self.rolled_buckets(s, window, spec, grid, parts).await?;
+            return Ok(rolled.with_empty(spec, &grid, expected));
         }
         let query = ValuesQuery {
             station: s.series.0.clone(),
@@ -479,7 +527,6 @@ impl Dataset {
         let mut stream = self.plan_values(&query, ReadAhead::Monthly).await?.stream;
         let mut acc = Accumulator::new(&spec.statistics);
         let mut current: Option<Bucket> = None;
-        let expected = |b: Bucket| s.step.map(|step| (b.end - b.start) as f64 / step as f64);
         while let Some(batch) = stream.next().await {
             let batch = batch?;
             let times = batch.column(0).as_primitive::<TimestampMicrosecondType>();
@@ -503,9 +550,12 @@ impl Dataset {
         if acc.count() == 0 {
             return Ok(out);
         }
-        match current {
-            Some(b) => out.push(spec, b.start, &mut acc, expected(b)),
-            None => {
+        match (current, grid) {
+            (Some(b), Some(grid)) => {
+                out.push(spec, b.start, &mut acc, expected(b));
+                out = out.with_empty(spec, &grid, expected);
+            }
+            _ => {
                 // One bucket over the window: its length is the window's, where the window is
                 // open, the span of the values.
                 let (first, last) = acc.span();

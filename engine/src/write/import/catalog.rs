@@ -2,72 +2,157 @@
 //! read whole, checked row by row and kept in memory.
 
 use super::Problems;
-use super::source::{Inputs, NOT_UTF8, line_of};
+use super::dialect::{self, CsvDialect, NOT_UTF8, NumberReader, TimeReader};
+use super::mapping::{Mapping, TableMapping};
+use super::source::{Inputs, line_of};
 use crate::model::coords::gauss_krueger_to_wgs84;
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
+use crate::model::property::{property, vocabulary};
 use crate::model::states;
 use crate::model::{
-    Characteristic, Coordinates, GaugeZero, Latest, Micros, Parameter, Period, Station,
-    StationType, Text, instant, normalize_state,
+    Characteristic, Coordinates, GaugeZero, Latest, Parameter, Period, Station, StationType, Text,
+    normalize_state,
 };
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
-type Row = HashMap<String, String>;
+/// A catalog row: its cells by our column names, and how its file writes numbers and times.
+struct Row {
+    cells: HashMap<String, String>,
+    numbers: NumberReader,
+    times: Arc<TimeReader>,
+}
 
-/// Reads a CSV file with a header row into (line number, row) pairs.
+/// How a catalog file is read: the dialect of the import and the file's part of the mapping.
+pub(super) struct CatalogReading<'a> {
+    pub(super) dialect: &'a CsvDialect,
+    pub(super) mapping: &'a TableMapping,
+}
+
+/// Reads a CSV file with a header row into (line number, row) pairs: lines skipped and `#`
+/// lines before the header left out, columns renamed and constants added as the mapping
+/// says, in the dialect's encoding and separator.
 fn read_rows(
     path: &Path,
     required: &[&str],
+    how: &CatalogReading<'_>,
     inputs: &Inputs<'_>,
     problems: &mut Problems,
 ) -> Vec<(u64, Row)> {
     // Read whole (a catalog file is small), so that line numbers can be told from the bytes
     // (see `rows::line_of`).
     let mut text = Vec::new();
-    let read = inputs.open_text(path).and_then(|mut r| {
-        r.read_to_end(&mut text)
+    let read = inputs.open_text(path).and_then(|r| {
+        dialect::decoded(r, how.dialect.encoding)
+            .read_to_end(&mut text)
             .map_err(|e| format!("cannot read: {e}"))
     });
     if let Err(reason) = read {
         problems.add(path, 0, reason);
         return Vec::new();
     }
+    if text.starts_with(b"\xEF\xBB\xBF") {
+        text.drain(..3);
+    }
+    // The lines before the header: skipped ones, then `#` and blank ones.
+    let mut start = 0;
+    let mut skipped = 0u64;
+    for i in 0.. {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |e| start + e + 1);
+        let line = &text[start..end];
+        let before_header = i < how.dialect.skip_lines
+            || line.first() == Some(&b'#')
+            || line.iter().all(u8::is_ascii_whitespace) && end < text.len();
+        if !before_header || end == start {
+            break;
+        }
+        start = end;
+        skipped += 1;
+    }
+    let body = &text[start..];
+    let header_end = memchr::memchr(b'\n', body).map_or(body.len(), |e| e + 1);
+    let delimiter = how
+        .dialect
+        .delimiter
+        .unwrap_or_else(|| dialect::sniff_delimiter(&body[..header_end]));
+    let numbers = NumberReader::new(how.dialect.decimal, delimiter);
+    let times = Arc::new(TimeReader::new(how.dialect));
     let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
         .trim(csv::Trim::All)
-        .from_reader(text.as_slice());
+        .from_reader(body);
+    let line_of = |p: &csv::Position| skipped + line_of(p, body);
     let headers: Vec<String> = match reader.headers() {
-        Ok(h) => h.iter().map(str::to_owned).collect(),
+        Ok(h) => h
+            .iter()
+            .map(|name| {
+                // The file's column named in the mapping is ours.
+                how.mapping
+                    .columns
+                    .iter()
+                    .find(|(_, theirs)| theirs.as_str() == name)
+                    .map_or(name, |(ours, _)| ours.as_str())
+                    .to_owned()
+            })
+            .collect(),
+        Err(e) if matches!(e.kind(), csv::ErrorKind::Utf8 { .. }) => {
+            problems.add(path, skipped + 1, NOT_UTF8);
+            return Vec::new();
+        }
         Err(e) => {
-            problems.add(path, 1, format!("bad header: {e}"));
+            problems.add(path, skipped + 1, format!("bad header: {e}"));
             return Vec::new();
         }
     };
-    let missing: Vec<&&str> = required
-        .iter()
-        .filter(|r| !headers.iter().any(|h| h == **r))
-        .collect();
+    let has =
+        |name: &str| headers.iter().any(|h| h == name) || how.mapping.constants.contains_key(name);
+    let missing: Vec<&&str> = required.iter().filter(|r| !has(r)).collect();
     if !missing.is_empty() {
-        problems.add(path, 1, format!("missing column(s) {missing:?}"));
+        let mut problem = format!("missing column(s) {missing:?}");
+        let named: Vec<&String> = how
+            .mapping
+            .columns
+            .iter()
+            .filter(|(ours, _)| missing.iter().any(|m| **m == ours.as_str()))
+            .map(|(_, theirs)| theirs)
+            .collect();
+        if !named.is_empty() {
+            problem.push_str(&format!(
+                " (the mapping names {named:?}, which the header lacks)"
+            ));
+        }
+        problems.add(path, skipped + 1, problem);
         return Vec::new();
     }
     let mut rows = Vec::new();
     for record in reader.records() {
         match record {
             Ok(r) => {
-                let line = r.position().map_or(0, |p| line_of(p, &text));
+                let line = r.position().map_or(0, line_of);
+                let mut cells: HashMap<String, String> = headers
+                    .iter()
+                    .cloned()
+                    .zip(r.iter().map(str::to_owned))
+                    .collect();
+                for (ours, value) in &how.mapping.constants {
+                    let cell = cells.entry(ours.clone()).or_default();
+                    if cell.is_empty() {
+                        cell.clone_from(value);
+                    }
+                }
                 rows.push((
                     line,
-                    headers
-                        .iter()
-                        .cloned()
-                        .zip(r.iter().map(str::to_owned))
-                        .collect(),
+                    Row {
+                        cells,
+                        numbers,
+                        times: Arc::clone(&times),
+                    },
                 ));
             }
             Err(e) => {
-                let line = e.position().map_or(0, |p| line_of(p, &text));
+                let line = e.position().map_or(0, line_of);
                 match e.kind() {
                     csv::ErrorKind::Utf8 { .. } => problems.add(path, line, NOT_UTF8),
                     _ => problems.add(path, line, format!("malformed CSV: {e}")),
@@ -79,15 +164,15 @@ fn read_rows(
 }
 
 fn get<'a>(row: &'a Row, key: &str) -> &'a str {
-    row.get(key).map_or("", String::as_str)
+    row.cells.get(key).map_or("", String::as_str)
 }
 
 fn opt_f64(row: &Row, key: &str) -> Result<Option<f64>, String> {
     match get(row, key) {
         "" => Ok(None),
-        s => s
-            .parse::<f64>()
-            .ok()
+        s => row
+            .numbers
+            .read(s)
             .filter(|v| v.is_finite())
             .map(Some)
             .ok_or_else(|| format!("{key}: '{s}' is not a number")),
@@ -99,18 +184,6 @@ fn req<'a>(row: &'a Row, key: &str) -> Result<&'a str, String> {
         "" => Err(format!("{key} is required")),
         s => Ok(s),
     }
-}
-
-/// A time with an offset as the API's `from` and `to` take it ([`instant`]), as UTC
-/// microseconds and the offset it was written with (None for `Z`).
-pub(super) fn parse_time(s: &str) -> Result<(Micros, Option<i32>), String> {
-    instant::parse(s).ok_or_else(|| {
-        format!(
-            "'{s}' is not a time with an offset; write ISO 8601 such as {} \
-             (a time without an offset is ambiguous)",
-            instant::FORMS
-        )
-    })
 }
 
 /// A station row as a station, and what looks wrong with it (warnings).
@@ -153,12 +226,20 @@ fn station_from(row: &Row) -> Result<(Station, Vec<String>), String> {
             return Err("no coordinates: give lat and lon, or easting, northing and epsg".into());
         }
         (None, None) => {
-            let epsg = req(row, "epsg")?;
-            let epsg: u16 = epsg
-                .parse()
-                .map_err(|_| format!("epsg: '{epsg}' is not one of 31466–31469"))?;
             let e = opt_f64(row, "easting")?.ok_or("easting is required without lat/lon")?;
             let n = opt_f64(row, "northing")?.ok_or("northing is required without lat/lon")?;
+            let epsg: u16 = match get(row, "epsg") {
+                // The zone is the easting's first digit (zone · 10⁶ + 500 000 m).
+                "" => gauss_krueger_epsg(e).ok_or_else(|| {
+                    format!(
+                        "epsg is required: easting {e} is not of a Gauss-Krüger zone 2-5 \
+                         (2 500 000 … 5 999 999 m)"
+                    )
+                })?,
+                epsg => epsg
+                    .parse()
+                    .map_err(|_| format!("epsg: '{epsg}' is not one of 31466–31469"))?,
+            };
             let (lat, lon) = gauss_krueger_to_wgs84(epsg, e, n)?;
             Coordinates {
                 lat: (lat * 1e7).round() / 1e7,
@@ -192,6 +273,13 @@ fn station_from(row: &Row) -> Result<(Station, Vec<String>), String> {
     Ok((station, warnings))
 }
 
+/// The EPSG code of the Gauss-Krüger zone an easting with its zone number is in (2-5:
+/// 31466-31469), or None.
+fn gauss_krueger_epsg(easting: f64) -> Option<u16> {
+    let zone = (easting / 1_000_000.0).floor();
+    (2.0..=5.0).contains(&zone).then(|| 31464 + zone as u16)
+}
+
 fn parameter_from(row: &Row) -> Result<Parameter, String> {
     let interval = req(row, "interval")?;
     interval
@@ -213,7 +301,8 @@ fn characteristic_from(row: &Row) -> Result<Characteristic, String> {
     let period = match (get(row, "periodStart"), get(row, "periodEnd")) {
         ("", "") => None,
         (s, e) => {
-            let ((start, _), (end, _)) = (parse_time(s)?, parse_time(e)?);
+            let read = |t: &str| row.times.read(t.as_bytes(), None).map(|t| t.micros);
+            let (start, end) = (read(s)?, read(e)?);
             if start > end {
                 return Err(format!("periodStart '{s}' is after periodEnd '{e}'"));
             }
@@ -306,17 +395,21 @@ pub(super) struct CatalogPaths<'a> {
 pub(super) fn read_catalog(
     paths: &CatalogPaths<'_>,
     existing: &CatalogInput,
+    (dialect, mapping): (&CsvDialect, &Mapping),
     inputs: &Inputs<'_>,
     problems: &mut Problems,
 ) -> CatalogInput {
+    let how = |mapping| CatalogReading { dialect, mapping };
     let mut stations = Vec::new();
     let mut station_ids = HashSet::new();
     // Ids of rows rejected: what refers to them is not reported again.
     let mut rejected_stations: HashSet<String> = HashSet::new();
     let mut rejected_parameters: HashSet<(String, String)> = HashSet::new();
-    let text = |row: &Row, name: &str| row.get(name).cloned().unwrap_or_default();
+    let text = |row: &Row, name: &str| get(row, name).to_owned();
     if let Some(path) = paths.stations {
-        for (line, row) in read_rows(path, &["id", "name", "type", "state"], inputs, problems) {
+        let required = ["id", "name", "type", "state"];
+        let how = how(&mapping.stations);
+        for (line, row) in read_rows(path, &required, &how, inputs, problems) {
             match station_from(&row) {
                 Ok((s, _)) if !station_ids.insert(s.id.clone()) => {
                     problems.add(path, line, format!("duplicate station id {}", s.id))
@@ -346,7 +439,8 @@ pub(super) fn read_catalog(
             "unit",
             "interval",
         ];
-        for (line, row) in read_rows(path, &required, inputs, problems) {
+        let how = how(&mapping.parameters);
+        for (line, row) in read_rows(path, &required, &how, inputs, problems) {
             match parameter_from(&row) {
                 Ok(p) if rejected_stations.contains(p.station.as_str()) => problems.follow_up(),
                 Ok(p) if !station_ids.contains(&p.station) => problems.add(
@@ -357,7 +451,24 @@ pub(super) fn read_catalog(
                 Ok(p) if !seen.insert((p.station.clone(), p.id.clone())) => {
                     problems.add(path, line, format!("duplicate parameter {}", p.id))
                 }
-                Ok(p) => parameters.push(p),
+                Ok(p) => {
+                    if property(&p.observed_property).is_none() {
+                        problems.warn(
+                            path,
+                            line,
+                            format_args!(
+                                "parameter {}/{}: observedProperty '{}' is not one of the \
+                                 vocabulary ({}): it gets no derived values and a line chart \
+                                 (data/README.md)",
+                                p.station,
+                                p.id,
+                                p.observed_property,
+                                vocabulary()
+                            ),
+                        );
+                    }
+                    parameters.push(p)
+                }
                 Err(e) => {
                     rejected_parameters.insert((text(&row, "stationId"), text(&row, "id")));
                     problems.add(path, line, e)
@@ -384,7 +495,8 @@ pub(super) fn read_catalog(
             "value",
             "unit",
         ];
-        for (line, row) in read_rows(path, &required, inputs, problems) {
+        let how = how(&mapping.characteristics);
+        for (line, row) in read_rows(path, &required, &how, inputs, problems) {
             match characteristic_from(&row) {
                 Ok(c)
                     if rejected_stations.contains(c.station.as_str())

@@ -31,11 +31,18 @@
 
 mod bucket;
 mod catalog;
+mod dialect;
+mod layout;
+mod mapping;
 mod merge;
 mod rows;
 mod source;
 mod spill;
 mod station_months;
+mod time;
+
+pub use dialect::{CsvDialect, Encoding, TIME_ZONES, parse_quality, parse_zone};
+pub use mapping::Mapping;
 
 use crate::dataset::catalog_file::Interner;
 use crate::dataset::files_table::{self, COPIED_GROUP_MIN_ROWS};
@@ -44,6 +51,7 @@ use crate::dataset::station_files::FilesByStation;
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
+use crate::model::zone::Zone;
 use crate::storage::{S3Settings, Store, StoreUrl};
 use crate::write::compact;
 use crate::write::derived::DerivedChange;
@@ -52,7 +60,8 @@ use crate::write::writer::{Copied, DatasetWriter, encode_month};
 use catalog::CatalogInput;
 use datafusion::object_store::path::Path as ObjectPath;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
-use rows::{REC_BYTES, Rec, RowParser, SeriesIndex};
+use layout::LayoutRules;
+use rows::{REC_BYTES, Reading, Rec, RowParser, SeriesIndex, SeriesTraits, Suspicions};
 use source::{Block, ValueInput};
 use spill::{Partitioner, SpillFile};
 use std::collections::{HashMap, HashSet};
@@ -61,7 +70,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The input files of one import.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ImportInput {
     /// Required unless appending.
     pub stations: Option<PathBuf>,
@@ -70,10 +79,56 @@ pub struct ImportInput {
     pub characteristics: Option<PathBuf>,
     /// Values files, or glob patterns naming them.
     pub values: Vec<PathBuf>,
-    /// Add to the published version instead of replacing it: catalog entries are added (an
-    /// id already there is updated), values of a station-month already stored are merged
-    /// with it, a new value at a stored timestamp replacing the stored one.
-    pub append: bool,
+    /// What becomes of a dataset published where the import writes.
+    pub mode: ImportMode,
+    /// How the CSV files are written (separator, decimal mark, encoding, times, gaps).
+    pub dialect: CsvDialect,
+    /// How the files name what the import formats name (`--mapping`).
+    pub mapping: Mapping,
+}
+
+/// What an import does to a dataset published where it writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ImportMode {
+    /// There must be none: an import never replaces an archive by accident.
+    #[default]
+    New,
+    /// Add to the published version: catalog entries are added (an id already there is
+    /// updated), values of a station-month already stored are merged with it, a new value at
+    /// a stored timestamp replacing the stored one.
+    Append,
+    /// Publish a version of only the files given, in place of the published one (which stays
+    /// reachable by `asOf` and `hydro rollback` until a vacuum removes it). A replacement that
+    /// holds less than half the values asks [`ImportOptions::confirm_replace`] first.
+    Replace,
+}
+
+/// What a replacement would do, as it is asked to go ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replacement {
+    /// The published version's values (recorded gaps included) and its version.
+    pub values_before: u64,
+    pub version: u64,
+    /// The rows the new version would hold.
+    pub values_after: u64,
+}
+
+impl Replacement {
+    /// Whether it drops more than half the values.
+    pub fn drops_most(&self) -> bool {
+        self.values_after.saturating_mul(2) < self.values_before
+    }
+}
+
+/// Whether a replacement that drops most of the values goes ahead (a person asked, or
+/// `--yes`); without one, it does not.
+#[derive(Clone)]
+pub struct ReplaceConfirm(pub Arc<dyn Fn(&Replacement) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for ReplaceConfirm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReplaceConfirm")
+    }
 }
 
 /// What an import did.
@@ -111,6 +166,8 @@ pub struct ImportOptions {
     /// Whether what looks wrong (a station outside its state) fails the import rather than
     /// being warned of.
     pub strict: bool,
+    /// Asked before a replacement that drops more than half the values is published.
+    pub confirm_replace: Option<ReplaceConfirm>,
 }
 
 /// What makes an input name a glob pattern (locally and in a bucket).
@@ -128,6 +185,7 @@ impl Default for ImportOptions {
             s3: S3Settings::default(),
             derived: DerivedChange::default(),
             strict: false,
+            confirm_replace: None,
         }
     }
 }
@@ -281,7 +339,18 @@ pub async fn import(
         strict: options.strict,
         ..Problems::default()
     };
-    let (existing, previous) = if input.append {
+    let published = crate::dataset::read_manifest(store.as_ref()).await?;
+    if let (ImportMode::New, Some(m)) = (input.mode, &published) {
+        return Err(EngineError::Refused(format!(
+            "a dataset is published there (version {}, {} values): add to it with --append, or \
+             publish these files in its place with --replace (the version before stays \
+             reachable with asOf and hydro rollback until a vacuum)",
+            m.version,
+            m.counts.values + m.counts.missing
+        )));
+    }
+    let append = input.mode == ImportMode::Append;
+    let (existing, previous) = if append {
         let (published, files) = crate::dataset::read_published(&store)
             .await?
             .ok_or_else(|| {
@@ -327,7 +396,13 @@ pub async fn import(
                 parameters: input.parameters.as_deref(),
                 characteristics: input.characteristics.as_deref(),
             };
-            let new_catalog = catalog::read_catalog(&paths, &existing, &inputs, &mut problems);
+            let new_catalog = catalog::read_catalog(
+                &paths,
+                &existing,
+                (&input.dialect, &input.mapping),
+                &inputs,
+                &mut problems,
+            );
             let catalog = existing.updated_by(new_catalog);
             if !problems.is_empty() {
                 let note = "(the values files were not read: their rows are checked against \
@@ -361,7 +436,7 @@ pub async fn import(
         catalog
             .parameters
             .iter()
-            .map(|p| (p.station.clone(), p.id.clone()))
+            .map(|p| (p.station.clone(), p.id.clone(), SeriesTraits::of(p)))
             .collect(),
     ));
     let inputs = Arc::new(inputs);
@@ -372,8 +447,21 @@ pub async fn import(
             (Arc::clone(&index), Arc::clone(&budget), Arc::clone(&inputs));
         let (problems, progress) = (Arc::clone(&problems), Arc::clone(&progress));
         let spill_dir = options.spill_dir.clone();
+        let (dialect, mapping) = (input.dialect.clone(), input.mapping.values.clone());
         tokio::task::spawn_blocking(move || {
-            partition(&inputs, &index, &budget, &spill_dir, &progress, &problems)
+            let rules = LayoutRules {
+                dialect: &dialect,
+                mapping: &mapping,
+            };
+            let reading = Reading::new(&dialect, &mapping);
+            let pass = Pass {
+                inputs: &inputs,
+                index: &index,
+                budget: &budget,
+                progress: &progress,
+                problems: &problems,
+            };
+            partition(&pass, &rules, &reading, &spill_dir)
         })
         .await
         .map_err(|source| EngineError::Task {
@@ -384,12 +472,31 @@ pub async fn import(
     if !lock(&problems).is_empty() {
         return Err(take(&problems).into_error(None));
     }
+    if let (ImportMode::Replace, Some(m)) = (input.mode, &published) {
+        let replacement = Replacement {
+            values_before: m.counts.values + m.counts.missing,
+            version: m.generation,
+            values_after: rows_in,
+        };
+        let confirmed = !replacement.drops_most()
+            || options
+                .confirm_replace
+                .as_ref()
+                .is_some_and(|c| (c.0)(&replacement));
+        if !confirmed {
+            return Err(EngineError::Refused(format!(
+                "not replaced: version {} holds {} values, these files {}, less than half; \
+                 give --yes to replace it all the same (or --append to add to it)",
+                replacement.version, replacement.values_before, replacement.values_after
+            )));
+        }
+    }
 
     progress.writing.store(true, Ordering::Relaxed);
     let writer = Arc::new(
         DatasetWriter::begin(
             Arc::clone(&store),
-            if input.append {
+            if append {
                 PublishKind::Append
             } else {
                 PublishKind::Import
@@ -413,6 +520,7 @@ pub async fn import(
         );
         let store = Arc::clone(&store);
         let runtime = tokio::runtime::Handle::current();
+        let zone = input.dialect.time_zone;
         tokio::task::spawn_blocking(move || {
             let context = WriteContext {
                 store: store.as_ref(),
@@ -427,6 +535,7 @@ pub async fn import(
                 progress: &progress,
                 writer: &writer,
                 runtime: &runtime,
+                zone,
             };
             context.write_all()
         })
@@ -672,16 +781,30 @@ fn take(problems: &Mutex<Problems>) -> Problems {
     std::mem::take(&mut *lock(problems))
 }
 
+/// What pass 1 reads with.
+struct Pass<'a> {
+    inputs: &'a [ValueInput],
+    index: &'a SeriesIndex,
+    budget: &'a MemoryBudget,
+    progress: &'a Arc<ImportProgress>,
+    problems: &'a Mutex<Problems>,
+}
+
 /// Pass 1: every row read, checked and spilled to its bucket. Returns the spill files and the
 /// number of good rows.
 fn partition(
-    inputs: &[ValueInput],
-    index: &SeriesIndex,
-    budget: &MemoryBudget,
+    pass: &Pass<'_>,
+    rules: &LayoutRules<'_>,
+    reading: &Reading,
     spill_dir: &Path,
-    progress: &Arc<ImportProgress>,
-    problems: &Mutex<Problems>,
 ) -> Result<(Vec<SpillFile>, u64)> {
+    let Pass {
+        inputs,
+        index,
+        budget,
+        progress,
+        problems,
+    } = *pass;
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Block>(budget.workers);
     let receiver = Mutex::new(receiver);
     // Buffers of parsed blocks, back to the reader: at most as many as there are blocks.
@@ -691,7 +814,7 @@ fn partition(
             .map(|worker| {
                 let receiver = &receiver;
                 let give_back = give_back.clone();
-                scope.spawn(move || -> Result<(SpillFile, u64)> {
+                scope.spawn(move || -> Result<(SpillFile, u64, Suspicions)> {
                     let mut partitioner = Partitioner::new(
                         index,
                         spill_dir,
@@ -700,7 +823,7 @@ fn partition(
                         budget.buffer_bytes,
                     )
                     .map_err(spill_error)?;
-                    let mut parser = RowParser::new(index);
+                    let mut parser = RowParser::new(index, reading);
                     let mut rows = 0u64;
                     loop {
                         let Ok(block) = lock(receiver).recv() else {
@@ -733,7 +856,8 @@ fn partition(
                             let _ = give_back.try_send(csv.bytes);
                         }
                     }
-                    Ok((partitioner.finish().map_err(spill_error)?, rows))
+                    let spill = partitioner.finish().map_err(spill_error)?;
+                    Ok((spill, rows, parser.suspicions))
                 })
             })
             .collect();
@@ -745,17 +869,30 @@ fn partition(
                 send: &mut send,
                 recycled: &mut recycled,
             };
-            source::read_all(inputs, budget.block_bytes, progress, problems, &mut channel);
+            source::read_all(
+                inputs,
+                rules,
+                budget.block_bytes,
+                progress,
+                problems,
+                &mut channel,
+            );
         }
         drop(sender);
         let mut spills = Vec::new();
         let mut rows = 0;
+        let mut suspicions = Suspicions::default();
         for worker in workers {
-            let (spill, n) = worker
+            let (spill, n, found) = worker
                 .join()
                 .map_err(|_| EngineError::Internal("an import worker panicked".into()))??;
             spills.push(spill);
             rows += n;
+            suspicions.merge(found);
+        }
+        let mut problems = lock(problems);
+        for (file, line, what) in suspicions.findings(index) {
+            problems.warn(&inputs[file as usize].path, line, what);
         }
         Ok((spills, rows))
     })
@@ -778,6 +915,8 @@ struct WriteContext<'a> {
     progress: &'a ImportProgress,
     writer: &'a DatasetWriter,
     runtime: &'a tokio::runtime::Handle,
+    /// The zone of times without an offset, whose repeated hour is told by order.
+    zone: Option<Zone>,
 }
 
 impl WriteContext<'_> {
@@ -843,7 +982,7 @@ impl WriteContext<'_> {
                 let keep = |r: &Rec| parts == 1 || part_of(r) == part;
                 spill::read_bucket(self.spills, bucket, &keep, &mut records)
                     .map_err(spill_error)?;
-                let found = station_months::sort_and_check(&mut records);
+                let found = station_months::sort_and_check(&mut records, self.zone);
                 if !found.is_empty() {
                     repeated.store(true, Ordering::Relaxed);
                     self.report_repeats(&found);

@@ -1,20 +1,18 @@
 //! One values row, checked and made a [`Rec`]: which series (station and parameter), when, what
-//! value, what quality, and where it came from (for reports).
-//!
-//! Timestamps are read by a parser of the common RFC 3339 form
-//! (`YYYY-MM-DDTHH:MM:SS[.ffffff](Z|±HH:MM)`), and by [`crate::model::instant`] for
-//! everything else (the other forms the API's `from` and `to` take: a space or `t`, no
-//! seconds, more fractional digits, `±HHMM` and `±HH` offsets). Measured
-//! on 2 M timestamps (a scratch benchmark, three rounds on this busy 2-core machine): 23-39 ns
-//! a timestamp against chrono's 47-108 ns, about 3 s of CPU time on a 56 M-row import. Both
-//! agree wherever the short path answers (tested below), and chrono stays the path for the rest.
+//! value, what quality, and where it came from (for reports). A CSV row is read as its block's
+//! layout says ([`super::layout`]), its time as the dialect writes them ([`super::dialect`]);
+//! what looks wrong in the values is noted as they pass ([`Suspicions`]).
 
-use super::source::{Block, CsvBlock, NOT_UTF8, TableBlock, TimeColumn, line_of};
-use super::{QUALITY_FLAGS, catalog::parse_time};
+use super::QUALITY_FLAGS;
+use super::dialect::NOT_UTF8;
+use super::dialect::{CsvDialect, TimeReader};
+use super::layout::{Layout, Part, TimeParts};
+use super::mapping::ValuesMapping;
+use super::source::{Block, CsvBlock, TableBlock, TimeColumn, line_of};
+use super::time::{Offset, timestamp_of};
 use crate::model::Micros;
 use crate::model::gap::GAP;
 use crate::model::ids::{ParameterId, StationId};
-use crate::model::month::days_from_civil;
 use datafusion::arrow::array::Array;
 use std::collections::HashMap;
 
@@ -32,6 +30,9 @@ pub(super) struct Rec {
     pub(super) line: u64,
     /// The offset the timestamp was written in, so reports echo it as the file has it.
     pub(super) offset: Offset,
+    /// A local time of the hour a DST change repeats, read as its earlier instant: the second
+    /// row of its series at that time is the later one ([`super::station_months`]).
+    pub(super) repeated: bool,
 }
 
 /// Bytes of a [`Rec`] in a spill file: the offset shares the line's eight bytes (a line
@@ -42,45 +43,13 @@ pub(super) const REC_BYTES: usize = 4 + 8 + 8 + 1 + 4 + 8;
 const LINE_BITS: u32 = 48;
 const LINE_MASK: u64 = (1 << LINE_BITS) - 1;
 
-/// The UTC offset a timestamp was written with, in minutes east, or `Z`: what an import
-/// report needs to show a time the way the user's file wrote it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Offset(i16);
-
-impl Offset {
-    /// Written as `Z` (and for timestamps typed as such in a Parquet input).
-    pub(super) const Z: Offset = Offset(i16::MIN);
-
-    fn of_seconds(seconds: i32) -> Self {
-        Offset((seconds / 60) as i16)
-    }
-
-    /// `micros` (UTC) in RFC 3339 form, in this offset.
-    pub(super) fn show(self, micros: Micros) -> String {
-        use chrono::{DateTime, FixedOffset, SecondsFormat};
-        let Some(utc) = DateTime::from_timestamp_micros(micros) else {
-            return format!("{micros} µs after 1970");
-        };
-        let zone = if self == Self::Z {
-            None
-        } else {
-            FixedOffset::east_opt(i32::from(self.0) * 60)
-        };
-        match zone {
-            Some(zone) => utc
-                .with_timezone(&zone)
-                .to_rfc3339_opts(SecondsFormat::AutoSi, false),
-            None => utc.to_rfc3339_opts(SecondsFormat::AutoSi, true),
-        }
-    }
-}
-
 impl Rec {
     pub(super) fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.series.to_le_bytes());
         out.extend_from_slice(&self.ts.to_le_bytes());
         out.extend_from_slice(&self.value.to_le_bytes());
-        out.push(self.quality);
+        // The quality's index is below 128: the top bit carries `repeated`.
+        out.push(self.quality | u8::from(self.repeated) << 7);
         out.extend_from_slice(&self.file.to_le_bytes());
         let offset = u64::from(self.offset.0 as u16) << LINE_BITS;
         out.extend_from_slice(&((self.line & LINE_MASK) | offset).to_le_bytes());
@@ -98,7 +67,8 @@ impl Rec {
             series: u32_at(0),
             ts: u64_at(4) as i64,
             value: f64::from_bits(u64_at(12)),
-            quality: b[20],
+            quality: b[20] & 0x7f,
+            repeated: b[20] & 0x80 != 0,
             file: u32_at(21),
             line: u64_at(25) & LINE_MASK,
             offset: Offset((u64_at(25) >> LINE_BITS) as u16 as i16),
@@ -112,15 +82,163 @@ pub(super) struct SeriesIndex {
     pub(super) series: Vec<(StationId, ParameterId)>,
     /// Station number (in order) of each series.
     pub(super) station_of: Vec<u32>,
+    /// What each series' values are checked against ([`Suspicions`]).
+    traits: Vec<SeriesTraits>,
     lookup: HashMap<Box<[u8]>, SeriesOfStation>,
+}
+
+/// What a series' values should look like: never negative (discharge, precipitation), and on
+/// the grid of its interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct SeriesTraits {
+    pub(super) nonnegative: bool,
+    /// The grid its times lie on, in microseconds: its interval up to an hour; 15 minutes for
+    /// longer ones (a daily value stamped at a local midnight of any zone); None for an
+    /// interval of months or none.
+    pub(super) grid: Option<i64>,
+}
+
+impl SeriesTraits {
+    pub(super) fn of(p: &crate::model::Parameter) -> Self {
+        const HOUR: i64 = 3_600_000_000;
+        let step = p
+            .interval
+            .parse::<crate::model::duration::IsoDuration>()
+            .ok()
+            .filter(|d| d.months == 0 && d.micros > 0)
+            .map(|d| d.micros);
+        Self {
+            nonnegative: crate::model::property::property(&p.observed_property)
+                .is_some_and(|q| q.nonnegative),
+            grid: step.map(|s| if s <= HOUR { s } else { HOUR / 4 }),
+        }
+    }
+}
+
+/// What looks wrong in the values of a series, counted as rows are read: one warning a series
+/// and kind, with its first place (`--strict` makes them errors).
+#[derive(Debug, Default)]
+pub(super) struct Suspicions {
+    found: HashMap<(u32, Suspicion), Suspect>,
+}
+
+/// A kind of value that looks wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) enum Suspicion {
+    /// A number agencies write for a missing value (its bits).
+    Sentinel(u64),
+    Negative,
+    OffGrid,
+}
+
+/// Values a series has of one suspicion: how many, and the first (by file and line).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Suspect {
+    pub(super) count: u64,
+    pub(super) file: u32,
+    pub(super) line: u64,
+    pub(super) value: f64,
+    pub(super) ts: Micros,
+    pub(super) offset: Offset,
+}
+
+/// Numbers agencies write for a missing value.
+pub(super) const SENTINELS: [f64; 4] = [-999.0, -9999.0, -777.0, 9999.0];
+
+impl Suspicions {
+    /// Notes what looks wrong about `rec` (a value, not a recorded gap).
+    fn check(&mut self, rec: &Rec, traits: SeriesTraits) {
+        let mut note = |kind: Suspicion| {
+            let first = Suspect {
+                count: 0,
+                file: rec.file,
+                line: rec.line,
+                value: rec.value,
+                ts: rec.ts,
+                offset: rec.offset,
+            };
+            let s = self.found.entry((rec.series, kind)).or_insert(first);
+            s.count += 1;
+            if (rec.file, rec.line) < (s.file, s.line) {
+                *s = Suspect {
+                    count: s.count,
+                    ..first
+                };
+            }
+        };
+        if SENTINELS.contains(&rec.value) {
+            note(Suspicion::Sentinel(rec.value.to_bits()));
+        } else if traits.nonnegative && rec.value < 0.0 {
+            note(Suspicion::Negative);
+        }
+        if traits.grid.is_some_and(|g| rec.ts.rem_euclid(g) != 0) {
+            note(Suspicion::OffGrid);
+        }
+    }
+
+    /// Both workers' findings as one.
+    pub(super) fn merge(&mut self, other: Suspicions) {
+        for (key, theirs) in other.found {
+            match self.found.get_mut(&key) {
+                Some(mine) => {
+                    let count = mine.count + theirs.count;
+                    if (theirs.file, theirs.line) < (mine.file, mine.line) {
+                        *mine = theirs;
+                    }
+                    mine.count = count;
+                }
+                None => {
+                    self.found.insert(key, theirs);
+                }
+            }
+        }
+    }
+
+    /// Each finding: the first place, and what to say of it.
+    pub(super) fn findings(&self, index: &SeriesIndex) -> Vec<(u32, u64, String)> {
+        let mut out: Vec<(u32, u64, String)> = self
+            .found
+            .iter()
+            .map(|(&(series, kind), s)| {
+                let (station, parameter) = &index.series[series as usize];
+                let n = s.count;
+                let (values, look) = if n == 1 {
+                    ("value", "looks")
+                } else {
+                    ("values", "look")
+                };
+                let what = match kind {
+                    Suspicion::Sentinel(_) => format!(
+                        "{n} {values} of {} {look} like a missing-value sentinel: --missing {} \
+                         imports them as recorded gaps",
+                        s.value, s.value
+                    ),
+                    Suspicion::Negative => format!(
+                        "{n} negative {values} (first {}) of a quantity that is never below zero",
+                        s.value
+                    ),
+                    Suspicion::OffGrid => format!(
+                        "{n} {values} off the grid of the series' interval (first at {})",
+                        s.offset.show(s.ts)
+                    ),
+                };
+                (s.file, s.line, format!("{station}/{parameter}: {what}"))
+            })
+            .collect();
+        out.sort();
+        out
+    }
 }
 
 /// A station's series numbers by parameter id.
 type SeriesOfStation = HashMap<Box<[u8]>, u32>;
 
 impl SeriesIndex {
-    pub(super) fn new(mut series: Vec<(StationId, ParameterId)>) -> Self {
-        series.sort();
+    pub(super) fn new(mut known: Vec<(StationId, ParameterId, SeriesTraits)>) -> Self {
+        known.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        let traits = known.iter().map(|k| k.2).collect();
+        let series: Vec<(StationId, ParameterId)> =
+            known.into_iter().map(|(s, p, _)| (s, p)).collect();
         let mut lookup: HashMap<Box<[u8]>, SeriesOfStation> = HashMap::new();
         let mut station_of = Vec::with_capacity(series.len());
         let mut station = 0u32;
@@ -137,6 +255,7 @@ impl SeriesIndex {
         Self {
             series,
             station_of,
+            traits,
             lookup,
         }
     }
@@ -175,11 +294,89 @@ impl SeriesIndex {
     }
 }
 
+/// What rows are read with beside their layout: the dialect's times, missing values and
+/// quality, and the mapping's renames of ids and quality codes.
+pub(super) struct Reading {
+    times: TimeReader,
+    missing_numbers: Vec<f64>,
+    missing_texts: Vec<Box<[u8]>>,
+    /// The quality of rows without a quality column (`--quality`).
+    quality: Option<u8>,
+    station_ids: HashMap<Box<[u8]>, Box<[u8]>>,
+    parameter_ids: HashMap<Box<[u8]>, Box<[u8]>>,
+    qualities: HashMap<Box<[u8]>, u8>,
+}
+
+/// The index of quality `missing` in [`QUALITY_FLAGS`].
+const MISSING: u8 = 4;
+
+/// Whether rows of quality `q` have a value (all but recorded gaps).
+fn quality_has_value(q: u8) -> bool {
+    q != MISSING
+}
+
+impl Reading {
+    pub(super) fn new(dialect: &CsvDialect, mapping: &ValuesMapping) -> Self {
+        let bytes = |s: &String| -> Box<[u8]> { s.as_bytes().into() };
+        let renames = |m: &std::collections::BTreeMap<String, String>| {
+            m.iter().map(|(k, v)| (bytes(k), bytes(v))).collect()
+        };
+        let flag = |q: &str| QUALITY_FLAGS.iter().position(|f| *f == q).map(|i| i as u8);
+        Self {
+            times: TimeReader::new(dialect),
+            missing_numbers: dialect
+                .missing
+                .iter()
+                .filter_map(|m| m.parse().ok())
+                .collect(),
+            missing_texts: dialect.missing.iter().map(bytes).collect(),
+            quality: dialect.quality.as_deref().and_then(flag),
+            station_ids: renames(&mapping.ids.station_id),
+            parameter_ids: renames(&mapping.ids.parameter_id),
+            qualities: mapping
+                .ids
+                .quality
+                .iter()
+                .filter_map(|(k, v)| Some((bytes(k), flag(v)?)))
+                .collect(),
+        }
+    }
+
+    /// Whether a value as written (or read, `number`) is one that stands for a missing one.
+    fn is_missing(&self, written: &[u8], number: Option<f64>, layout_invalid: Option<f64>) -> bool {
+        self.missing_texts.iter().any(|m| **m == *written)
+            || number
+                .is_some_and(|v| self.missing_numbers.contains(&v) || layout_invalid == Some(v))
+    }
+
+    fn quality_of(&self, q: &[u8]) -> Result<u8, String> {
+        match self.qualities.get(q) {
+            Some(flag) => Ok(*flag),
+            None if !self.qualities.is_empty() && !q.is_empty() => {
+                let known = QUALITY_FLAGS.iter().position(|f| f.as_bytes() == q);
+                known.map(|i| i as u8).ok_or_else(|| {
+                    format!(
+                        "quality: '{}' is neither a code of [values.ids.quality] nor one of {}",
+                        String::from_utf8_lossy(q),
+                        QUALITY_FLAGS.join(", ")
+                    )
+                })
+            }
+            None => quality_of(q),
+        }
+    }
+}
+
 /// Reads rows into [`Rec`]s, remembering the last series it looked up: rows of one series
 /// mostly come together.
 pub(super) struct RowParser<'a> {
     index: &'a SeriesIndex,
+    reading: &'a Reading,
+    /// What looked wrong in the rows so far.
+    pub(super) suspicions: Suspicions,
     last: Option<(Vec<u8>, Vec<u8>, u32)>,
+    /// A date and a time joined, for the time reader.
+    joined: Vec<u8>,
 }
 
 /// Where a bad row is: line (or row) number, and why.
@@ -216,21 +413,42 @@ fn finite(v: f64) -> Result<f64, String> {
     }
 }
 
-fn value_of(v: &[u8]) -> Result<f64, String> {
-    let v = required("value", v)?;
-    std::str::from_utf8(v)
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .ok_or_else(|| {
-            let text = String::from_utf8_lossy(v);
-            let hint = if text.contains(',') && text.replace(',', ".").parse::<f64>().is_ok() {
-                format!(" (a decimal comma? write {})", text.replace(',', "."))
-            } else {
-                String::new()
-            };
-            format!("value: '{text}' is not a number{hint}")
-        })
-        .and_then(finite)
+/// Why `v` is not a number, with a hint where it looks like one with a decimal comma.
+fn not_a_number(v: &[u8], delimiter: u8) -> String {
+    let text = String::from_utf8_lossy(v);
+    let hint = if text.contains(',') && text.replace(',', ".").parse::<f64>().is_ok() {
+        match delimiter {
+            b',' => format!(
+                " (a decimal comma? write {}); --decimal ',' reads it where it is quoted",
+                text.replace(',', ".")
+            ),
+            _ => " (a decimal comma and a point? give --decimal ',' and no thousands separator)"
+                .to_owned(),
+        }
+    } else {
+        String::new()
+    };
+    format!("value: '{text}' is not a number{hint}")
+}
+
+/// Why a row has not the header's number of fields, with a hint where a decimal comma split
+/// its value in two.
+fn wrong_fields(record: &csv::ByteRecord, layout: &Layout, fields: usize) -> String {
+    let v = layout.values.first().map_or(0, |p| p.field);
+    let hint = if layout.delimiter == b','
+        && record.len() == fields + 1
+        && record
+            .get(v + 1)
+            .is_some_and(|f| !f.is_empty() && f.iter().all(u8::is_ascii_digit))
+    {
+        " (a decimal comma in the value? write 12.5, not 12,5)"
+    } else {
+        ""
+    };
+    format!(
+        "{} fields where the header has {fields}{hint}",
+        record.len()
+    )
 }
 
 /// Whether a row of quality `q` is a recorded gap, checked against its value (`written`, as
@@ -256,20 +474,15 @@ fn is_recorded_gap(q: u8, written: Option<&str>) -> Result<bool, String> {
     }
 }
 
-/// A timestamp with an offset, as UTC microseconds and the offset it was written in.
-pub(super) fn timestamp_of(t: &[u8]) -> Result<(Micros, Offset), String> {
-    let t = required("timestamp", t)?;
-    if let Some(parsed) = rfc3339_common(t) {
-        return Ok(parsed);
-    }
-    let text = String::from_utf8_lossy(t);
-    let (micros, offset) = parse_time(&text).map_err(|e| format!("timestamp: {e}"))?;
-    Ok((micros, offset.map_or(Offset::Z, Offset::of_seconds)))
-}
-
 impl<'a> RowParser<'a> {
-    pub(super) fn new(index: &'a SeriesIndex) -> Self {
-        Self { index, last: None }
+    pub(super) fn new(index: &'a SeriesIndex, reading: &'a Reading) -> Self {
+        Self {
+            index,
+            reading,
+            suspicions: Suspicions::default(),
+            last: None,
+            joined: Vec::new(),
+        }
     }
 
     fn series(&mut self, station: &[u8], parameter: &[u8]) -> Result<u32, String> {
@@ -281,11 +494,18 @@ impl<'a> RowParser<'a> {
         }
         let station = required("stationId", station)?;
         let parameter = required("parameterId", parameter)?;
+        let (written_station, written_parameter) = (station, parameter);
+        let station = self.reading.station_ids.get(station).map_or(station, |s| s);
+        let parameter = self
+            .reading
+            .parameter_ids
+            .get(parameter)
+            .map_or(parameter, |p| p);
         let i = self
             .index
             .find(station, parameter)
             .ok_or_else(|| self.index.not_found(station, parameter))?;
-        self.last = Some((station.to_vec(), parameter.to_vec(), i));
+        self.last = Some((written_station.to_vec(), written_parameter.to_vec(), i));
         Ok(i)
     }
 
@@ -296,13 +516,14 @@ impl<'a> RowParser<'a> {
         good: &mut dyn FnMut(Rec),
         bad: &mut dyn FnMut(BadRow),
     ) {
+        let layout = &*block.layout;
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
+            .delimiter(layout.delimiter)
             .trim(csv::Trim::All)
             .from_reader(block.bytes.as_slice());
         let mut record = csv::ByteRecord::new();
-        let [s, p, t, v, q] = block.columns.at;
         loop {
             let line_in_block =
                 |r: &csv::ByteRecord| r.position().map_or(1, |p| line_of(p, &block.bytes));
@@ -310,50 +531,18 @@ impl<'a> RowParser<'a> {
                 Ok(false) => return,
                 Ok(true) => {
                     let line = block.first_line + line_in_block(&record) - 1;
-                    if record.len() != block.columns.fields {
-                        // One field more, with a number split in two: a decimal comma.
-                        let hint = if record.len() == block.columns.fields + 1
-                            && record
-                                .get(v + 1)
-                                .is_some_and(|f| !f.is_empty() && f.iter().all(u8::is_ascii_digit))
-                        {
-                            " (a decimal comma in the value? write 12.5, not 12,5)"
-                        } else {
-                            ""
-                        };
-                        bad((
-                            line,
-                            format!(
-                                "{} fields where the header has {}{hint}",
-                                record.len(),
-                                block.columns.fields
-                            ),
-                        ));
+                    if record.len() == 1 && record[0].is_empty() {
                         continue;
                     }
-                    let field = |i: usize| record.get(i).unwrap_or_default();
-                    let parsed = (|| {
-                        let series = self.series(field(s), field(p))?;
-                        let (ts, offset) = timestamp_of(field(t))?;
-                        let quality = quality_of(field(q))?;
-                        let written = Some(field(v)).filter(|v| !v.is_empty());
-                        let shown = written.map(String::from_utf8_lossy);
-                        let value = match is_recorded_gap(quality, shown.as_deref())? {
-                            true => GAP,
-                            false => value_of(field(v))?,
-                        };
-                        Ok::<_, String>(Rec {
-                            series,
-                            ts,
-                            value,
-                            quality,
-                            file: block.file,
-                            line,
-                            offset,
-                        })
-                    })();
+                    if let Some(fields) = layout.fields
+                        && record.len() != fields
+                    {
+                        bad((line, wrong_fields(&record, layout, fields)));
+                        continue;
+                    }
+                    let parsed = self.csv_row(layout, &record, block.file, line, good);
                     match parsed {
-                        Ok(rec) => good(rec),
+                        Ok(()) => {}
                         // Text that is not UTF-8 shows as `�` in the reason: say why.
                         Err(reason) if record.iter().any(|f| std::str::from_utf8(f).is_err()) => {
                             bad((line, format!("{reason} ({NOT_UTF8})")))
@@ -373,6 +562,94 @@ impl<'a> RowParser<'a> {
                 }
             }
         }
+    }
+
+    /// The values of one CSV row (one, or a wide sheet's several) to `good`.
+    fn csv_row(
+        &mut self,
+        layout: &Layout,
+        record: &csv::ByteRecord,
+        file: u32,
+        line: u64,
+        good: &mut dyn FnMut(Rec),
+    ) -> Result<(), String> {
+        let field = |i: usize| record.get(i).unwrap_or_default();
+        fn part<'r>(p: &'r Part, record: &'r csv::ByteRecord) -> &'r [u8] {
+            match p {
+                Part::Field(i) => record.get(*i).unwrap_or_default(),
+                Part::Fixed(text) => text,
+            }
+        }
+        let time = match layout.time {
+            TimeParts::Field(t) => self.reading.times.read(field(t), layout.zone)?,
+            TimeParts::DateAndTime(d, t) => {
+                self.joined.clear();
+                self.joined.extend_from_slice(field(d));
+                self.joined.push(b' ');
+                self.joined.extend_from_slice(field(t));
+                self.reading.times.read(&self.joined, layout.zone)?
+            }
+        };
+        let quality = match (layout.quality, self.reading.quality) {
+            (Some(q), _) => self.reading.quality_of(field(q))?,
+            (None, Some(q)) => q,
+            (None, None) => return Err("quality is required".into()),
+        };
+        for value in &layout.values {
+            let written = field(value.field);
+            if written.is_empty() && layout.skip_empty {
+                continue;
+            }
+            let series = match &value.series {
+                Some((station, parameter)) => self.series(station, parameter)?,
+                None => self.series(
+                    part(&layout.station, record),
+                    part(&layout.parameter, record),
+                )?,
+            };
+            let (value, quality) = self.value(written, quality, layout)?;
+            self.good(
+                Rec {
+                    series,
+                    ts: time.micros,
+                    value,
+                    quality,
+                    file,
+                    line,
+                    offset: time.offset,
+                    repeated: time.repeated,
+                },
+                good,
+            );
+        }
+        Ok(())
+    }
+
+    /// Hands a good row on, noting what looks wrong about its value.
+    fn good(&mut self, rec: Rec, good: &mut dyn FnMut(Rec)) {
+        if quality_has_value(rec.quality) {
+            self.suspicions
+                .check(&rec, self.index.traits[rec.series as usize]);
+        }
+        good(rec);
+    }
+
+    /// A value as written, with the row's quality: a recorded gap where it is empty (quality
+    /// missing) or one of the values that stand for a missing one.
+    fn value(&self, written: &[u8], quality: u8, layout: &Layout) -> Result<(f64, u8), String> {
+        let text = std::str::from_utf8(written).unwrap_or_default();
+        let number = layout.numbers.read(text);
+        if !written.is_empty() && self.reading.is_missing(written, number, layout.invalid) {
+            return Ok((GAP, MISSING));
+        }
+        let shown = Some(written)
+            .filter(|v| !v.is_empty())
+            .map(String::from_utf8_lossy);
+        if is_recorded_gap(quality, shown.as_deref())? {
+            return Ok((GAP, quality));
+        }
+        let value = number.ok_or_else(|| not_a_number(written, layout.delimiter))?;
+        Ok((finite(value)?, quality))
     }
 
     /// Every row of a Parquet block: good ones to `good`, bad ones to `bad`.
@@ -397,12 +674,17 @@ impl<'a> RowParser<'a> {
                     TimeColumn::Micros(m) => Ok((m.value(i), Offset::Z)),
                     TimeColumn::Text(t) => timestamp_of(text(t, i)),
                 }?;
-                let quality = quality_of(text(&block.quality, i))?;
+                let quality = self.reading.quality_of(text(&block.quality, i))?;
                 let written = block.value.is_valid(i).then(|| block.value.value(i));
-                let shown = written.map(|v| v.to_string());
-                let value = match is_recorded_gap(quality, shown.as_deref())? {
-                    true => GAP,
-                    false => finite(written.unwrap_or(f64::NAN))?,
+                let (value, quality) = match written {
+                    Some(v) if self.reading.is_missing(b"", Some(v), None) => (GAP, MISSING),
+                    _ => {
+                        let shown = written.map(|v| v.to_string());
+                        match is_recorded_gap(quality, shown.as_deref())? {
+                            true => (GAP, quality),
+                            false => (finite(written.unwrap_or(f64::NAN))?, quality),
+                        }
+                    }
                 };
                 Ok::<_, String>(Rec {
                     series: self.series(text(&block.station, i), text(&block.parameter, i))?,
@@ -412,10 +694,11 @@ impl<'a> RowParser<'a> {
                     file: block.file,
                     line: row,
                     offset,
+                    repeated: false,
                 })
             })();
             match parsed {
-                Ok(rec) => good(rec),
+                Ok(rec) => self.good(rec, good),
                 Err(reason) => bad((row, reason)),
             }
         }
@@ -434,169 +717,9 @@ impl<'a> RowParser<'a> {
     }
 }
 
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// `YYYY-MM-DDTHH:MM:SS[.f{1,6}](Z|±HH:MM)`, or None for anything else (which chrono reads).
-fn rfc3339_common(b: &[u8]) -> Option<(Micros, Offset)> {
-    let digits = |r: std::ops::Range<usize>| -> Option<i64> {
-        let mut n = 0i64;
-        for &c in b.get(r)? {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            n = n * 10 + i64::from(c - b'0');
-        }
-        Some(n)
-    };
-    let at = |i: usize, c: u8| b.get(i) == Some(&c);
-    if !(at(4, b'-') && at(7, b'-') && at(10, b'T') && at(13, b':') && at(16, b':')) {
-        return None;
-    }
-    let (y, mo, d) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
-    let (h, mi, s) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59 {
-        return None;
-    }
-    let mut i = 19;
-    let mut micros = 0i64;
-    if at(i, b'.') {
-        let start = i + 1;
-        let mut end = start;
-        while b.get(end).is_some_and(u8::is_ascii_digit) {
-            end += 1;
-        }
-        let n = end - start;
-        if n == 0 || n > 6 {
-            return None;
-        }
-        micros = digits(start..end)? * 10i64.pow(6 - n as u32);
-        i = end;
-    }
-    let offset = match b.get(i..)? {
-        b"Z" | b"z" => None,
-        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
-            let (oh, om) = (digits(i + 1..i + 3)?, digits(i + 4..i + 6)?);
-            if oh > 23 || om > 59 {
-                return None;
-            }
-            let o = oh * 3600 + om * 60;
-            Some(if *sign == b'-' { -o } else { o })
-        }
-        _ => return None,
-    };
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset.unwrap_or(0);
-    let written = offset.map_or(Offset::Z, |o| Offset::of_seconds(o as i32));
-    Some((secs * 1_000_000 + micros, written))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::rngs::StdRng;
-    use rand::{RngExt, SeedableRng};
-
-    fn chrono_micros(s: &str) -> Option<(Micros, Offset)> {
-        chrono::DateTime::parse_from_rfc3339(s).ok().map(|t| {
-            let offset = if s.ends_with(['Z', 'z']) {
-                Offset::Z
-            } else {
-                Offset::of_seconds(t.offset().local_minus_utc())
-            };
-            (t.timestamp_micros(), offset)
-        })
-    }
-
-    /// Wherever the short path answers, chrono answers the same; the whole parser reads what
-    /// chrono's RFC 3339 reads alike, and more only where the API's `from` does too.
-    #[test]
-    fn the_short_timestamp_path_agrees_with_chrono() {
-        let mut rng = StdRng::seed_from_u64(7);
-        let fixed = [
-            "2024-02-29T23:59:59Z",
-            "2023-02-29T00:00:00Z",
-            "1969-12-31T23:59:59.999999Z",
-            "0001-01-01T00:00:00+00:00",
-            "9999-12-31T23:59:59-23:59",
-            "2024-01-31T00:00:00+01:00",
-            "2024-01-31T00:00:00.5+05:30",
-            "2024-01-31t00:00:00z",
-            "2024-01-31 00:00:00Z",
-            "2024-01-31T24:00:00Z",
-            "2024-13-01T00:00:00Z",
-            "2024-01-31T00:00:60Z",
-            "2024-01-31T00:00:00.1234567Z",
-            "2024-01-31T00:00:00",
-            "2024-01-31T00:00:00+0100",
-            "2024-01-31T00:00:00.Z",
-        ];
-        let random = (0..20_000).map(|_| {
-            format!(
-                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{}{}",
-                rng.random_range(1900..2100),
-                rng.random_range(1..13),
-                rng.random_range(1..32),
-                rng.random_range(0..25),
-                rng.random_range(0..60),
-                rng.random_range(0..61),
-                match rng.random_range(0..3) {
-                    0 => String::new(),
-                    1 => format!(".{}", rng.random_range(0..1000)),
-                    _ => format!(".{:06}", rng.random_range(0..1_000_000)),
-                },
-                match rng.random_range(0..3) {
-                    0 => "Z".to_owned(),
-                    1 => format!(
-                        "+{:02}:{:02}",
-                        rng.random_range(0..24),
-                        rng.random_range(0..60)
-                    ),
-                    _ => format!("-{:02}:30", rng.random_range(0..24)),
-                }
-            )
-        });
-        let mut answered = 0;
-        for s in fixed.iter().map(|s| s.to_string()).chain(random) {
-            let short = rfc3339_common(s.as_bytes());
-            if let Some(m) = short {
-                answered += 1;
-                assert_eq!(Some(m), chrono_micros(&s), "{s}");
-            }
-            let parsed = timestamp_of(s.as_bytes()).ok();
-            match chrono_micros(&s) {
-                Some(read) => assert_eq!(parsed, Some(read), "{s}"),
-                // Of what chrono refuses, only the forms the API's `from` also takes are read.
-                None => assert_eq!(parsed.is_some(), s.ends_with("+0100"), "{s}"),
-            }
-            // A report shows the time back in the offset it was written in.
-            if let Some((micros, offset)) = parsed {
-                assert_eq!(
-                    timestamp_of(offset.show(micros).as_bytes()),
-                    Ok((micros, offset))
-                );
-            }
-        }
-        assert!(answered > 10_000, "the short path answered only {answered}");
-    }
-
-    #[test]
-    fn reports_echo_times_as_written() {
-        for written in [
-            "2024-01-31T00:00:00+01:00",
-            "2024-07-31T23:45:00-03:30",
-            "2024-01-31T00:00:00Z",
-            "2024-01-31T00:00:00.250+00:00",
-        ] {
-            let (micros, offset) = timestamp_of(written.as_bytes()).unwrap();
-            assert_eq!(offset.show(micros), written);
-        }
-    }
 
     #[test]
     fn records_survive_their_spill_form() {
@@ -608,11 +731,13 @@ mod tests {
             file: 2,
             line: (1 << LINE_BITS) - 1,
             offset: Offset(-210),
+            repeated: true,
         };
         for rec in [
             rec,
             Rec {
                 offset: Offset::Z,
+                repeated: false,
                 ..rec
             },
             Rec {

@@ -7,6 +7,8 @@
 //! the parquet crate's Arrow reader, its columns cast to the types the parsers take.
 
 use super::bucket::{self, BucketObject, ObjectChunks};
+use super::dialect;
+use super::layout::{BlockKeys, Layout, LayoutRules, TextKind, is_zrxp_line};
 use super::{GLOB_CHARS, ImportProgress, Problems};
 use crate::storage::StoreUrl;
 use bytes::Bytes;
@@ -349,15 +351,6 @@ fn open_text(source: &Source) -> io::Result<Box<dyn Read + Send>> {
     text_reader(source, compression, Arc::default())
 }
 
-/// Where each value column is in a CSV file's rows.
-#[derive(Debug)]
-pub(super) struct CsvColumns {
-    /// Field index of each of [`VALUE_COLUMNS`].
-    pub(super) at: [usize; 5],
-    /// Fields in a row.
-    pub(super) fields: usize,
-}
-
 /// The timestamps of a table block: instants, or RFC 3339 text to parse like CSV.
 pub(super) enum TimeColumn {
     Micros(TimestampMicrosecondArray),
@@ -381,7 +374,7 @@ pub(super) struct CsvBlock {
     pub(super) file: u32,
     /// Line number (1-based) of the first line.
     pub(super) first_line: u64,
-    pub(super) columns: Arc<CsvColumns>,
+    pub(super) layout: Arc<Layout>,
     pub(super) bytes: Vec<u8>,
 }
 
@@ -414,6 +407,7 @@ pub(super) struct BlockChannel<'a> {
 /// reported.
 pub(super) fn read_all(
     inputs: &[ValueInput],
+    rules: &LayoutRules<'_>,
     block_bytes: usize,
     progress: &Arc<ImportProgress>,
     problems: &Mutex<Problems>,
@@ -423,15 +417,17 @@ pub(super) fn read_all(
         let file = u32::try_from(i).unwrap_or(u32::MAX);
         let send = &mut *channel.send;
         let outcome = match input.kind {
-            InputKind::Csv(c) => read_csv(
-                file,
-                input,
-                c,
-                block_bytes,
-                progress,
-                &mut *channel.recycled,
-                send,
-            ),
+            InputKind::Csv(c) => {
+                let reading = CsvReading::new(file, rules);
+                reading.read(
+                    input,
+                    c,
+                    block_bytes,
+                    progress,
+                    &mut *channel.recycled,
+                    send,
+                )
+            }
             InputKind::Parquet => {
                 let rows = (block_bytes / 64).max(1024);
                 read_parquet(file, input, rows, progress, send)
@@ -450,68 +446,202 @@ type FileProblem = (u64, String);
 /// rather than a reason to grow the block without end.
 const MAX_LINE: usize = 1 << 20;
 
-fn read_csv(
+/// A CSV (or ZRXP) values file as the reader goes through it: its header and `#` lines read
+/// here, its rows cut into blocks for the parsers, each with the layout of the rows in it.
+struct CsvReading<'a> {
     file: u32,
-    input: &ValueInput,
-    compression: Compression,
-    block_bytes: usize,
-    progress: &Arc<ImportProgress>,
-    recycled: &mut dyn FnMut() -> Option<Vec<u8>>,
-    send: &mut dyn FnMut(Block) -> bool,
-) -> Result<(), FileProblem> {
-    let mut reader = text_reader(&input.source, compression, Arc::clone(progress))
-        .map_err(|e| (0, format!("cannot open: {e}")))?;
-    let mut columns: Option<Arc<CsvColumns>> = None;
-    let mut line = 1u64;
-    let mut carry: Vec<u8> = Vec::new();
-    loop {
-        let mut buf = recycled().unwrap_or_default();
-        buf.clear();
-        buf.reserve(block_bytes + carry.len());
-        buf.append(&mut carry);
-        let eof = fill(&mut reader, &mut buf, block_bytes).map_err(|e| {
-            let at = line + bytecount(&buf);
-            (at, format!("cannot read: {e}"))
-        })?;
-        let cut = match memchr::memrchr(b'\n', &buf) {
-            _ if eof => buf.len(),
-            Some(i) => i + 1,
-            None if buf.len() > MAX_LINE => {
-                return Err((line, format!("a line longer than {MAX_LINE} bytes")));
+    rules: &'a LayoutRules<'a>,
+    kind: Option<TextKind>,
+    /// Lines at the start still to skip (`--skip-lines`).
+    skip: usize,
+    /// The keys of the `#` lines so far: a block's own override those before them.
+    keys: BlockKeys,
+    /// Whether the lines since the last row were `#` lines (a block's header).
+    in_keys: bool,
+    /// The header line of a CSV file (a block may repeat it).
+    header: Option<Vec<u8>>,
+    layout: Option<Arc<Layout>>,
+    /// The line the reader is at (1-based).
+    line: u64,
+}
+
+impl<'a> CsvReading<'a> {
+    fn new(file: u32, rules: &'a LayoutRules<'a>) -> Self {
+        Self {
+            file,
+            rules,
+            kind: None,
+            skip: rules.dialect.skip_lines,
+            keys: BlockKeys::default(),
+            in_keys: false,
+            header: None,
+            layout: None,
+            line: 1,
+        }
+    }
+
+    fn read(
+        mut self,
+        input: &ValueInput,
+        compression: Compression,
+        block_bytes: usize,
+        progress: &Arc<ImportProgress>,
+        recycled: &mut dyn FnMut() -> Option<Vec<u8>>,
+        send: &mut dyn FnMut(Block) -> bool,
+    ) -> Result<(), FileProblem> {
+        let encoding = self.rules.dialect.encoding;
+        let mut reader = text_reader(&input.source, compression, Arc::clone(progress))
+            .map(|r| dialect::decoded(r, encoding))
+            .map_err(|e| (0, format!("cannot open: {e}")))?;
+        let mut carry: Vec<u8> = Vec::new();
+        loop {
+            let mut buf = recycled().unwrap_or_default();
+            buf.clear();
+            buf.reserve(block_bytes + carry.len());
+            buf.append(&mut carry);
+            let eof = fill(&mut reader, &mut buf, block_bytes).map_err(|e| {
+                let at = self.line + bytecount(&buf);
+                (at, format!("cannot read: {e}"))
+            })?;
+            let cut = match memchr::memrchr(b'\n', &buf) {
+                _ if eof => buf.len(),
+                Some(i) => i + 1,
+                None if buf.len() > MAX_LINE => {
+                    return Err((self.line, format!("a line longer than {MAX_LINE} bytes")));
+                }
+                None => {
+                    carry = buf;
+                    continue;
+                }
+            };
+            carry.extend_from_slice(&buf[cut..]);
+            buf.truncate(cut);
+            if !self.lines(buf, send)? {
+                return Ok(());
             }
-            None => {
-                carry = buf;
+            if eof {
+                if self.layout.is_none() && self.kind != Some(TextKind::Zrxp) {
+                    return Err((self.line, "empty file: no header row".into()));
+                }
+                return Ok(());
+            }
+        }
+    }
+
+    /// Goes through whole lines: `#` lines, skipped lines and headers read here, rows sent to
+    /// the parsers in blocks. False once the parsers stopped.
+    fn lines(
+        &mut self,
+        mut buf: Vec<u8>,
+        send: &mut dyn FnMut(Block) -> bool,
+    ) -> Result<bool, FileProblem> {
+        if self.line == 1 && buf.starts_with(b"\xEF\xBB\xBF") {
+            buf.drain(..3);
+        }
+        let mut at = 0;
+        while at < buf.len() {
+            // The rows of a plain file after its header: the rest of the block read, as it is
+            // (no copy where the block is all rows).
+            if self.kind == Some(TextKind::Plain) && self.layout.is_some() {
+                return Ok(match at {
+                    0 => self.send_rows(buf, send),
+                    _ => self.send_rows(buf[at..].to_vec(), send),
+                });
+            }
+            let end = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |i| at + i + 1);
+            let line = &buf[at..end];
+            if self.skip > 0 {
+                self.skip -= 1;
+            } else if line.first() == Some(&b'#')
+                || self.layout.is_none() && line.iter().all(u8::is_ascii_whitespace)
+            {
+                self.keys_line(line);
+            } else if self.layout.is_none() || self.in_keys && self.kind == Some(TextKind::Blocks) {
+                let kind = *self
+                    .kind
+                    .get_or_insert(match self.rules.mapping.blocks.any() {
+                        true => TextKind::Blocks,
+                        false => TextKind::Plain,
+                    });
+                self.in_keys = false;
+                let header = self.header.clone();
+                let layout = match (kind, header) {
+                    (TextKind::Zrxp, _) => self.rules.zrxp(&self.keys),
+                    // A block's rows under the file's header: the header with this block's keys.
+                    (TextKind::Blocks, Some(h)) if h.trim_ascii() != line.trim_ascii() => {
+                        self.rules.csv(&h, kind, &self.keys)
+                    }
+                    _ => {
+                        self.header = Some(line.to_vec());
+                        let made = self.rules.csv(line, kind, &self.keys);
+                        self.layout = Some(Arc::new(made.map_err(|e| (self.line, e))?));
+                        self.line += 1;
+                        at = end;
+                        continue;
+                    }
+                };
+                self.layout = Some(Arc::new(layout.map_err(|e| (self.line, e))?));
+                // The line is a row: read again as one.
+                continue;
+            } else {
+                // Rows: to the next `#` line.
+                let rows_end =
+                    memchr::memmem::find(&buf[at..], b"\n#").map_or(buf.len(), |i| at + i + 1);
+                if !self.send_rows(buf[at..rows_end].to_vec(), send) {
+                    return Ok(false);
+                }
+                at = rows_end;
                 continue;
             }
+            self.line += 1;
+            at = end;
+        }
+        Ok(true)
+    }
+
+    /// Hands `rows` (whole lines) to the parsers with the current layout.
+    fn send_rows(&mut self, rows: Vec<u8>, send: &mut dyn FnMut(Block) -> bool) -> bool {
+        let Some(layout) = &self.layout else {
+            return true;
         };
-        carry.extend_from_slice(&buf[cut..]);
-        buf.truncate(cut);
-        let columns = match &columns {
-            Some(c) => Arc::clone(c),
-            None => {
-                let (parsed, header_len) = header(&buf)?;
-                buf.drain(..header_len);
-                line += 1;
-                let parsed = Arc::new(parsed);
-                columns = Some(Arc::clone(&parsed));
-                parsed
-            }
-        };
-        let lines = bytecount(&buf);
-        if !buf.is_empty()
-            && !send(Block::Csv(CsvBlock {
-                file,
-                first_line: line,
-                columns,
-                bytes: buf,
+        let lines = bytecount(&rows) + u64::from(rows.last().is_some_and(|b| *b != b'\n'));
+        let first_line = self.line;
+        self.line += lines;
+        rows.is_empty()
+            || send(Block::Csv(CsvBlock {
+                file: self.file,
+                first_line,
+                layout: Arc::clone(layout),
+                bytes: rows,
             }))
-        {
-            return Ok(());
+    }
+
+    /// A `#` line (or a blank one before the header): metadata before the header of a plain
+    /// file; the keys of a block in a file of blocks or ZRXP, where the first `#` line after
+    /// rows opens a new block (whose keys override those before it).
+    fn keys_line(&mut self, line: &[u8]) {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end();
+        let kind = *self.kind.get_or_insert(if is_zrxp_line(text) {
+            TextKind::Zrxp
+        } else if self.rules.mapping.blocks.any() {
+            TextKind::Blocks
+        } else {
+            TextKind::Plain
+        });
+        if !text.starts_with('#') || kind == TextKind::Plain {
+            return;
         }
-        line += lines;
-        if eof {
-            return Ok(());
+        if !self.in_keys && kind == TextKind::Zrxp {
+            self.layout = None;
         }
+        self.in_keys = true;
+        let delimiter = self
+            .rules
+            .dialect
+            .delimiter
+            .unwrap_or_else(|| dialect::sniff_delimiter(text.as_bytes()));
+        self.keys.read_line(text, delimiter);
     }
 }
 
@@ -540,10 +670,6 @@ fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<boo
     Ok(false)
 }
 
-/// What to do about a file whose text is not UTF-8.
-pub(super) const NOT_UTF8: &str = "the text is not UTF-8 (Latin-1 or Windows-1252, as Excel may \
-                                   save CSV): save the file as UTF-8";
-
 /// The line of `bytes` (CSV read by the csv crate) on which the record at `position` starts,
 /// counted from 1. The crate counts a line at each `\n` it has read; where lines end with
 /// `\r\n` (Excel, Python's csv module) it ends a record at the `\r`, so the next record's
@@ -555,54 +681,6 @@ pub(super) fn line_of(position: &csv::Position, bytes: &[u8]) -> u64 {
         .and_then(|b| bytes.get(b))
         == Some(&b'\n');
     position.line() + u64::from(at_newline)
-}
-
-/// The header row at the start of `bytes`: where the value columns are, and its length.
-fn header(bytes: &[u8]) -> Result<(CsvColumns, usize), FileProblem> {
-    let end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| i + 1);
-    let text = bytes[..end]
-        .strip_prefix(b"\xEF\xBB\xBF")
-        .unwrap_or(&bytes[..end]);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .trim(csv::Trim::All)
-        .from_reader(text);
-    let mut record = csv::StringRecord::new();
-    match reader.read_record(&mut record) {
-        Ok(true) => {}
-        Ok(false) => return Err((1, "empty file: no header row".into())),
-        Err(e) => return Err((1, format!("bad header: {e}"))),
-    }
-    let mut at = [0usize; 5];
-    let mut missing = Vec::new();
-    for (slot, name) in at.iter_mut().zip(VALUE_COLUMNS) {
-        match record.iter().position(|h| h == name) {
-            Some(i) => *slot = i,
-            None => missing.push(name),
-        }
-    }
-    if !missing.is_empty() {
-        let mut problem = format!("missing column(s) {missing:?}");
-        let line = String::from_utf8_lossy(text);
-        if VALUE_COLUMNS
-            .iter()
-            .all(|c| line.split(';').any(|h| h.trim() == *c))
-        {
-            problem.push_str(
-                "; the header is separated by semicolons: hydro import reads comma-separated \
-                 CSV (values with a decimal point), as spreadsheets export it with \
-                 \"CSV (comma delimited)\"",
-            );
-        }
-        return Err((1, problem));
-    }
-    Ok((
-        CsvColumns {
-            at,
-            fields: record.len(),
-        },
-        end,
-    ))
 }
 
 fn read_parquet(

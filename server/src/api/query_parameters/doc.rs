@@ -338,10 +338,12 @@ pub static STATISTICS_KIND: Group = Group {
     description: "type: dayOfYear (a row per calendar day, Jan 1 first, Feb 29 included: \
                   month, day, the statistics in aggregate (default mean) of that day's daily \
                   means across the years, years), monthOfYear (likewise per month), annual (a \
-                  row per year with values: timestamp, year, min, minTime, max, maxTime, mean, \
+                  row per year: timestamp, year, min, minTime, max, maxTime, mean, sum, \
                   count, coverage; yearStart for hydrological years) or duration (the duration \
-                  curve over the values: exceedance, value, at the probabilities in exceedance, \
-                  default 0.01, 0.05, 0.1, 0.2 … 0.9, 0.95, 0.99)",
+                  curve over the values, or with interval over the means of its buckets, \
+                  interval=P1D: daily means: exceedance, value, at the probabilities in \
+                  exceedance, default 0.01, 0.05, 0.1, 0.2 … 0.9, 0.95, 0.99). Normals of \
+                  precipitation are of daily (monthly) sums",
     schema: || {
         json!({"oneOf": [
             {"type": "object", "additionalProperties": false, "required": ["type"],
@@ -351,7 +353,8 @@ pub static STATISTICS_KIND: Group = Group {
              "properties": {"type": {"const": "annual"}}},
             {"type": "object", "additionalProperties": false, "required": ["type"],
              "properties": {"type": {"const": "duration"},
-                            "exceedance": comma_list(PROBABILITY, Some("0.1,0.5,0.9"))}}]})
+                            "exceedance": comma_list(PROBABILITY, Some("0.1,0.5,0.9")),
+                            "interval": {"type": "string", "enum": intervals()}}}]})
     },
 };
 

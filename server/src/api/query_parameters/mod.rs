@@ -112,6 +112,7 @@ pub static ALL: &[&dyn Defined] = &[
     &STATISTICS_TYPE,
     &NORMALS,
     &EXCEEDANCE,
+    &DURATION_INTERVAL,
     &PERIOD_FROM,
     &PERIOD_TO,
     &PERIOD_YEAR_START,
@@ -394,18 +395,31 @@ pub static INTERVAL: QueryParameter<Interval> = QueryParameter {
     extended: VALUES,
     json: JsonForm::Text,
     doc: Doc::Member(&doc::AGGREGATION),
-    parse: |name, v| {
-        params::duration(name, v)
-            .ok()
-            .and_then(Interval::of)
-            .ok_or_else(|| {
-                ApiError::param(
-                    name,
-                    format!("'{}' is not a bucket length; use {INTERVALS}", shorten(v)),
-                )
-            })
-    },
+    parse: interval,
 };
+
+/// `interval` of the statistics endpoints: a duration curve of the means of buckets of this
+/// length (`P1D`: daily means) rather than of the raw values.
+pub static DURATION_INTERVAL: QueryParameter<Interval> = QueryParameter {
+    name: "interval",
+    basic: &[],
+    extended: STATISTICS_OF,
+    json: JsonForm::Text,
+    doc: Doc::Member(&doc::STATISTICS_KIND),
+    parse: interval,
+};
+
+fn interval(name: &'static str, v: &str) -> Result<Interval, ApiError> {
+    params::duration(name, v)
+        .ok()
+        .and_then(Interval::of)
+        .ok_or_else(|| {
+            ApiError::param(
+                name,
+                format!("'{}' is not a bucket length; use {INTERVALS}", shorten(v)),
+            )
+        })
+}
 
 pub static YEAR_START: QueryParameter<u32> = QueryParameter {
     name: "yearStart",

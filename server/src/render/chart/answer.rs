@@ -20,7 +20,7 @@ use hydro_engine::query::{AnswerPart, ManyPlan, ValuesPlan};
 /// Whether `parameter`'s values are drawn as bars: amounts per interval (precipitation), which
 /// a line between them would show as a level that never was.
 fn as_bars(parameter: &Parameter) -> bool {
-    &*parameter.observed_property == "precipitation"
+    hydro_engine::model::property::property(&parameter.observed_property).is_some_and(|p| p.total)
 }
 
 /// A step this many times the parameter's interval breaks the chart's line.

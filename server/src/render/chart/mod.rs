@@ -16,8 +16,8 @@ pub mod curve;
 pub mod downsample;
 mod ticks;
 
-use chrono::{DateTime, FixedOffset};
 use downsample::Bucket;
+use hydro_engine::model::zone::Zone;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -137,8 +137,9 @@ pub struct ChartSpec {
     /// The y axis: the quantity and its unit.
     pub quantity: String,
     pub size: (u32, u32),
-    /// The answers' output offset: the time axis is in it.
-    pub offset: FixedOffset,
+    /// The zone of the time axis and its labels: the request's `timeZone`, else the output
+    /// zone.
+    pub zone: Zone,
     /// The window's bounds where the request gave them (UTC microseconds); else the values'.
     pub from: Option<i64>,
     pub to: Option<i64>,
@@ -214,9 +215,9 @@ fn draw<DB: DrawingBackend>(
     root.fill(&WHITE).map_err(failed)?;
     let (x0, x1) = time_range(spec, lines);
     let (y0, y1) = value_range(spec, lines);
-    let offset = spec.offset;
+    let zone = spec.zone;
     let most_ticks = (plot_columns(spec.size.0) / X_TICK_PIXELS).clamp(2, MOST_X_TICKS);
-    let (mut ticks, format) = ticks::calendar_ticks(x0, x1, offset, most_ticks);
+    let (mut ticks, format) = ticks::calendar_ticks(x0, x1, zone, most_ticks);
     // A legend of more than a few series goes beside the plot, where it covers no line.
     let beside = legend_beside(lines, spec.size.0);
     let plot_width = (plot_columns(spec.size.0) as i64 - i64::from(beside)).max(10);
@@ -232,12 +233,12 @@ fn draw<DB: DrawingBackend>(
         .build_cartesian_2d((x0..x1).with_key_points(ticks), y0..y1)
         .map_err(failed)?;
     let span = x1 - x0;
-    let label = move |t: &i64| time_label(*t, offset, format);
+    let label = move |t: &i64| time_label(*t, zone, format);
     chart
         .configure_mesh()
         .y_labels(6)
         .x_label_formatter(&label)
-        .x_desc(format!("time (UTC{offset})"))
+        .x_desc(format!("time ({})", zone_name(zone)))
         .y_desc(&spec.quantity)
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
@@ -545,11 +546,17 @@ fn visible_levels(spec: &ChartSpec, (y0, y1): (f64, f64)) -> impl Iterator<Item 
         .filter(move |l| (y0..=y1).contains(&l.value))
 }
 
-/// A tick's label in the output offset.
-fn time_label(t: i64, offset: FixedOffset, format: &str) -> String {
-    DateTime::from_timestamp_micros(t)
-        .map(|at| at.with_timezone(&offset).format(format).to_string())
-        .unwrap_or_default()
+/// A tick's label on the zone's wall clock.
+fn time_label(t: i64, zone: Zone, format: &str) -> String {
+    zone.local(t).format(format).to_string()
+}
+
+/// How a chart names its zone: `UTC+01:00`, or an IANA name.
+fn zone_name(zone: Zone) -> String {
+    match zone {
+        Zone::Fixed(_) => format!("UTC{zone}"),
+        Zone::Named(_) => zone.to_string(),
+    }
 }
 
 /// The SVG with a role, a title and a description for screen readers (a chart in an `<img>`
@@ -575,8 +582,9 @@ fn accessible(svg: String, spec: &ChartSpec, lines: &[Line]) -> String {
     let desc = match values {
         None => format!("{}: no values in this window.{series}", spec.quantity),
         Some((lo, hi)) => format!(
-            "{} from {lo} to {hi} over the window; time in UTC{}.{series}",
-            spec.quantity, spec.offset
+            "{} from {lo} to {hi} over the window; time in {}.{series}",
+            spec.quantity,
+            zone_name(spec.zone)
         ),
     };
     titled(&svg[..end], &svg[end + 1..], &spec.title, &desc)
@@ -607,6 +615,7 @@ fn escape(s: &str) -> String {
 mod tests {
     use super::downsample::Downsampler;
     use super::*;
+    use chrono::FixedOffset;
 
     /// The SVG draws every value of a short window as a point of the data line, broken where
     /// a value is missing; characteristic levels and flagged values are drawn; text is escaped.
@@ -626,7 +635,7 @@ mod tests {
             title: "Köln <Rhein> – water level".into(),
             quantity: "water level (cm)".into(),
             size: DEFAULT_SIZE,
-            offset: FixedOffset::east_opt(3600).unwrap(),
+            zone: Zone::Fixed(FixedOffset::east_opt(3600).unwrap()),
             from: None,
             to: None,
             levels: vec![Level {
@@ -674,7 +683,7 @@ mod tests {
             title: "Köln – water level".into(),
             quantity: "water level (cm)".into(),
             size: DEFAULT_SIZE,
-            offset: FixedOffset::east_opt(0).unwrap(),
+            zone: Zone::UTC,
             from: None,
             to: None,
             levels: Vec::new(),

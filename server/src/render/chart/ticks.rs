@@ -1,10 +1,10 @@
-//! Time-axis ticks on calendar boundaries of the output offset: whole hours, midnights,
+//! Time-axis ticks on calendar boundaries of the chart's zone (its wall clock, DST included):
+//! whole hours, midnights,
 //! Mondays, dekads, firsts of months, New Year's days. plotters spaces an integer axis's ticks
 //! evenly over the span, which puts labels at times nobody reads a chart by (03:17, the 9th).
 
-use chrono::{
-    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, TimeZone, Timelike,
-};
+use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
+use hydro_engine::model::zone::Zone;
 
 const HOUR: i64 = 3_600_000_000;
 const DAY: i64 = 24 * HOUR;
@@ -106,13 +106,13 @@ impl Step {
 }
 
 /// Ticks within `from..=to` (UTC microseconds), at most `most` of them, on calendar
-/// boundaries in `offset`, and the `strftime` form their labels take: the finest step that
+/// boundaries of `zone`'s wall clock, and the `strftime` form their labels take: the finest step that
 /// gives between two and `most` ticks (or, if none does, the finest that gives no more than
 /// `most`: a window shorter than an hour, or a chart too narrow for two labels).
 pub(super) fn calendar_ticks(
     from: i64,
     to: i64,
-    offset: FixedOffset,
+    zone: Zone,
     most: usize,
 ) -> (Vec<i64>, &'static str) {
     let span = to.saturating_sub(from).max(1);
@@ -122,7 +122,7 @@ pub(super) fn calendar_ticks(
         if span / step.micros() > 2 * most as i64 {
             continue;
         }
-        let ticks = ticks_at(step, from, to, offset, most + 1);
+        let ticks = ticks_at(step, from, to, zone, most + 1);
         if ticks.len() > most {
             continue;
         }
@@ -135,20 +135,14 @@ pub(super) fn calendar_ticks(
 }
 
 /// The ticks of `step` within `from..=to`, at most `limit` of them.
-fn ticks_at(step: Step, from: i64, to: i64, offset: FixedOffset, limit: usize) -> Vec<i64> {
+fn ticks_at(step: Step, from: i64, to: i64, zone: Zone, limit: usize) -> Vec<i64> {
     let mut ticks = Vec::new();
-    let Some(start) = DateTime::from_timestamp_micros(from).map(|t| t.with_timezone(&offset))
-    else {
-        return ticks;
-    };
-    let mut at = Some(step.floor(start.naive_local()));
+    let mut at = Some(step.floor(zone.local(from)));
     while let Some(t) = at {
-        let Some(micros) = offset
-            .from_local_datetime(&t)
-            .single()
-            .map(|t| t.timestamp_micros())
-        else {
-            break;
+        // A tick in an hour the clocks skip is left out.
+        let Some(micros) = zone.instant(t, false) else {
+            at = step.next(t);
+            continue;
         };
         if micros > to || ticks.len() >= limit {
             break;
@@ -164,22 +158,18 @@ fn ticks_at(step: Step, from: i64, to: i64, offset: FixedOffset, limit: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::{DateTime, FixedOffset};
 
     fn at(s: &str) -> i64 {
         DateTime::parse_from_rfc3339(s).unwrap().timestamp_micros()
     }
 
     fn labels(from: &str, to: &str, offset: FixedOffset) -> Vec<String> {
-        let (ticks, format) = calendar_ticks(at(from), at(to), offset, 8);
+        let zone = Zone::Fixed(offset);
+        let (ticks, format) = calendar_ticks(at(from), at(to), zone, 8);
         ticks
             .into_iter()
-            .map(|t| {
-                DateTime::from_timestamp_micros(t)
-                    .unwrap()
-                    .with_timezone(&offset)
-                    .format(format)
-                    .to_string()
-            })
+            .map(|t| zone.local(t).format(format).to_string())
             .collect()
     }
 
@@ -236,7 +226,7 @@ mod tests {
         let (ticks, format) = calendar_ticks(
             at("2024-12-01T23:45:00Z"),
             at("2024-12-31T23:45:00Z"),
-            utc,
+            Zone::Fixed(utc),
             3,
         );
         let shown: Vec<String> = ticks
@@ -260,7 +250,7 @@ mod tests {
             (at("1900-01-01T00:00:00Z"), at("2100-01-01T00:00:00Z")),
             (at("2024-02-29T23:00:00Z"), at("2024-03-01T01:00:00Z")),
         ] {
-            let (ticks, _) = calendar_ticks(from, to, utc, 8);
+            let (ticks, _) = calendar_ticks(from, to, Zone::Fixed(utc), 8);
             assert!(ticks.len() <= 8, "{ticks:?}");
             assert!(ticks.iter().all(|t| (from..=to).contains(t)), "{ticks:?}");
             assert!(ticks.windows(2).all(|w| w[0] < w[1]));

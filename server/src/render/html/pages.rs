@@ -15,7 +15,7 @@ use crate::render::html::{self, Frame, Link};
 use crate::render::reply::{Reply, built};
 use crate::render::resources::SortSpec;
 use crate::render::timefmt::TimeFormatter;
-use chrono::{DateTime, FixedOffset, SecondsFormat};
+use chrono::{DateTime, SecondsFormat};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use futures::StreamExt;
@@ -23,17 +23,19 @@ use http::HeaderMap;
 use hydro_engine::EngineError;
 use hydro_engine::catalog::Catalog;
 use hydro_engine::dataset::manifest::Manifest;
+use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{Parameter, Station};
 use hydro_engine::query::ValuesPlan;
 use maud::{Markup, PreEscaped, html};
 
 /// What every page needs of the service and of the request: the service's address and
-/// settings, the output offset of times, and this request's URL (for the same resource in other
+/// settings, the zone of times, and this request's URL (for the same resource in other
 /// formats, other pages, other orders).
 pub struct Site<'a> {
     pub base_url: &'a str,
     pub config: &'a Config,
-    pub offset: FixedOffset,
+    /// The zone times are shown in: the request's `timeZone`, else the output zone.
+    pub zone: Zone,
     pub here: PagingUrl,
 }
 
@@ -80,11 +82,19 @@ fn formats(site: &Site<'_>, formats: &[Format]) -> Vec<Link> {
         .collect()
 }
 
-fn time(micros: i64, offset: FixedOffset) -> String {
+fn time(micros: i64, zone: Zone) -> String {
     DateTime::from_timestamp_micros(micros).map_or_else(String::new, |t| {
-        t.with_timezone(&offset)
+        t.with_timezone(&zone.offset_at(micros))
             .to_rfc3339_opts(SecondsFormat::AutoSi, false)
     })
+}
+
+/// How a page names the zone of its times: `UTC+01:00`, or an IANA name.
+fn zone_name(zone: Zone) -> String {
+    match zone {
+        Zone::Fixed(_) => format!("UTC{zone}"),
+        Zone::Named(_) => zone.to_string(),
+    }
 }
 
 fn station_url(site: &Site<'_>, s: &Station) -> String {
@@ -273,7 +283,7 @@ fn values_url(site: &Site<'_>, s: &Station, p: &Parameter) -> String {
 }
 
 pub fn station(site: &Site<'_>, catalog: &Catalog, s: &Station, offered: &[Format]) -> Reply {
-    let offset = site.offset;
+    let zone = site.zone;
     let parameters = catalog.parameters(&s.id);
     let characteristics = catalog.characteristics(&s.id);
     let (window, window_name) = CHART_WINDOWS[1];
@@ -302,8 +312,8 @@ pub fn station(site: &Site<'_>, catalog: &Catalog, s: &Station, offered: &[Forma
                         td { a href=(values_url(site, s, p)) { (p.name) } }
                         td { (p.unit) }
                         td { (p.interval) }
-                        td { (p.availability.first().map(|a| time(a.start, offset)).unwrap_or_default()) }
-                        td { (p.availability.last().map(|a| time(a.end, offset)).unwrap_or_default()) }
+                        td { (p.availability.first().map(|a| time(a.start, zone)).unwrap_or_default()) }
+                        td { (p.availability.last().map(|a| time(a.end, zone)).unwrap_or_default()) }
                         td {
                             @for f in ["csv", "parquet", "json"] {
                                 a href=(format!("{}?format={f}", values_url(site, s, p))) { (f.to_uppercase()) } " "
@@ -327,7 +337,7 @@ pub fn station(site: &Site<'_>, catalog: &Catalog, s: &Station, offered: &[Forma
                             td { (c.kind.as_str()) }
                             td { (c.parameter) }
                             td.num { (c.value) " " (c.unit) }
-                            td { (c.period.map(|p| format!("{} – {}", time(p.start, offset), time(p.end, offset))).unwrap_or_default()) }
+                            td { (c.period.map(|p| format!("{} – {}", time(p.start, zone), time(p.end, zone))).unwrap_or_default()) }
                         }
                     }
                 }
@@ -535,7 +545,7 @@ pub async fn values(
     size: (u32, u32),
     offered: &[Format],
 ) -> Result<Reply, EngineError> {
-    let offset = site.offset;
+    let zone = site.zone;
     let mut rows: Vec<(String, Option<f64>, String)> = Vec::new();
     while let Some(batch) = plan.stream.next().await {
         let batch = batch?;
@@ -552,7 +562,7 @@ pub async fn values(
         for i in 0..batch.num_rows() {
             let q = quality.keys().value(i) as usize;
             rows.push((
-                time(times.value(i), offset),
+                time(times.value(i), zone),
                 values.is_valid(i).then(|| values.value(i)),
                 if q < texts.len() {
                     texts.value(q).to_owned()
@@ -582,7 +592,7 @@ pub async fn values(
         p { "Summaries of the window: "
             @for (name, href) in &summaries { a href=(href) { (name) } " · " }
         }
-        p { (page.total) " values; " (page.count) " shown from number " (first + 1) ". Times in UTC" (offset) "." }
+        p { (page.total) " values; " (page.count) " shown from number " (first + 1) ". Times in " (zone_name(zone)) "." }
         table {
             caption { (p.name) " (" (p.unit) ")" }
             thead { tr { th scope="col" { "Time" } th scope="col" { "Value (" (p.unit) ")" } th scope="col" { "Quality" } } }
