@@ -113,6 +113,30 @@ def check_precipitation():
     print(f"precipitation: {len(want)} days agree with pandas")
 
 
+def check_dataset_zone():
+    """The dataset's own zone (--dataset-zone MEZ): aggregates and statistics without timeZone
+    are of its days and months, so the daily precipitation stamped at local midnight is each
+    its own day's sum; its monthly normals are of monthly sums."""
+    frame = pd.read_csv(f"{SAMPLE}/niederschlag-tag.csv", sep=";", decimal=",", encoding="latin-1",
+                        skiprows=7)
+    days = json.loads(fetch("/stations/4711/parameters/N/values?aggregate=sum&interval=P1D"))["data"]
+    assert len(days) == len(frame), (len(days), len(frame))
+    for row, (_, want) in zip(days, frame.iterrows()):
+        d, m, y = want["Datum"].split(".")
+        assert row["timestamp"] == f"{y}-{m}-{d}T00:00:00+01:00", (row, want)
+        assert abs(row["sum"] - want["Tagessumme"]) < 1e-9, (row, want)
+    values = pd.Series(frame["Tagessumme"].to_numpy(),
+                       index=pd.to_datetime(frame["Datum"], format="%d.%m.%Y").dt.tz_localize("Etc/GMT-1"))
+    monthly = values.resample("MS").sum()
+    normals = json.loads(fetch("/stations/4711/parameters/N/statistics?type=monthOfYear"))["data"]
+    assert [r["month"] for r in normals] == list(monthly.index.month), normals
+    for row, total in zip(normals, monthly):
+        assert abs(row["mean"] - total) < 1e-9 and row["years"] == 1, (row, total)
+    annual = json.loads(fetch("/stations/4711/parameters/N/statistics?type=annual"))["data"]
+    assert abs(annual[0]["sum"] - values.sum()) < 1e-9, annual
+    print(f"dataset zone: {len(days)} daily sums on their local days, monthly normals of sums")
+
+
 def check_wide():
     frame = pd.read_csv(f"{SAMPLE}/pegel-wide.csv", sep=";", decimal=",")
     local = pd.to_datetime(frame["Zeit"], format="%d.%m.%Y %H:%M")
@@ -149,6 +173,7 @@ def check_stations():
 check_zrxp()
 check_wiski()
 check_precipitation()
+check_dataset_zone()
 check_wide()
 check_stations()
 print("agency files agree")

@@ -30,7 +30,13 @@ fn proc_kb(text: &str, key: &str) -> Option<u64> {
 /// Runs `hydro import` and returns its peaks (read from /proc until it exits), after checking
 /// that it published.
 fn peaks_of_import(out: &Path, values: &Path, memory: &str) -> Peaks {
+    peaks_of_import_with(out, values, memory, &[])
+}
+
+/// [`peaks_of_import`] with more options (a dialect, a mapping).
+fn peaks_of_import_with(out: &Path, values: &Path, memory: &str, options: &[&str]) -> Peaks {
     let mut child = import_command(out)
+        .args(options)
         .arg("--values")
         .arg(values)
         .args(["--memory", memory])
@@ -152,4 +158,87 @@ fn an_import_many_times_its_memory_budget_stays_within_it() {
     )
     .unwrap();
     assert_eq!(manifest["counts"]["values"], 2 * steps);
+}
+
+/// An agency's export (Latin-1, `;`, decimal commas, a block a series, dates and times in
+/// columns of their own, local standard time, -999 for missing) many times the budget: its
+/// blocks are cut where a series' block begins, each a part of a read block, so memory stays
+/// within the budget as for our own CSV.
+#[test]
+fn an_export_in_blocks_many_times_the_budget_stays_within_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("export.csv");
+    let mut w = BufWriter::new(std::fs::File::create(&values).unwrap());
+    w.write_all(b"#Export;WISKI;K\xf6ln\n#Zeitzone;MEZ\n")
+        .unwrap();
+    let start = chrono::NaiveDate::from_ymd_opt(2000, 1, 1)
+        .unwrap()
+        .and_time(chrono::NaiveTime::MIN);
+    let steps = 800_000i64;
+    for (parameter, base) in [("water-level-15min", 300), ("discharge-15min", 2000)] {
+        writeln!(
+            w,
+            "#Station;koeln\n#Parameter;{parameter}\nDatum;Uhrzeit;Wert"
+        )
+        .unwrap();
+        for i in 0..steps {
+            let t = start + chrono::TimeDelta::minutes(15 * i);
+            match i % 1000 {
+                17 => writeln!(w, "{};-999", t.format("%d.%m.%Y;%H:%M")).unwrap(),
+                _ => writeln!(w, "{};{},5", t.format("%d.%m.%Y;%H:%M"), base + i % 97).unwrap(),
+            }
+        }
+    }
+    w.into_inner().unwrap().sync_all().unwrap();
+    let input_bytes = std::fs::metadata(&values).unwrap().len();
+    let mapping = dir.path().join("mapping.toml");
+    std::fs::write(
+        &mapping,
+        "[values.columns]\ndate = \"Datum\"\ntime = \"Uhrzeit\"\nvalue = \"Wert\"\n\
+         [values.blocks]\nstationId = \"Station\"\nparameterId = \"Parameter\"\n",
+    )
+    .unwrap();
+    let options = [
+        "--mapping",
+        mapping.to_str().unwrap(),
+        "--encoding",
+        "latin1",
+        "--time-zone",
+        "MEZ",
+        "--missing",
+        "-999",
+        "--quality",
+        "good",
+    ];
+    let small = peaks_of_import(
+        &dir.path().join("small"),
+        Path::new(&sample("values.csv")),
+        "16MiB",
+    )
+    .rss;
+    let large = peaks_of_import_with(&dir.path().join("large"), &values, "16MiB", &options).rss;
+    let mib = |b: u64| b as f64 / 1048576.0;
+    eprintln!(
+        "peak RSS: {:.1} MiB for 455 rows, {:.1} MiB for an export of {} rows ({:.0} MiB)",
+        mib(small),
+        mib(large),
+        2 * steps,
+        mib(input_bytes)
+    );
+    assert!(
+        input_bytes > 2 * 16 * 1048576,
+        "input only {input_bytes} bytes"
+    );
+    assert!(
+        large < small + 2 * 16 * 1048576 + 4 * 1048576,
+        "peak RSS {:.1} MiB against {:.1} MiB for a tiny import",
+        mib(large),
+        mib(small)
+    );
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("large").join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["counts"]["values"], 2 * steps);
+    assert_eq!(manifest["counts"]["missing"], 2 * steps / 1000);
 }

@@ -156,6 +156,42 @@ def check_duration(series, values):
     print("duration: default and asked probabilities, a reference period, an empty one")
 
 
+def check_annual_sums_and_coverage(series, values):
+    """Annual sums beside the rest, and minCoverage: a year below it keeps its count and
+    coverage, its statistics null (it was a 500 in every format, one series or many)."""
+    tz = "Etc/GMT-1"
+    r = values.tz_convert(tz).resample("YS-NOV")
+    sums, counts = r.sum(), r.count()
+    got = statistics(series, type="annual", yearStart=11, timeZone="+01:00", minCoverage="0.9")
+    thin = [row for row in got if row["coverage"] < 0.9]
+    assert thin, "no year below the threshold: the case is not tried"
+    for row in got:
+        start = pd.Timestamp(row["timestamp"]).tz_convert(tz)
+        assert row["count"] == counts[start], (row, counts[start])
+        if row["coverage"] < 0.9:
+            assert all(row[k] is None for k in ("min", "max", "mean", "sum", "minTime")), row
+        else:
+            close(row["sum"], float(sums[start]), f"annual sum {start.year}")
+    station, parameter = series
+    asked = query(type="annual", yearStart=11, minCoverage="0.9")
+    for form in ("json", "csv", "xml", "ndjson", "arrow", "parquet"):
+        for path in (f"/stations/{station}/parameters/{parameter}/statistics?{asked}&format={form}",
+                     f"/statistics?stations={station}&parameters={parameter}&{asked}&format={form}"):
+            assert len(fetch(path)) > 0, path
+    print(f"annual: sums, and {len(thin)} thin years with their counts in every format")
+
+
+def check_duration_of_daily_means(series, values):
+    """`interval=P1D`: the duration curve of the daily means (UTC days; thin days left out
+    with minCoverage)."""
+    got = statistics(series, type="duration", interval="P1D", minCoverage="0.5")
+    means = daily_means(values, "UTC", 0.5)
+    for row in got:
+        close(row["value"], float(np.quantile(means.to_numpy(), 1 - row["exceedance"])),
+              f"duration of daily means {row['exceedance']}")
+    print(f"duration: of {len(means)} daily means")
+
+
 def check_many_and_formats(station, parameter):
     asked = query(type="annual", yearStart=11, timeZone="Europe/Berlin")
     many = json.loads(fetch(f"/statistics?parameters={parameter}&{asked}"))["data"]
@@ -178,6 +214,19 @@ def check_many_and_formats(station, parameter):
             close(float(c[k]), row[k], f"csv {k}")
             close(float(p[k]), row[k], f"parquet {k}")
     print(f"many series: {len(stations)} stations' annual values as their own; csv, xml and parquet as json")
+
+
+def decimals(x):
+    """The decimals of `x` written shortest (311.25: 2; 300.0: 0), at most 6."""
+    text = format(float(x), "f") if "e" in repr(float(x)) else repr(float(x))
+    fraction = text.split(".")[1] if "." in text else ""
+    return 0 if fraction in ("", "0") else min(len(fraction), 6)
+
+
+def half_up(x, digits):
+    """`x` rounded to `digits` decimals, halves away from zero (as Rust's f64::round)."""
+    scale = 10.0 ** digits
+    return math.copysign(math.floor(abs(x) * scale + 0.5), x) / scale
 
 
 def check_derived(min_years=3, share=0.9, year_start=11, zone="UTC"):
@@ -212,11 +261,13 @@ def check_derived(min_years=3, share=0.9, year_start=11, zone="UTC"):
             if len(complete) < min_years:
                 assert not mine, (station, p["id"], len(complete))
                 continue
+            # Means to the precision of the values: the most decimals of the years' extremes.
+            digits = max(decimals(x) for v in complete for x in (v.min(), v.max()))
             want = {
                 f"NN{letter}": min(v.min() for v in complete),
-                f"MN{letter}": np.mean([v.min() for v in complete]),
-                f"M{letter}": pd.concat(complete).mean(),
-                f"MH{letter}": np.mean([v.max() for v in complete]),
+                f"MN{letter}": half_up(np.mean([v.min() for v in complete]), digits),
+                f"M{letter}": half_up(pd.concat(complete).mean(), digits),
+                f"MH{letter}": half_up(np.mean([v.max() for v in complete]), digits),
                 f"HH{letter}": max(v.max() for v in complete),
             }
             assert set(mine) == set(want), (station, p["id"], sorted(mine))
@@ -251,6 +302,8 @@ def main():
     check_month_of_year(series, values)
     check_annual(series, values)
     check_duration(series, values)
+    check_annual_sums_and_coverage(series, values)
+    check_duration_of_daily_means(series, values)
     check_many_and_formats(station, "water-level-15min")
 
 

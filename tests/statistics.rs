@@ -164,7 +164,7 @@ fn bad_derived_value_settings_are_refused() {
         ("--derived-complete", "1.5"),
         ("--derived-complete", "0"),
         ("--derived-year-start", "13"),
-        ("--derived-time-zone", "Europe/Nowhere"),
+        ("--dataset-zone", "Europe/Nowhere"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_hydro"))
             .args(["generate", "--years", "0", "--out"])

@@ -155,6 +155,16 @@ pub fn derived_values(
     }
     let n = complete.len() as f64;
     let count: i64 = complete.iter().map(|y| y.count).sum();
+    // Means to the precision the values are given in (the most decimals of the years'
+    // extremes, which are values as measured): MQ 2 081.4 m³/s, not 2 081.4183506.
+    let digits = complete
+        .iter()
+        .flat_map(|y| [y.min, y.max])
+        .map(decimals)
+        .max()
+        .unwrap_or(0);
+    let scale = 10f64.powi(digits);
+    let rounded = |v: f64| (v * scale).round() / scale;
     let values = [
         (
             "NN",
@@ -164,17 +174,17 @@ pub fn derived_values(
         (
             "MN",
             "mean of the annual minima",
-            complete.iter().map(|y| y.min).sum::<f64>() / n,
+            rounded(complete.iter().map(|y| y.min).sum::<f64>() / n),
         ),
         (
             "M",
             "mean value",
-            complete.iter().map(|y| y.sum).sum::<f64>() / count as f64,
+            rounded(complete.iter().map(|y| y.sum).sum::<f64>() / count as f64),
         ),
         (
             "MH",
             "mean of the annual maxima",
-            complete.iter().map(|y| y.max).sum::<f64>() / n,
+            rounded(complete.iter().map(|y| y.max).sum::<f64>() / n),
         ),
         (
             "HH",
@@ -217,6 +227,13 @@ pub fn derived_values(
             })
         })
         .collect()
+}
+
+/// The decimals of `v` as it is written shortest (`311.25` has 2), at most 6.
+fn decimals(v: f64) -> i32 {
+    let text = v.to_string();
+    text.split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len().min(6) as i32)
 }
 
 const PREFIXES: [&str; 5] = ["nn", "mn", "m", "mh", "hh"];

@@ -178,7 +178,7 @@ pub(crate) fn series_to_aggregate(
 ) -> Result<SeriesToAggregate, ApiError> {
     let series = series_of(parameter);
     if let (Some(step), Some(interval)) = (series.step, spec.interval)
-        && interval.shortest() < step
+        && interval.nominal() < step
     {
         return Err(ApiError::param(
             "interval",

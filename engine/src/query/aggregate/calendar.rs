@@ -38,8 +38,18 @@ impl Interval {
         }
     }
 
-    /// The shortest a bucket of this kind can be, to compare with a series' own interval
-    /// (a bucket finer than the values it summarises is refused).
+    /// Its length as the calendar names it (a day 24 hours, a month 28 days at least), to
+    /// compare with a series' own interval: a bucket finer than the values it summarises is
+    /// refused, a daily one over daily values is not (a DST day's 23 hours hold its one value).
+    pub fn nominal(self) -> i64 {
+        match self {
+            Self::Fixed(m) => m,
+            Self::Day => DAY,
+            Self::Months(n) => i64::from(n) * 28 * DAY,
+        }
+    }
+
+    /// The shortest a bucket of this kind can be (a chart's bars are no wider).
     pub fn shortest(self) -> i64 {
         match self {
             Self::Fixed(m) => m,
