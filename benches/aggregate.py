@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Aggregates against DuckDB over the same files and against the raw download, side by side
-in one run (issue 51).
+in one run.
 
 1. Daily mean, min and max (local days, Europe/Berlin) of a 10-year 15-minute series
    (discharge of the first surface-water station of the 20-station x 10-year archive):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Statistics at archive scale, side by side in one run (issue 52). (Not `statistics.py`: a
+"""Statistics at archive scale, side by side in one run. (Not `statistics.py`: a
 script of that name would stand for Python's `statistics` module in every bench here.)
 
 1. Annual maxima of every water-level series of an hourly archive (`hydro generate --interval

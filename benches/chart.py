@@ -4,7 +4,7 @@
 On the 20-station x 10-year archive (15-minute values, ~350 000 rows a series), one series'
 whole window as `format=svg` and `format=png` (900 x 400 pixels) and as Arrow IPC and CSV, each
 made afresh (`Cache-Control: no-cache`), requests alternating format by format so that all see
-the same machine; the median of `--runs` requests each. Target (issue 40): a chart at the speed
+the same machine; the median of `--runs` requests each. Target: a chart at the speed
 of the other formats (it reads and decodes every value, then draws a few thousand points).
 Usage:
 

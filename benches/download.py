@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bulk-download benchmark: Hydro API over HTTP beside DuckDB and chDB in process and nginx
 serving the identical bytes, all in one run on this machine. Prints one markdown table and
-writes benches/RESULTS.md.
+writes it to benches/out/download.md.
 
 usage: python3 benches/download.py [--runs N] [--no-build]
 
@@ -230,16 +230,12 @@ def main():
 
 
 def write_results(text):
-    """Replaces this script's section of benches/RESULTS.md; the rest is kept."""
-    path = os.path.join(ROOT, "benches", "RESULTS.md")
-    begin, end = "<!-- download.py: begin -->", "<!-- download.py: end -->"
-    section = f"{begin}\n{text}\n{end}"
-    old = open(path).read() if os.path.exists(path) else "# Benchmark results\n\n"
-    if begin in old and end in old:
-        new = old[:old.index(begin)] + section + old[old.index(end) + len(end):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    open(path, "w").write(new)
+    """Writes the whole table to benches/out/download.md; the current figures of
+    benches/RESULTS.md are taken from it by hand (one row a figure)."""
+    out = os.path.join(ROOT, "benches", "out")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "download.md"), "w") as f:
+        f.write(text + "\n")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ leaves alone (its first request after the switch finds what the old version read
 again), and how long after the append's exit the server
 served the new version, with the append's wall time and peak RSS and the server's RSS before
 the append and after the switch (and its peak). `--archive` takes another cached archive
-instead (issue 56: the 200 000-station-year one, with `--day` the day after its end). Usage:
+instead (the 200 000-station-year one, with `--day` the day after its end). Usage:
 
     python3 benches/follow.py [--no-build] [--archive DIR --day 2034-01-01]
 """

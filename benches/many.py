@@ -13,7 +13,7 @@ series (`parameters=water-level-15min`, every station that has one) is fetched:
 Every request says `Cache-Control: no-cache` (made afresh, not sent from the answer store);
 CSV answers go to /dev/null on both sides (some 15 GB).
 Rows are counted in all three and compared (count and sum of values). Then `/v1/latest` for
-every series of the archive, after one warm-up request. Targets (issue 39): the one request at
+every series of the archive, after one warm-up request. Targets: the one request at
 least 5x faster than DuckDB and no slower than the per-series requests; latest under 50 ms.
 Usage:
 

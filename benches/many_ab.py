@@ -7,7 +7,7 @@ request says `Cache-Control: no-cache` (made afresh). Prints the medians per bui
 
     python3 benches/many_ab.py --runs 5 /tmp/old-hydro target/release/hydro
 
-Target (issue 49): the one request the fastest way to the series, using both cores.
+Target: the one request the fastest way to the series, using both cores.
 """
 
 import argparse

@@ -11,7 +11,7 @@ Then a 10-year series (one station's 15-minute water levels, ~350 000 rows) as t
 endpoint's Arrow answer (made anew, and sent again from the answer store) and as a Flight SQL
 statement, through the ADBC driver and through pyarrow.flight (`GetFlightInfo`, then `DoGet`). Runs alternate; medians. Rows are
 compared (count).
-Targets (issue 55): the queries that prune (one station, a time range, a state) and the
+Targets: the queries that prune (one station, a time range, a state) and the
 per-station aggregates no slower than DuckDB; whole-archive joins and window functions within
 2x; the 10-year series through Flight SQL no slower than the HTTP Arrow answer.
 Usage:

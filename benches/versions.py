@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Versions you can cite, measured (issue 53), on the 300-station x 20-year archive of 15-minute
+"""Versions you can cite, measured on the 300-station x 20-year archive of 15-minute
 values (6 000 station-years, as benches/append.py makes it; a hard-linked copy is appended to):
 
 1. A day of appends: 24 appends of one hour of values for every series, each a version.

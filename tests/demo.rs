@@ -161,11 +161,11 @@ async fn the_demo_gauges_have_their_published_means() {
     assert!(between > 0, "made-up gauges too");
 }
 
-/// The README's tour, every `curl` in it, against the demo as `serve` makes it: each answers
-/// 200 with a body, and each list or series answer has rows (but the one the README says is
-/// empty).
+/// The tour (`docs/tour.md`) and the README's five requests, every `curl` in them, against the
+/// demo as `serve` makes it: each answers 200 with a body, and each list or series answer has
+/// rows (but the one the tour says is empty).
 #[tokio::test]
-async fn the_readme_tour_answers_with_rows() {
+async fn the_tour_and_the_readme_answer_with_rows() {
     let dir = tempfile::tempdir().unwrap();
     common::generate(dir.path(), &[]);
     let server = Server::start_with(dir.path(), &[]);
@@ -175,14 +175,19 @@ async fn the_readme_tour_answers_with_rows() {
         .as_str()
         .unwrap()
         .to_owned();
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let tour = readme
-        .split("## Tour")
-        .nth(1)
-        .and_then(|t| t.split("```sh").nth(1))
-        .and_then(|t| t.split("```").next())
-        .expect("a Tour section with a sh block");
+    let read = |path: &str| {
+        std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    };
+    let sh_block = |text: &str, after: &str| -> String {
+        text.split(after)
+            .nth(1)
+            .and_then(|t| t.split("```sh").nth(1))
+            .and_then(|t| t.split("```").next())
+            .unwrap_or_else(|| panic!("a sh block after {after}"))
+            .to_owned()
+    };
+    let tour = sh_block(&read("docs/tour.md"), "# Tour")
+        + &sh_block(&read("README.md"), "## Five requests");
     let mut asked = 0;
     for line in tour.lines().filter(|l| l.starts_with("curl ")) {
         let (command, comment) = line.split_once(" #").unwrap_or((line, ""));

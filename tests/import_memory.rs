@@ -127,7 +127,7 @@ fn an_import_many_times_its_memory_budget_stays_within_it() {
     .rss;
     let large = peaks_of_import(&dir.path().join("large"), &values, "16MiB");
     // The kernel zeroes a huge page whole at its first touch: asked for, that was half of a
-    // one-value append's samples and ~30 MiB of its peak (`benches/RESULTS.md`, session 45).
+    // one-value append's samples and ~30 MiB of its peak (the history of `benches/RESULTS.md`).
     if huge_pages_only_when_asked() {
         assert_eq!(large.huge, 0, "the import held transparent huge pages");
     }

@@ -14,7 +14,7 @@
 //!   and the opened [`Dataset`].
 //! - [`query`]: values queries, planned into direct month reads or DataFusion plans.
 //! - [`sql`]: one read-only SQL statement over a dataset version, within guardrails.
-//! - [`write`]: datasets written (import, generate).
+//! - [`write`](mod@write): datasets written (import, generate).
 
 pub mod catalog;
 pub mod dataset;

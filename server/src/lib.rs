@@ -11,7 +11,11 @@
 //!   values, the encoders of every format, streamed values, station lists, charts, HTML pages,
 //!   time and number formatting, the bundled schemas.
 //! - [`answer_store`]: the answer store (finished value answers kept on disk and sent again).
+//! - [`versions`]: the versions a request may be answered from: the one served, those opened
+//!   for `asOf` (kept a while), and the list `/v1/versions` gives.
 //! - [`state`]: what every request shares: the dataset, settings, caches, metrics.
+//! - [`follow`]: switching the version served to a newer one published in the store, without a
+//!   restart.
 //! - [`api`]: the endpoints: routes, typed requests, one module per resource.
 //! - [`service`]: a request's way through the server: limits, access, conditional requests,
 //!   the answer store, the endpoint, and the common headers on the way out.

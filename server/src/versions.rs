@@ -126,9 +126,9 @@ impl AsOf {
                 id: v.to_owned(),
             });
         }
-        crate::api::params::timestamp("asOf", v)
-            .map(Self::Time)
-            .map_err(|_| bad_as_of(v))
+        hydro_engine::model::instant::parse(&v.replace(' ', "+"))
+            .map(|(t, _)| Self::Time(t))
+            .ok_or_else(|| bad_as_of(v))
     }
 
     /// Whether answers for it never change, `current` being the version served now: a
@@ -163,7 +163,7 @@ fn bad_as_of(v: &str) -> ApiError {
             "'{}' is not a version; give a version id (as /v1/versions lists them, e.g. \
              3-20261126T120803.656Z), a generation number (3) or a time with an offset \
              (2026-11-26T12:00:00Z)",
-            crate::api::params::shorten(v)
+            crate::http::error::shorten(v)
         ),
     )
 }

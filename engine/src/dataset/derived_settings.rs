@@ -76,7 +76,7 @@ impl DerivedSettings {
     /// [`Self::year_of`] for instants asked in order: the year found last is kept and looked
     /// up anew only for an instant outside it. A station's derived values ask for the year of
     /// every day three times, and `year_of` (a local date and two local midnights) was 5 % of
-    /// the CPU of an append of a day for every series (`perf record`, issue 56, session 46).
+    /// the CPU of an append of a day for every series (`perf record`).
     pub(crate) fn years(&self) -> impl FnMut(Micros) -> (i32, Micros, Micros) + '_ {
         let mut last: Option<(i32, Micros, Micros)> = None;
         move |t| match last {

@@ -139,7 +139,7 @@ pub struct WrittenTables {
 /// table's rows of those months, ordered by station and month. A server reads it whole at
 /// start (~20 000 rows at 200 000 station-years), so that `recent=N` within a series' newest
 /// month plans without decoding the station's rows of the files table first: that decode was
-/// a third of a first `recent=1` at 2.4 M files (`benches/RESULTS.md`, issue 56, session 38).
+/// a third of a first `recent=1` at 2.4 M files (the history of `benches/RESULTS.md`).
 pub const NEWEST: &str = "newest";
 
 impl FilesTableWriter {

@@ -54,9 +54,9 @@ pub const COL_VALUE: &str = "value";
 pub const COL_QUALITY: &str = "quality";
 
 /// Rows per data page. A month of a 15-minute series (at most 2 976 rows) is two pages, so a
-/// one-day window inside it decodes at most 2 048 rows, while a whole-month read pays the
-/// per-page costs (header, decompression, decoder setup) only twice a column. Pages of 1 024
-/// rows cost a 10-year CSV download 12 % more CPU time (`benches/ab.py`; `benches/RESULTS.md`).
+/// one-day window inside it decodes at most 2 048 rows, while a whole-month read pays the per-page
+/// costs (header, decompression, decoder setup) only twice a column. Pages of 1 024 rows cost a
+/// 10-year CSV download 12 % more CPU time (`benches/ab.py`; the history of `benches/RESULTS.md`).
 pub const PAGE_ROWS: usize = 2048;
 
 fn dict_utf8() -> DataType {

@@ -226,8 +226,7 @@ async fn read_published_with(
 /// decoded files, only each series' newest month, as for every reader
 /// (`station_files::SeriesNewest`, a few hundred bytes a series). Kept within
 /// [`WRITER_FILES_CACHE_BYTES`], decoded files were ~14 MB of a day append's peak heap at
-/// 2.4 M files that nothing read again (heaptrack, `benches/RESULTS.md`, issue 56, session
-/// 50).
+/// 2.4 M files that nothing read again (heaptrack, `benches/RESULTS.md`).
 pub(crate) async fn files_for_writer(
     store: Arc<dyn ObjectStore>,
     path: String,
@@ -283,7 +282,7 @@ async fn read_rollups(
 /// indexes once with it ([`Catalog::beside`]). An append of values writes both tables again
 /// unchanged, and only its parameters table differs. The digest is one SHA-256 pass over
 /// both tables (2.6 MB at 200 000 station-years); decoding them again made a follow switch
-/// there hold ~24 MiB more (`benches/RESULTS.md`, issue 56, session 51).
+/// there hold ~24 MiB more (the history of `benches/RESULTS.md`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct ListsDigest([u8; 32]);
 

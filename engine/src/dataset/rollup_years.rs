@@ -6,7 +6,7 @@
 //! value and the first and last instant; such summaries of parts add up (a year that two parts
 //! share, or a day a year's edge cuts, is summed across them). An append of a day for every
 //! series of 200 000 station-years read every station's kept parts back whole for them, 2 GB
-//! of rows to add a day (`benches/RESULTS.md`, issue 56, sessions 47 and 48); their footers are
+//! of rows to add a day (the history of `benches/RESULTS.md`); their footers are
 //! a few KB a station.
 //!
 //! They are the footer's key-value metadata under [`YEARS_KEY`], JSON, with the settings that

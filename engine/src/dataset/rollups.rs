@@ -30,7 +30,7 @@
 //! **Parts of years, not a file a station**: a station-month's rows (~60) are smaller than a
 //! Parquet footer, and an archive-wide question reads a few files per station; but one file a
 //! station made every append rewrite every station's whole history (2.1 GB for a day of
-//! 200 000 station-years, `benches/RESULTS.md`, issue 56). A station's parts cover disjoint
+//! 200 000 station-years, the history of `benches/RESULTS.md`). A station's parts cover disjoint
 //! runs of UTC years, ascending. A publish rewrites the parts whose years it wrote months of
 //! (rows of other months as they were, rows of the months written computed from them) and
 //! keeps the others; what it rewrites it writes as two parts, the last year on its own and the
@@ -202,8 +202,8 @@ pub const ZSTD_FROM_DAYS: usize = 2 * 366;
 /// crate makes a compression context for every column chunk (issuing `cpuid`, a VM exit here)
 /// and resets it for every page, and makes a decompression context for every page it reads.
 /// An append of a day for every series of a 60 000-station-year archive spent 67 % of its CPU
-/// on rollups and a third of its CPU on those contexts (`perf record`, RESULTS.md, issue 56,
-/// session 46). So a series' days are one page (36 500 rows for 100 years is 290 KB a column;
+/// on rollups and a third of its CPU on those contexts (`perf record`,
+/// RESULTS.md). So a series' days are one page (36 500 rows for 100 years is 290 KB a column;
 /// readers decode a parameter's row group whole anyway), and the columns zstd does not shrink
 /// by much (`parameter`, `day`, `count`: a few hundred bytes a series) keep the archive's LZ4.
 /// A part of a year or two (up to [`ZSTD_FROM_DAYS`] days a series: the part a live
@@ -226,7 +226,7 @@ pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R], years: Option<String>) -> R
     }
     // A day's sums, extremes and edge values seldom repeat, so a dictionary of them is about
     // as long as the column: without one the rollup files an append wrote were 7 % smaller
-    // (`benches/append_ab.sh`, RESULTS.md, issue 56 session 40), in the same time.
+    // (`benches/append_ab.sh`, the history of RESULTS.md), in the same time.
     for c in ["sum", "min", "max", "first", "last"] {
         props = props.set_column_dictionary_enabled(ColumnPath::from(c), false);
     }

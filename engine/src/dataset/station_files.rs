@@ -2,7 +2,7 @@
 //! and kept within a byte budget.
 //!
 //! An archive of 200 000 station-years lists 2.4 M month files; decoded whole at open they
-//! took ~1 GB and 7 s (issue 56), most of them for stations no request asks for. A version
+//! took ~1 GB and 7 s, most of them for stations no request asks for. A version
 //! opened to be read ([`FilesByStation::open`]) reads the table a span of row groups at a
 //! time and finds which rows hold each station's files of each year (the `station` and
 //! `month` columns only), keeping none of its bytes: a station first asked for is decoded
@@ -14,12 +14,12 @@
 //! every station read a batch of stations' row groups at a time ([`FilesByStation::batches`]),
 //! or the table in order a span at a time ([`FilesByStation::in_order`]).
 //!
-//! A query decodes the years it needs: a window its own, `recent=N` the station's last year
-//! (where each series with values that year has its newest month), anything else every year.
-//! Decoding a year rather than the station made the first `recent=1` of a station at 2.4 M
-//! files 1.72 → 1.41 ms and the first one-month window 2.41 → 2.01 ms (`benches/RESULTS.md`,
-//! issue 56, session 38). What is left of the decode is mostly skipping the rows before the
-//! year's in the pages that hold them (a page is 256 rows of every column).
+//! A query decodes the years it needs: a window its own, `recent=N` the station's last year (where
+//! each series with values that year has its newest month), anything else every year. Decoding a
+//! year rather than the station made the first `recent=1` of a station at 2.4 M files 1.72 → 1.41
+//! ms and the first one-month window 2.41 → 2.01 ms (the history of `benches/RESULTS.md`). What is
+//! left of the decode is mostly skipping the rows before the year's in the pages that hold them (a
+//! page is 256 rows of every column).
 //!
 //! A station's decoded years stay while the budget ([`FILES_CACHE_BYTES`],
 //! `files_cache_bytes`) holds them, the oldest leaving first; a year read again after it left
@@ -878,7 +878,7 @@ impl FilesByStation {
     /// that are null in every row of them (as in an archive of month files of their own).
     /// Each column costs a page or two to decompress and skip through whatever its values:
     /// leaving the six out made first requests of stations at 2.4 M files 1-6 % faster
-    /// (`benches/first_ab.py`, two runs in both orders, issue 56, session 38).
+    /// (`benches/first_ab.py`, two runs in both orders).
     fn projection(&self, groups: &[usize]) -> ProjectionMask {
         let meta = self.metadata.metadata();
         let schema = meta.file_metadata().schema_descr();

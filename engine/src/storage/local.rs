@@ -174,7 +174,7 @@ fn open(path: &std::path::Path) -> std::io::Result<File> {
 
 /// Bytes `range` of `file`, read into a buffer that is not zeroed first: zeroing it
 /// (`vec![0; n]`) was 3 % of a made Parquet download in `perf`, and leaving it out saved 6-7 %
-/// of that download's CPU time (`benches/RESULTS.md`).
+/// of that download's CPU time (the history of `benches/RESULTS.md`).
 fn read_range(file: &File, range: &Range<u64>) -> std::io::Result<Bytes> {
     let len = range.end.saturating_sub(range.start) as usize;
     let mut buf = Vec::with_capacity(len);

@@ -1,14 +1,14 @@
 //! Bytes of month files kept in memory, within a budget, so that answers made again from
 //! months read before take them from here rather than from the kernel.
 //!
-//! A made 10-year answer reads 120 month files of ~13 KB each. From the page cache each read is
-//! a system call, a look-up of the file's pages and a copy, and the reads with their tasks were
-//! about a third of a made Parquet answer's CPU time (`benches/RESULTS.md`). `mmap` would make
-//! them memory reads, but the workspace forbids `unsafe` (and a file truncated under a map is a
-//! `SIGBUS`). Held here, a month's bytes are handed out as slices of one buffer, with no copy.
-//! The price is memory: a second copy of the hottest part of the page cache, bounded by the
-//! budget; the files held longest leave first. The bytes are the files' as stored, so nothing
-//! an answer is made of changes: it is still planned, assembled or decoded, and encoded anew.
+//! A made 10-year answer reads 120 month files of ~13 KB each. From the page cache each read is a
+//! system call, a look-up of the file's pages and a copy, and the reads with their tasks were about
+//! a third of a made Parquet answer's CPU time (the history of `benches/RESULTS.md`). `mmap` would
+//! make them memory reads, but the workspace forbids `unsafe` (and a file truncated under a map is
+//! a `SIGBUS`). Held here, a month's bytes are handed out as slices of one buffer, with no copy.
+//! The price is memory: a second copy of the hottest part of the page cache, bounded by the budget;
+//! the files held longest leave first. The bytes are the files' as stored, so nothing an answer is
+//! made of changes: it is still planned, assembled or decoded, and encoded anew.
 
 use bytes::Bytes;
 use std::collections::VecDeque;

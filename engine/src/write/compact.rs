@@ -139,7 +139,7 @@ impl YearDone {
 /// the published version's catalog (which the new version keeps). Goes through the files
 /// table a batch of stations at a time ([`crate::dataset::FilesByStation::batches`]), so
 /// memory holds a batch's files and the years in hand, not the table's bytes nor every file
-/// decoded (issue 56: ~1 GB at 2.4 M files).
+/// decoded (~1 GB at 2.4 M files).
 async fn join_all(
     store: &Arc<dyn ObjectStore>,
     writer: &DatasetWriter,

@@ -16,7 +16,7 @@
 //! encoded: the writers hand months over in no order of station (an import's come from
 //! buckets of station-months), so rows made while encoding would have to be held, or spilled,
 //! until their station is complete. Reading back costs a decode of the months written
-//! (`benches/RESULTS.md` gives the import's time with and without).
+//! (the history of `benches/RESULTS.md` gives the import's time with and without).
 
 use crate::dataset::catalog_file::Interner;
 use crate::dataset::files_for_writer;

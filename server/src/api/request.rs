@@ -4,9 +4,9 @@
 //! engine query. As ripgrep goes from `LowArgs` to `HiArgs`, nothing after this stage parses.
 //!
 //! Each request names its endpoint; the parameters an endpoint takes in each variant are
-//! those [`query_parameters`] defines for it, and any other is a 400 (a typo must never widen
-//! an answer). The check runs before path ids are resolved, the parsing after: a bad id is a
-//! 404 whatever the query, as before this stage existed.
+//! those [`query_parameters`](super::query_parameters) defines for it, and any other is a
+//! 400 (a typo must never widen an answer). The check runs before path ids are resolved, the
+//! parsing after: a bad id is a 404 whatever the query, as before this stage existed.
 
 use crate::api::params::{self, RawQuery, SortSpec};
 use crate::api::query_parameters::{self as param, Endpoint, QueryParameter};

@@ -2,13 +2,14 @@
 //! response envelope ([`envelope`]), catalog resources as JSON values ([`resources`]), the
 //! encoders of every format ([`encode`]), value answers streamed through them ([`values`],
 //! [`stream`]), long station lists ([`station_list`]), charts ([`chart`]), HTML pages
-//! ([`html`]), time formatting ([`timefmt`]), and the OpenAPI document and JSON Schemas served
-//! as they are ([`schemas`]).
+//! ([`html`]), time formatting ([`timefmt`]), the bytes they all append ([`out`]), and the
+//! OpenAPI document and JSON Schemas served as they are ([`schemas`]).
 
 pub mod chart;
 pub mod encode;
 pub mod envelope;
 pub mod html;
+pub mod out;
 pub mod reply;
 pub mod resources;
 pub mod schemas;

@@ -1,7 +1,7 @@
 //! Catalog resources as JSON objects in the field order of the standard, and the generic
 //! `fields` projection and `sort` over them (dot paths, nesting kept, text case-insensitive).
 
-use crate::render::encode::json_string;
+use crate::render::out::json_string;
 use crate::render::timefmt::TimeFormatter;
 use hydro_engine::model::{Characteristic, Parameter, Period, Station};
 use serde::Serialize;

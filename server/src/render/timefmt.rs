@@ -3,7 +3,7 @@
 //! the 1 440 minutes of a day. Sub-second parts appear only when present. In an IANA zone
 //! (`timeZone=Europe/Berlin`) each instant is written in the offset the zone has then.
 
-use crate::render::encode::{Out, padded};
+use crate::render::out::{Out, padded};
 use chrono::FixedOffset;
 use hydro_engine::model::zone::Zone;
 

@@ -598,13 +598,12 @@ pub async fn import(
 /// in its order (so each station's rows stay together: `dataset::station_files`); returns how
 /// many files it listed by copying row groups.
 ///
-/// Where the previous version lists its newest months, row groups that hold no row of a
-/// station the append wrote months of (and at least [`COPIED_GROUP_MIN_ROWS`] rows) are
-/// copied as they are, without decoding them: the new newest-months table takes those
-/// groups' stations' rows from the previous one, and their parameters keep their availability
-/// and newest value ([`Copied`]). A one-value append to 200 000 station-years decoded, noted
-/// and encoded all 2.4 M files again: 10.5 s, against 2.4 s copying (`benches/RESULTS.md`,
-/// issue 56, session 42).
+/// Where the previous version lists its newest months, row groups that hold no row of a station the
+/// append wrote months of (and at least [`COPIED_GROUP_MIN_ROWS`] rows) are copied as they are,
+/// without decoding them: the new newest-months table takes those groups' stations' rows from the
+/// previous one, and their parameters keep their availability and newest value ([`Copied`]). A
+/// one-value append to 200 000 station-years decoded, noted and encoded all 2.4 M files again: 10.5
+/// s, against 2.4 s copying (the history of `benches/RESULTS.md`).
 ///
 /// Files of the other groups are decoded: those of stations whose months the append did not
 /// rewrite go over as they come; those of a station it rewrote months of are held until the

@@ -1,6 +1,6 @@
 //! A chart answer (`format=svg`, `png`) made of a planned query: its rows reduced as they
-//! arrive ([`downsample`]), so that a 10-year chart holds a few thousand points, never the
-//! series, then drawn. The handler plans; this reads the plan and draws.
+//! arrive ([`downsample`](super::downsample)), so that a 10-year chart holds a few thousand
+//! points, never the series, then drawn. The handler plans; this reads the plan and draws.
 
 use crate::http::negotiate::Format;
 use crate::render::chart::curve::{self, Curve, CurveSpec};

@@ -125,9 +125,10 @@ fn write_thousandths(m: i64, out: &mut impl Out) {
         return;
     }
     if int < 1_000_000 {
-        // Discharges and the like (`2173.91`): two groups, at most eleven bytes. The general
-        // path below (four divisions, a search for the first group, a loop) took 7-9 % more
-        // of the server's CPU for a 10-year CSV of such values (`benches/ab.py`, RESULTS.md).
+        // Discharges and the like (`2173.91`): two groups, at most eleven bytes. The general path
+        // below (four divisions, a search for the first group, a loop) took 7-9 % more of the
+        // server's CPU for a 10-year CSV of such values (`benches/ab.py`, the history of
+        // RESULTS.md).
         let lead = LEADING[(int / 1000) as usize];
         let lead_len = (lead >> 56) as usize;
         let word = u128::from(lead & TEXT)

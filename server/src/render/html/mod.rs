@@ -1,6 +1,6 @@
-//! HTML pages for people with a browser ([`pages`], the API reference [`reference`]) and the frame of every page (a request that
-//! prefers `text/html`, or `format=html`): the
-//! document head, a trail of links up to the landing page, the links to the same resource in
+//! HTML pages for people with a browser ([`pages`], the API reference
+//! [`reference`](mod@reference)) and the frame of every page (a request that prefers
+//! `text/html`, or `format=html`): the document head, a trail of links up to the landing page, the links to the same resource in
 //! every machine format, and a small style sheet. Built with `maud`, which escapes every text
 //! it is given.
 //!
