@@ -114,3 +114,32 @@ pub fn padded<const N: usize>(bytes: &[u8]) -> [u8; N] {
     b[..bytes.len()].copy_from_slice(bytes);
     b
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings with each ASCII byte at each position of a word and its tail, and text
+    /// beyond ASCII, are written as serde_json writes them.
+    #[test]
+    fn texts_are_escaped_as_serde_json_escapes_them() {
+        let mut texts: Vec<String> = vec![String::new(), "Köln-Ehrenfeld".into(), "水位".into()];
+        for b in 0u8..0x80 {
+            for len in [1, 7, 8, 9, 16, 19] {
+                for at in 0..len {
+                    let mut t = vec![b'a'; len];
+                    t[at] = b;
+                    texts.push(String::from_utf8(t).unwrap());
+                }
+            }
+        }
+        texts.push("Straße \u{7f} ä\u{1f}ö".into());
+        for t in &texts {
+            let mut ours = Vec::new();
+            json_string(t, &mut ours);
+            assert_eq!(ours, serde_json::to_vec(t).unwrap(), "{t:?}");
+            let plain = t.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+            assert_eq!(needs_escape(t.as_bytes()), !plain, "{t:?}");
+        }
+    }
+}
