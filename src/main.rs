@@ -255,7 +255,7 @@ enum Command {
 /// is not given stays as it is (defaults: 3 years, 0.9, 11, UTC), so appends and compactions
 /// derive alike; a change derives every station's values anew.
 #[derive(Args)]
-#[command(next_help_heading = "Derived values")]
+#[command(next_help_heading = "The dataset's zone and derived values")]
 struct DerivedArgs {
     /// Complete hydrological years a series needs for derived values.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
