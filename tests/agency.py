@@ -16,6 +16,7 @@ Each series row by row: time, value (None for a gap) and quality.
 import io
 import json
 import sys
+import urllib.parse
 import urllib.request
 
 import pandas as pd
@@ -134,7 +135,16 @@ def check_dataset_zone():
         assert abs(row["mean"] - total) < 1e-9 and row["years"] == 1, (row, total)
     annual = json.loads(fetch("/stations/4711/parameters/N/statistics?type=annual"))["data"]
     assert abs(annual[0]["sum"] - values.sum()) < 1e-9, annual
-    print(f"dataset zone: {len(days)} daily sums on their local days, monthly normals of sums")
+    # The daily rollups, in SQL, are the same local days: a row a day (the first day's
+    # midnight is 2023-12-31T23:00Z), whose sum is the day's value.
+    q = urllib.parse.quote("SELECT day, sum FROM daily WHERE station = '4711' ORDER BY day")
+    rows = pd.read_csv(io.BytesIO(fetch(f"/sql?format=csv&q={q}")))
+    assert len(rows) == len(frame), (len(rows), len(frame))
+    assert rows["day"][0] == "2023-12-31T23:00:00+00:00", rows.head()
+    for got, want in zip(rows["sum"], frame["Tagessumme"]):
+        assert abs(got - want) < 1e-9, (got, want)
+    print(f"dataset zone: {len(days)} daily sums on their local days (aggregates and SQL's "
+          f"daily), monthly normals of sums")
 
 
 def check_wide():

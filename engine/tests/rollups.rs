@@ -105,11 +105,25 @@ async fn derived_of(root: &Path, station: &StationId) -> Vec<Characteristic> {
 /// Yearly and quarterly statistics of a series, summed from rollups (the statistics that do
 /// not rank values) and from raw values (with `p50` beside them, which ranks).
 async fn both_paths(dataset: &Dataset, series: (&StationId, &ParameterId)) -> usize {
+    paths_agree(
+        dataset,
+        series,
+        &[
+            (Interval::Months(12), "+01:00"),
+            (Interval::Months(3), "UTC"),
+        ],
+    )
+    .await
+}
+
+/// Statistics of a series on each grid of `grids`, from rollups and from raw values.
+async fn paths_agree(
+    dataset: &Dataset,
+    series: (&StationId, &ParameterId),
+    grids: &[(Interval, &str)],
+) -> usize {
     let mut compared = 0;
-    for (interval, zone) in [
-        (Interval::Months(12), "+01:00"),
-        (Interval::Months(3), "UTC"),
-    ] {
+    for &(interval, zone) in grids {
         let q = |statistics: &[&str]| {
             let spec = AggregateSpec {
                 statistics: statistics.iter().map(|s| s.parse().unwrap()).collect(),
@@ -558,4 +572,80 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// A dataset with a zone of its own keeps rollups of its local days: a day's row starts at its
+/// midnight there (23 or 25 hours around a DST change), a day a UTC month's end cuts has a row
+/// of each month's values, and daily and monthly aggregates in that zone summed from them
+/// agree with the raw values, before and after an append that rewrites one month.
+#[tokio::test]
+async fn rollups_of_a_dataset_zone_are_its_days() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let berlin = Zone::parse("Europe/Berlin").unwrap();
+    let opts = GenerateOptions {
+        stations: 2,
+        years: 2,
+        interval_minutes: 60,
+        seed: 17,
+        start: NaiveDate::from_ymd_opt(2022, 1, 1).unwrap(),
+        derived: DerivedChange {
+            zone: Some(berlin),
+            ..DerivedChange::default()
+        },
+    };
+    generate(Store::dir(&root).unwrap().object_store(), &opts, |_, _| {})
+        .await
+        .unwrap();
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    assert_eq!(dataset.manifest.rollup_zone(), berlin);
+    let station = dataset.catalog.stations()[0].id.clone();
+    let parameter = dataset.catalog.parameters(&station)[0].id.clone();
+    let parts = rollups_of(&root).await.remove(&station).unwrap();
+    let days: Vec<DayRow> = rows(&root, &parts)
+        .into_iter()
+        .filter(|r| r.parameter == parameter)
+        .collect();
+    for d in &days {
+        assert_eq!(berlin.day_start(berlin.local_date(d.day)), d.day, "{d:?}");
+        assert!(d.day <= d.first_time && d.last_time < d.day + 25 * 3_600_000_000);
+    }
+    // 1 February 2022 (local) starts 31 January 23:00Z: a row of each month's values.
+    let feb_1 = micros("2022-01-31T23:00:00Z");
+    let cut: Vec<&DayRow> = days.iter().filter(|d| d.day == feb_1).collect();
+    assert_eq!(cut.len(), 2, "{cut:?}");
+    assert_eq!(cut.iter().map(|d| d.count).sum::<i64>(), 24);
+    // The day the clocks go back has 25 hours.
+    let long = days
+        .iter()
+        .filter(|d| d.day == micros("2022-10-29T22:00:00Z"))
+        .map(|d| d.count)
+        .sum::<i64>();
+    assert_eq!(long, 25);
+    let grids = [
+        (Interval::Day, "Europe/Berlin"),
+        (Interval::Months(1), "Europe/Berlin"),
+        (Interval::Months(12), "Europe/Berlin"),
+        (Interval::Months(3), "UTC"),
+    ];
+    assert!(paths_agree(&dataset, (&station, &parameter), &grids).await > 100);
+
+    // A correction in the first hour of a local day a month end cuts, and one in another month.
+    append(
+        &root,
+        &[
+            (&station, &parameter, "2022-01-31T23:00:00Z", 99999.0),
+            (&station, &parameter, "2022-06-15T12:00:00Z", -5.0),
+        ],
+    )
+    .await;
+    let dataset = Dataset::open_dir(&root).await.unwrap();
+    assert!(paths_agree(&dataset, (&station, &parameter), &grids).await > 100);
+    let parts = rollups_of(&root).await.remove(&station).unwrap();
+    let cut: Vec<DayRow> = rows(&root, &parts)
+        .into_iter()
+        .filter(|r| r.parameter == parameter && r.day == feb_1)
+        .collect();
+    assert_eq!(cut.iter().map(|d| d.count).sum::<i64>(), 24, "{cut:?}");
+    assert!(cut.iter().any(|d| d.max == 99999.0));
 }

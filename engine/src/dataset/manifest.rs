@@ -13,6 +13,7 @@ use crate::dataset::layout;
 use crate::model::Micros;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
+use crate::model::zone::Zone;
 use serde::{Deserialize, Serialize};
 
 /// Version 4: value files under one Hive key (`station=<id>`), compacted into station-year
@@ -47,6 +48,24 @@ pub struct Manifest {
     /// What the publish did; versions written before it was kept have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publish: Option<PublishSummary>,
+    /// The zone whose days the daily rollups are of (the dataset's zone), where it is not
+    /// UTC; versions that name none have rollups of UTC days.
+    #[serde(
+        default,
+        rename = "rollupZone",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rollup_zone: Option<String>,
+}
+
+impl Manifest {
+    /// The zone whose days its daily rollups are of.
+    pub fn rollup_zone(&self) -> Zone {
+        self.rollup_zone
+            .as_deref()
+            .and_then(|z| Zone::parse(z).ok())
+            .unwrap_or(Zone::UTC)
+    }
 }
 
 /// What a publish did.

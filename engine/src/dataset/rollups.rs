@@ -47,6 +47,7 @@ use crate::model::Micros;
 use crate::model::gap::is_gap;
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
+use crate::model::zone::Zone;
 use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray,
@@ -68,16 +69,20 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-/// The rollups' grain: a UTC day.
+/// A day of 24 hours; the rollups' grain is a day of the dataset's zone (24 hours but for the
+/// days its clocks change), a UTC day unless the dataset has a zone of its own.
 pub const DAY: Micros = 86_400_000_000;
 
 const W: &str = "rollups table";
 
-/// One series' values of one UTC day, summarised.
+/// One series' values of one day of the dataset's zone, summarised; of a day a UTC month's end
+/// cuts (a local day starting at 23:00Z), one row of each month's values, which readers add up
+/// (a month's rows come from its value file alone, so a publish rewrites the rows of the months
+/// it wrote and no other).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DayRow {
     pub parameter: ParameterId,
-    /// The day's start (UTC midnight).
+    /// The day's start: its midnight in the dataset's zone, as a UTC instant.
     pub day: Micros,
     pub count: i64,
     pub sum: f64,
@@ -92,8 +97,9 @@ pub struct DayRow {
 }
 
 impl DayRow {
+    /// The UTC month its values are in (the value file they came from).
     pub fn month(&self) -> Month {
-        Month::of(self.day)
+        Month::of(self.first_time)
     }
 
     /// A day of hourly values around `v`, for tests: the lowest, `v - 1`, at 01:00, the
@@ -118,15 +124,53 @@ impl DayRow {
     }
 }
 
-/// The day rows of one series' values, ascending in time. Recorded gaps are no values: a day
-/// of gaps alone has no row.
-pub fn days_of(parameter: &ParameterId, times: &[Micros], values: &[f64]) -> Vec<DayRow> {
+/// The days of a zone: the start of the day of an instant, found once a day (an IANA zone's
+/// midnights are looked up, a fixed offset's computed).
+pub struct ZoneDays {
+    zone: Zone,
+    /// The day found last: `[start, end)`.
+    current: (Micros, Micros),
+}
+
+impl ZoneDays {
+    pub fn new(zone: Zone) -> Self {
+        Self {
+            zone,
+            current: (0, 0),
+        }
+    }
+
+    /// The start of the day that holds `t`.
+    #[inline]
+    pub fn start(&mut self, t: Micros) -> Micros {
+        if let Some(offset) = self.zone.fixed() {
+            let offset = i64::from(offset.local_minus_utc()) * 1_000_000;
+            return (t + offset).div_euclid(DAY) * DAY - offset;
+        }
+        if !(self.current.0 <= t && t < self.current.1) {
+            let date = self.zone.local_date(t);
+            let next = date.succ_opt().unwrap_or(date);
+            self.current = (self.zone.day_start(date), self.zone.day_start(next));
+        }
+        self.current.0
+    }
+}
+
+/// The day rows of one series' values (of one month file, or fewer), ascending in time, of the
+/// days of `zone`. Recorded gaps are no values: a day of gaps alone has no row.
+pub fn days_of(
+    parameter: &ParameterId,
+    times: &[Micros],
+    values: &[f64],
+    zone: Zone,
+) -> Vec<DayRow> {
     let mut out: Vec<DayRow> = Vec::new();
+    let mut days = ZoneDays::new(zone);
     for (&t, &v) in times.iter().zip(values) {
         if is_gap(v) {
             continue;
         }
-        let day = t.div_euclid(DAY) * DAY;
+        let day = days.start(t);
         match out.last_mut() {
             Some(row) if row.day == day => {
                 row.count += 1;
@@ -508,7 +552,7 @@ mod tests {
         let h = DAY / 24;
         let times = [22 * h, 23 * h, DAY, DAY + h, DAY + 2 * h];
         let values = [1.0, 3.0, 2.0, 2.0, 0.5];
-        let rows = days_of(&p, &times, &values);
+        let rows = days_of(&p, &times, &values, Zone::UTC);
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].day, rows[0].count, rows[0].sum), (0, 2, 4.0));
         assert_eq!((rows[0].max, rows[0].max_time), (3.0, 23 * h));

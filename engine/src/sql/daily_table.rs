@@ -28,12 +28,22 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The `daily` view over `dataset`'s rollup files; `prune`: whether filters choose the files
-/// read (always, but for the tests' oracle, which reads every file).
+/// read (always, but for the tests' oracle, which reads every file). Rollups of a zone's days
+/// other than UTC's have two rows of the day a UTC month's end cuts (one from each month's
+/// file): the view adds them up into the day's one row.
 pub(crate) fn daily(dataset: Arc<Dataset>, prune: bool) -> Result<Arc<dyn TableProvider>> {
+    let utc_days = dataset.manifest.rollup_zone() == crate::model::zone::Zone::UTC;
     let files = provider_as_source(Arc::new(RollupFiles { dataset, prune }));
     let column = |name: &str| Expr::Column(Column::new_unqualified(name));
     let renamed = |file: &str, name: &str| column(file).alias(name);
-    let plan = LogicalPlanBuilder::scan("rollups", files, None)?
+    let mut plan = LogicalPlanBuilder::scan("rollups", files, None)?;
+    if !utc_days {
+        plan = plan.aggregate(
+            vec![column(COL_STATION), column("parameter"), column("day")],
+            day_of_parts(),
+        )?;
+    }
+    let plan = plan
         .project(vec![
             column(COL_STATION),
             column("parameter"),
@@ -52,6 +62,34 @@ pub(crate) fn daily(dataset: Arc<Dataset>, prune: bool) -> Result<Arc<dyn TableP
         ])?
         .build()?;
     Ok(Arc::new(ViewTable::new(plan, None)))
+}
+
+/// A day's rows (one a month file) as one: counts and sums added, the extremes with their
+/// times, the first and last values by time; named as the files name them.
+fn day_of_parts() -> Vec<Expr> {
+    use datafusion::functions_aggregate::expr_fn::{first_value, last_value, max, min, sum};
+    let column = |name: &str| Expr::Column(Column::new_unqualified(name));
+    let by = |name: &str, ascending: bool| column(name).sort(ascending, false);
+    vec![
+        sum(column("count")).alias("count"),
+        sum(column("sum")).alias("sum"),
+        min(column("min")).alias("min"),
+        first_value(
+            column("minTime"),
+            vec![by("min", true), by("minTime", true)],
+        )
+        .alias("minTime"),
+        max(column("max")).alias("max"),
+        first_value(
+            column("maxTime"),
+            vec![by("max", false), by("maxTime", true)],
+        )
+        .alias("maxTime"),
+        first_value(column("first"), vec![by("firstTime", true)]).alias("first"),
+        min(column("firstTime")).alias("firstTime"),
+        last_value(column("last"), vec![by("lastTime", true)]).alias("last"),
+        max(column("lastTime")).alias("lastTime"),
+    ]
 }
 
 /// The rollup files as they are: their columns, then `station`.

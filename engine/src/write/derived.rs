@@ -8,9 +8,11 @@
 //!   holds at the parameter's interval; a series needs [`DerivedSettings::years`] complete
 //!   years;
 //! - years start at midnight of the 1st of [`DerivedSettings::year_start`] (11: the German
-//!   hydrological year) in [`DerivedSettings::zone`]. In UTC a year is whole UTC days of
-//!   rollup rows; in another zone the day a year's edge cuts is split by its raw values
-//!   ([`edge_days`], [`split_day`]): one month file read a year and series.
+//!   hydrological year) in [`DerivedSettings::zone`], the dataset's zone, whose days the
+//!   rollups are of: a year is whole days of rollup rows. Rollups of another zone's days (of
+//!   UTC, written before the dataset's zone was their grain) have a day a year that a year's
+//!   edge cuts, split by its raw values ([`edge_days`], [`split_day`]): one month file read a
+//!   year and series.
 //!
 //! A series' rows are summed up a hydrological year at a time ([`year_summaries`]), a rollup
 //! part's years kept in its footer ([`crate::dataset::rollup_years`]): a publish adds up the
@@ -29,7 +31,7 @@ pub use crate::dataset::derived_settings::{DerivedSettings, SettingsError};
 
 use crate::dataset::derived_settings::ZoneName;
 use crate::dataset::rollup_years::YearSummary;
-use crate::dataset::rollups::{DAY, DayRow, days_of};
+use crate::dataset::rollups::{DayRow, days_of};
 use crate::error::{EngineError, Result};
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use crate::model::zone::Zone;
@@ -68,30 +70,47 @@ pub struct Quantity<'a> {
     pub unit: &'a str,
 }
 
-/// The UTC days of `days` that a year's edge cuts (none in UTC, where years start at UTC
-/// midnight): their rows span two years, so [`split_day`] makes two of each from raw values.
-pub fn edge_days<R: Borrow<DayRow>>(days: &[R], settings: &DerivedSettings) -> Vec<Micros> {
+/// The rows of `days` that a year's edge cuts, by their day and first value's time: their
+/// values span two years, so [`split_day`] makes two of each from raw values. None where the
+/// rollups' days are those of the years' zone (a year starts at a day's start); rollups of UTC
+/// days in a dataset whose years start at another zone's midnight have one a year.
+pub fn edge_days<R: Borrow<DayRow>>(
+    days: &[R],
+    settings: &DerivedSettings,
+) -> Vec<(Micros, Micros)> {
     let mut year_of = settings.years();
     days.iter()
-        .map(|d| d.borrow().day)
-        .filter(|&day| year_of(day).0 != year_of(day + DAY - 1).0)
+        .map(Borrow::borrow)
+        .filter(|d| year_of(d.first_time).0 != year_of(d.last_time).0)
+        .map(|d| (d.day, d.first_time))
         .collect()
 }
 
-/// The rows of the UTC day `day` of one series split where a year starts, from the series'
-/// raw values of that day or more (ascending).
+/// The values of `row` (of one series) split where a year starts, as rows of `row`'s day, from
+/// the series' raw values of that day or more (ascending).
 pub fn split_day(
-    parameter: &ParameterId,
-    day: Micros,
+    row: &DayRow,
     times: &[Micros],
     values: &[f64],
     settings: &DerivedSettings,
 ) -> Vec<DayRow> {
-    let edge = settings.year_of(day + DAY - 1).1;
+    let edge = settings.year_of(row.last_time).1;
     let at = |t: Micros| times.partition_point(|&x| x < t);
-    let (from, cut, to) = (at(day), at(edge), at(day + DAY));
-    let mut rows = days_of(parameter, &times[from..cut], &values[from..cut]);
-    rows.extend(days_of(parameter, &times[cut..to], &values[cut..to]));
+    let (from, cut, to) = (at(row.first_time), at(edge), at(row.last_time + 1));
+    let day = |range: std::ops::Range<usize>| {
+        let mut rows = days_of(
+            &row.parameter,
+            &times[range.clone()],
+            &values[range],
+            Zone::UTC,
+        );
+        for r in &mut rows {
+            r.day = row.day;
+        }
+        rows
+    };
+    let mut rows = day(from..cut);
+    rows.extend(day(cut..to));
     rows
 }
 
@@ -248,6 +267,7 @@ pub fn is_derived_id(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dataset::rollups::DAY;
 
     /// The years of a series' parts added up are the years of its rows at once (a year two
     /// parts share included), and derive the same values.

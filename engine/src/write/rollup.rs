@@ -82,6 +82,11 @@ pub(crate) async fn write_rollups(
     // New settings derive every station's values anew, not only those of stations written.
     let rederive = manifest.is_some() && settings != before;
     let builds_on = matches!(kind, PublishKind::Append | PublishKind::Compact);
+    // Rollups of another zone's days (the dataset's zone changed, or they were written as UTC
+    // days before the dataset's zone was their grain) are made again from the month files.
+    let rebuild = manifest
+        .as_ref()
+        .is_some_and(|m| m.rollup_zone() != settings.zone);
     let previous: HashMap<StationId, Vec<RollupFile>> = match manifest.filter(|_| builds_on) {
         Some(m) => match m.catalog.rollups {
             Some(path) => {
@@ -107,7 +112,8 @@ pub(crate) async fn write_rollups(
     let join = |station: &StationId| {
         join_before.and_then(|year| parts_to_join(previous.get(station)?, year))
     };
-    let values_as_they_were = |station: &StationId| !rederive && !written.contains(station);
+    let values_as_they_were =
+        |station: &StationId| !rederive && !rebuild && !written.contains(station);
     // No month of it written, the settings unchanged, nothing to join: its parts as they
     // were, without the station's files decoded (an append to one station decodes one).
     let (kept, to_build): (Vec<&StationId>, Vec<&StationId>) = files
@@ -136,6 +142,7 @@ pub(crate) async fn write_rollups(
                     settings,
                     quantities: Arc::clone(&quantities),
                     stations: Arc::clone(&derived_stations),
+                    rebuild,
                 };
                 // A task a station: reading its months and encoding its parts are work for
                 // every core, and the futures of one stream run on one thread.
@@ -234,10 +241,13 @@ struct StationRollups {
 
 /// How a station's derived values are made.
 struct Derive {
+    /// The dataset's settings: its zone is the rollups' days'.
     settings: DerivedSettings,
     quantities: Arc<HashMap<Series, (char, Micros, Text)>>,
     /// The stations with a series in `quantities`: only theirs keep years in their parts.
     stations: Arc<HashSet<StationId>>,
+    /// Whether the previous parts are of another zone's days: every row is made again.
+    rebuild: bool,
 }
 
 /// A parameter's derived-values letter (`W` for water levels, `Q` for discharge), interval
@@ -284,12 +294,18 @@ async fn station_rollup(
         join,
     } = task;
     let store = store.as_ref();
-    let before = previous.get(&station).map_or(&[][..], Vec::as_slice);
-    let written: BTreeSet<Month> = files
-        .iter()
-        .filter(|f| f.generation == generation)
-        .map(|f| f.month)
-        .collect();
+    let (before, written): (&[RollupFile], BTreeSet<Month>) = match derive.rebuild {
+        // Every month summarised anew, no part kept.
+        true => (&[], files.iter().map(|f| f.month).collect()),
+        false => (
+            previous.get(&station).map_or(&[][..], Vec::as_slice),
+            files
+                .iter()
+                .filter(|f| f.generation == generation)
+                .map(|f| f.month)
+                .collect(),
+        ),
+    };
     // Only a station with a series to derive keeps years in its parts (of all its series).
     let mut years = derive
         .stations
@@ -307,7 +323,7 @@ async fn station_rollup(
                 .filter(|f| before.is_empty() || written.contains(&f.month))
             {
                 for (parameter, times, values) in read_month_values(store, f).await? {
-                    rows.extend(days_of(&parameter, &times, &values));
+                    rows.extend(days_of(&parameter, &times, &values, derive.settings.zone));
                 }
             }
             let rows = sorted(rows);
@@ -368,9 +384,12 @@ async fn station_rollup(
     }))
 }
 
-/// `rows` sorted by (parameter, day), as rollup files and derived values take them.
+/// `rows` sorted by (parameter, day), as rollup files and derived values take them; the rows
+/// of a day two months' files share in time order.
 fn sorted(mut rows: Vec<DayRow>) -> Vec<DayRow> {
-    rows.sort_by(|a, b| (&a.parameter, a.day).cmp(&(&b.parameter, b.day)));
+    rows.sort_by(|a, b| {
+        (&a.parameter, a.day, a.first_time).cmp(&(&b.parameter, b.day, b.first_time))
+    });
     rows
 }
 
@@ -458,9 +477,11 @@ async fn write_part(
     rows: &[&DayRow],
     years: Option<&mut StationYears<'_>>,
 ) -> Result<Option<RollupFile>> {
-    let first_day = rows.iter().map(|r| r.day).min();
-    let last_day = rows.iter().map(|r| r.day).max();
-    let Some(days) = first_day.zip(last_day) else {
+    // The span of its values: the UTC years of a part are those of its months, disjoint from
+    // other parts' even where a local day starts in the year before.
+    let first = rows.iter().map(|r| r.first_time).min();
+    let last = rows.iter().map(|r| r.last_time).max();
+    let Some(days) = first.zip(last) else {
         return Ok(None);
     };
     let part_years = match years {
@@ -551,12 +572,12 @@ impl<'a> StationYears<'a> {
         store: &dyn ObjectStore,
         parameter: &ParameterId,
         series: &[&DayRow],
-        edges: &[Micros],
+        edges: &[(Micros, Micros)],
     ) -> Result<Vec<DayRow>> {
         let station = self.station;
         let mut split = Vec::with_capacity(series.len() + edges.len());
         for &d in series {
-            if edges.binary_search(&d.day).is_err() {
+            if edges.binary_search(&(d.day, d.first_time)).is_err() {
                 split.push(d.clone());
                 continue;
             }
@@ -584,7 +605,7 @@ impl<'a> StationYears<'a> {
                         "{station}: rollups of {parameter} in {month} without its values"
                     ))
                 })?;
-            split.extend(split_day(parameter, d.day, times, values, &self.settings));
+            split.extend(split_day(d, times, values, &self.settings));
         }
         Ok(split)
     }

@@ -19,6 +19,7 @@ use crate::error::{EngineError, Result};
 use crate::model::gap::{gaps_to_nulls, is_gap};
 use crate::model::ids::{ParameterId, StationId};
 use crate::model::month::Month;
+use crate::model::zone::Zone;
 use crate::model::{Characteristic, CharacteristicType, Latest, Parameter, Period, Station, Text};
 use crate::parquet::assembly::FileFooter;
 use crate::storage::delete_if_present;
@@ -588,6 +589,8 @@ impl DatasetWriter {
             catalog,
             derived: Some(rollups.settings),
             publish: Some(publish),
+            rollup_zone: (rollups.settings.zone != Zone::UTC)
+                .then(|| rollups.settings.zone.to_string()),
         };
         put_version(store.as_ref(), &manifest, self.previous).await?;
         self.journal.close().await;

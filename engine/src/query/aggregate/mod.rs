@@ -507,7 +507,7 @@ impl Dataset {
         };
         if let (Some(grid), Window::Between { from, to }) = (grid, window)
             && let Some(parts) = self.rollups.get(&s.series.0)
-            && rolled::serves(spec, &grid)
+            && rolled::serves(spec, &grid, self.manifest.rollup_zone())
         {
             let window = (from.unwrap_or(Micros::MIN), to.unwrap_or(Micros::MAX));
             let rolled = self.rolled_buckets(s, window, spec, grid, parts).await?;

@@ -1,10 +1,11 @@
 //! Buckets summed from a series' daily rollups ([`crate::dataset::rollups`]) instead of its
 //! raw values, where the statistics allow it (those that rank values cannot be summed) and
-//! the buckets are made of whole UTC days but for a few:
-//! - in a zone at UTC+00:00, days, months and years are whole UTC days;
-//! - in any other zone, a quarter or a year (and longer) is whole UTC days but for the one its
-//!   start cuts, so its rollup rows serve with the raw values of that day; months and shorter
-//!   would read as many raw days as buckets, so they read raw values throughout.
+//! the buckets are made of whole rollup days (days of the dataset's zone, UTC unless it has
+//! one) but for a few:
+//! - in the rollups' zone, days, months and years are whole rollup days;
+//! - in any other zone, a quarter or a year (and longer) is whole rollup days but for the one
+//!   its start cuts, so its rollup rows serve with the raw values of that day; months and
+//!   shorter would read as many raw days as buckets, so they read raw values throughout.
 //!
 //! A day whose values lie in one bucket and inside the window is its rollup row; any other
 //! day's values are read raw (from its month file, cut to the day and the window). Days are
@@ -15,22 +16,28 @@ use super::calendar::{Bucket, Grid, Interval};
 use super::statistic::Accumulator;
 use super::{AggregateSpec, Buckets, SeriesToAggregate};
 use crate::dataset::Dataset;
-use crate::dataset::rollups::{DAY, RollupFile, read_part};
+use crate::dataset::rollups::{RollupFile, read_part};
 use crate::error::Result;
 use crate::model::Micros;
+use crate::model::zone::Zone;
 use crate::query::spec::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Float64Type, TimestampMicrosecondType};
 use futures::StreamExt;
 
-/// Whether the buckets of `spec` on `grid` are summed from rollups.
-pub(super) fn serves(spec: &AggregateSpec, grid: &Grid) -> bool {
-    let utc = spec.zone.fixed().is_some_and(|o| o.local_minus_utc() == 0);
+/// Whether the buckets of `spec` on `grid` are summed from rollups of the days of
+/// `rollup_zone`.
+pub(super) fn serves(spec: &AggregateSpec, grid: &Grid, rollup_zone: Zone) -> bool {
+    let same_days = spec.zone == rollup_zone
+        || spec
+            .zone
+            .fixed()
+            .is_some_and(|o| rollup_zone.fixed() == Some(o));
     spec.qualities.is_none()
         && !spec.statistics.iter().any(|s| s.ranks())
         && match grid.interval {
             Interval::Fixed(_) => false,
-            Interval::Day | Interval::Months(1 | 2) => utc,
+            Interval::Day | Interval::Months(1 | 2) => same_days,
             Interval::Months(_) => true,
         }
 }
@@ -82,7 +89,7 @@ impl Dataset {
                 acc.push_day(d);
                 continue;
             }
-            let day = (lo.max(d.day), hi.min(d.day + DAY - 1));
+            let day = (lo.max(d.first_time), hi.min(d.last_time));
             for (t, v) in self.raw_values(s, day).await? {
                 enter(t, &mut acc, &mut out);
                 acc.push(t, v);
