@@ -12,8 +12,9 @@ use datafusion::arrow::array::{
     ArrayRef, DictionaryArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::datatypes::Int32Type;
-use hydro_server::http::negotiate::Format;
+use hydro_server::render::encode::TextFormat;
 use hydro_server::render::encode::text::ValuesText;
+use hydro_server::render::format::{csv::Csv, ndjson::NdJson};
 use hydro_server::render::timefmt::TimeFormatter;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -63,7 +64,7 @@ fn year(first_level: i64) -> RecordBatch {
     .unwrap()
 }
 
-fn ours(format: Format) -> ValuesText {
+fn ours(format: &'static dyn TextFormat) -> ValuesText {
     let columns = ["timestamp", "value", "quality"].map(String::from).to_vec();
     ValuesText::new(
         format,
@@ -72,6 +73,7 @@ fn ours(format: Format) -> ValuesText {
         Vec::new(),
         TimeFormatter::new(chrono::FixedOffset::east_opt(0).unwrap()),
     )
+    .unwrap()
 }
 
 fn bytes(chunks: Vec<bytes::Bytes>) -> usize {
@@ -83,7 +85,7 @@ fn encode(c: &mut Criterion) {
     let discharges = year(217_391);
     let mut g = c.benchmark_group("encode_year");
     g.throughput(Throughput::Elements(ROWS as u64));
-    let csv = ours(Format::Csv);
+    let csv = ours(&Csv);
     g.bench_function("csv/ours", |b| {
         b.iter(|| bytes(csv.rows(black_box(&batch)).unwrap()))
     });
@@ -99,7 +101,7 @@ fn encode(c: &mut Criterion) {
             w.into_inner().len()
         })
     });
-    let ndjson = ours(Format::NdJson);
+    let ndjson = ours(&NdJson);
     g.bench_function("ndjson/ours", |b| {
         b.iter(|| bytes(ndjson.rows(black_box(&batch)).unwrap()))
     });

@@ -208,24 +208,10 @@ def problem(desc):
 ERRORS = {"400": problem("bad or unknown parameter"), "404": problem("unknown resource"),
           "405": problem("method not allowed"), "406": problem("no acceptable format"),
           "414": problem("URI too long"), "503": problem("overloaded or storage unavailable")}
-MEDIA = {"json": "application/json", "csv": "text/csv", "geojson": "application/geo+json",
-         "xml": "application/xml", "ndjson": "application/x-ndjson",
-         "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet",
-         "svg": "image/svg+xml", "png": "image/png", "html": "text/html"}
-
-
-def op(op_id, summary, schema, params, formats):
-    content = {}
-    for f in formats:
-        if f == "json":
-            content[MEDIA[f]] = {"schema": {"$ref": f"#/components/schemas/{schema}"}}
-        elif f == "geojson":
-            content[MEDIA[f]] = {"schema": {"type": "object", "required": ["type"],
-                                            "properties": {"type": {"enum": ["FeatureCollection", "Feature"]}}}}
-        elif f in ("arrow", "parquet", "png"):
-            content[MEDIA[f]] = {"schema": {"type": "string", "format": "binary"}}
-        else:
-            content[MEDIA[f]] = {"schema": {"type": "string"}}
+def op(op_id, summary, schema, params):
+    """An operation answering the JSON Schema `schema` in JSON. The server adds the media types
+    of the other formats the operation offers, from its formats table."""
+    content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
     return {"get": {"operationId": op_id, "summary": summary, "parameters": params,
                     "responses": {"200": {"description": "OK", "content": content}, "304": {"description": "Not modified"}} | ERRORS}}
 
@@ -247,13 +233,12 @@ def ranged(path):
     return path
 
 
-def posted(path, formats):
+def posted(path):
     """The operation `path` has for GET, as POST too: the same answer (and ETag) with the
-    parameters in the body (which the server describes), in the data formats `formats`."""
+    parameters in the body (which the server describes), in the data formats (the server's
+    formats table leaves out the charts: images a page links to with a URL)."""
     get = path["get"]
     responses = {k: v for k, v in get["responses"].items() if k not in ("206", "304", "416")}
-    responses["200"] = responses["200"] | {"content": {MEDIA[f]: responses["200"]["content"][MEDIA[f]]
-                                                       for f in formats}}
     responses |= {"412": problem("If-None-Match matches: a POST is not answered 304"),
                   "413": problem("request body larger than 1 MiB"),
                   "415": problem("request body neither a form nor JSON")}
@@ -268,22 +253,6 @@ path_id = lambda name, d: {"name": name, "in": "path", "required": True, "descri
 STATION_ID = path_id("stationId", "station id")
 PARAMETER_ID = path_id("parameterId", "parameter id, e.g. water-level-15min")
 CHAR_ID = path_id("characteristicId", "characteristic id, e.g. mhw")
-CATALOG = ["json", "csv", "xml", "ndjson", "arrow", "parquet"]
-# html: a page for people with a browser (also chosen by an Accept that prefers text/html);
-# svg, png: a chart of the values.
-STATIONS = ["json", "csv", "geojson", "xml", "ndjson", "arrow", "parquet", "html"]
-VALUES = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png", "html"]
-MANY = ["json", "csv", "ndjson", "arrow", "parquet", "svg", "png"]
-LATEST = ["json", "csv", "geojson", "ndjson", "arrow", "parquet"]
-# A selection sent in a body is data to analyse: the charts (images a page links to with a URL)
-# are GET's alone.
-POSTED = [f for f in MANY if f not in ("svg", "png")]
-STATISTICS_FORMATS = ["json", "csv", "xml", "ndjson", "arrow", "parquet", "svg", "png"]
-POSTED_STATISTICS = [f for f in STATISTICS_FORMATS if f not in ("svg", "png")]
-# A page shows one series' statistics.
-STATISTICS_PAGE = STATISTICS_FORMATS + ["html"]
-
-SQL_FORMATS = ["json", "csv", "ndjson", "arrow", "parquet"]
 SQL_STATEMENT = {"type": "string", "minLength": 1,
                  "example": "SELECT station, max(value) AS highest FROM values WHERE parameter = 'water-level-15min' "
                             "GROUP BY station ORDER BY highest DESC LIMIT 10"}
@@ -299,7 +268,7 @@ def sql_path():
     as application/sql or text/plain, or q in a JSON object or form)."""
     path = op("querySql", "The rows of one read-only SQL statement (SELECT, WITH or EXPLAIN) over the tables "
                           "values, daily (the rollups), stations, parameters and characteristics; see docs/sql.md",
-              "sql", [], SQL_FORMATS)
+              "sql", [])
     get = path["get"]
     # Never 304: SQL answers are not cached (a statement may ask for now() or random()).
     get["responses"] = {k: v for k, v in get["responses"].items() if k != "304"} | SQL_LIMITS
@@ -326,42 +295,40 @@ openapi = {
              "description": "Hydrological Data API Standard, EXTENDED variant. Errors are RFC 9457 problem details."},
     "servers": [{"url": "/v1"}],
     "paths": {
-        "/": op("landing", "Landing page", "landing", [], ["json", "html"]),
+        "/": op("landing", "Landing page", "landing", []),
         "/health": {"get": {"operationId": "health", "summary": "Operational status", "parameters": [],
                             "responses": {"200": {"description": "ok or degraded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}},
                                           "503": {"description": "down", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/health"}}}}}}},
-        "/stations": op("listStations", "Stations", "stations", [], STATIONS),
+        "/stations": op("listStations", "Stations", "stations", []),
         "/values": posted(ranged(or_aggregates(op("listSeriesValues",
                                     "Values of many series in one answer: stationId, parameterId, timestamp, "
                                     "value, quality by station, parameter and time; each series' window as on "
-                                    "the single-series endpoint", "seriesValues", [], MANY),
-                                               "seriesAggregates")),
-                          POSTED),
+                                    "the single-series endpoint", "seriesValues", []),
+                                               "seriesAggregates"))),
         "/statistics": posted(op("listSeriesStatistics", "Statistics of many series over a reference period, "
                                                          "rows by station and parameter", "seriesStatistics",
-                                 [], STATISTICS_FORMATS),
-                              POSTED_STATISTICS),
+                                 [])),
         "/latest": op("listLatest", "The newest value of each selected series, with its station's name and "
-                                    "coordinates (GeoJSON: a map layer of current values)", "latest", [], LATEST),
-        S: op("getStation", "One station", "station", [STATION_ID], STATIONS),
-        S + "/parameters": op("listParameters", "Parameters of a station", "parameters", [STATION_ID], CATALOG),
+                                    "coordinates (GeoJSON: a map layer of current values)", "latest", []),
+        S: op("getStation", "One station", "station", [STATION_ID]),
+        S + "/parameters": op("listParameters", "Parameters of a station", "parameters", [STATION_ID]),
         S + "/parameters/{parameterId}": op("getParameter", "One parameter", "parameter",
-                                            [STATION_ID, PARAMETER_ID], CATALOG),
+                                            [STATION_ID, PARAMETER_ID]),
         S + "/parameters/{parameterId}/values": ranged(or_aggregates(op("listValues", "Values of a series", "values",
-                                                                        [STATION_ID, PARAMETER_ID], VALUES),
+                                                                        [STATION_ID, PARAMETER_ID]),
                                                                      "aggregates")),
         S + "/parameters/{parameterId}/statistics": op("getStatistics",
                                                        "Statistics of a series over a reference period",
-                                                       "statistics", [STATION_ID, PARAMETER_ID], STATISTICS_PAGE),
+                                                       "statistics", [STATION_ID, PARAMETER_ID]),
         S + "/characteristics": op("listCharacteristics", "Characteristic values", "characteristics",
-                                   [STATION_ID], CATALOG),
+                                   [STATION_ID]),
         S + "/characteristics/{characteristicId}": op("getCharacteristic", "One characteristic value", "characteristic",
-                                                      [STATION_ID, CHAR_ID], CATALOG),
+                                                      [STATION_ID, CHAR_ID]),
         "/versions": op("listVersions", "The versions of the dataset the store holds, newest first: ids to cite "
-                                        "and to give as asOf", "versions", [], CATALOG),
+                                        "and to give as asOf", "versions", []),
         "/versions/{versionId}": op("getVersion", "One version of the dataset", "version",
                                     [path_id("versionId", "a version id, a generation number or a time (the "
-                                                          "version current then)")], CATALOG),
+                                                          "version current then)")]),
         "/sql": sql_path(),
         "/schemas/{name}": {"get": {"operationId": "getSchema", "summary": "JSON Schema of a resource",
                                     "parameters": [{"name": "name", "in": "path", "required": True,

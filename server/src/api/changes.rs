@@ -7,7 +7,7 @@ use crate::api::Ctx;
 use crate::api::context::fault;
 use crate::api::rows::{Planned, send_rows};
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
+use crate::render::format::Format;
 use crate::render::reply::Reply;
 use crate::versions::AsOf;
 use futures::StreamExt;
@@ -32,7 +32,7 @@ pub(crate) struct Changes<'a> {
 }
 
 pub(crate) async fn changes(ctx: &Ctx<'_>, asked: Changes<'_>) -> Result<Reply, ApiError> {
-    if matches!(asked.format, Format::Svg | Format::Png | Format::Html) {
+    if asked.format.is_chart() || asked.format.is_page() {
         return Err(ApiError::param(
             "format",
             "changes (changedSince) are data to apply: ask for json, csv, ndjson, arrow or parquet",

@@ -6,7 +6,7 @@ use crate::api::context::catalog_list;
 use crate::api::params::shorten;
 use crate::api::request::{CharacteristicRequest, CharacteristicsRequest};
 use crate::http::error::ApiError;
-use crate::render::encode::catalog::{Data, Document, encode};
+use crate::render::encode::catalog::{Data, Document};
 use crate::render::reply::{Reply, built};
 use crate::render::resources::{characteristic_json, project};
 use http::HeaderMap;
@@ -97,5 +97,5 @@ pub fn characteristic(ctx: &Ctx<'_>, id: &str, cid: &str) -> Result<Reply, ApiEr
         item_name: "characteristic",
         csv_columns: None,
     };
-    Ok(built(encode(&doc, format)?, format, HeaderMap::new()))
+    Ok(built(format.document(&doc)?, format, HeaderMap::new()))
 }

@@ -7,10 +7,11 @@ use crate::api::Ctx;
 use crate::api::context::fault;
 use crate::api::request::StatisticsRequest;
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
+use crate::render::chart::answer::ChartFormat;
 use crate::render::chart::curve::{Curve, CurveSpec};
 use crate::render::chart::{self, Band, ChartSpec, Level, answer};
-use crate::render::reply::Reply;
+use crate::render::format::{Encoder, Format};
+use crate::render::reply::{Reply, built};
 use chrono::Datelike;
 use datafusion::arrow::array::{
     ArrayRef, AsArray, Float64Array, RecordBatch, TimestampMicrosecondArray,
@@ -19,6 +20,7 @@ use datafusion::arrow::compute::{sort_to_indices, take_record_batch};
 use datafusion::arrow::datatypes::{Float64Type, Int64Type, TimestampMicrosecondType};
 use datafusion::arrow::error::ArrowError;
 use futures::TryStreamExt;
+use http::HeaderMap;
 use hydro_engine::model::ids::Series;
 use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{Parameter, Station};
@@ -31,6 +33,22 @@ use hydro_engine::query::aggregate::{
 use hydro_engine::query::statistics::{StatisticsQuery, StatisticsType};
 use hydro_engine::query::{ManyQuery, ReadAhead, ValueColumn, ValuesQuery, Window};
 use std::sync::Arc;
+
+/// What draws `format`, a chart format.
+fn drawing(format: Format) -> Result<&'static dyn ChartFormat, ApiError> {
+    match format.encoder() {
+        Encoder::Chart(chart) => Ok(chart),
+        _ => Err(ApiError::Internal(format!(
+            "{} is not a chart format",
+            format.short()
+        ))),
+    }
+}
+
+/// A chart drawn in `format`, as the reply.
+fn chart_reply(bytes: Vec<u8>, format: Format) -> Reply {
+    built(bytes, format, HeaderMap::new())
+}
 
 pub async fn values_chart(
     ctx: &Ctx<'_>,
@@ -69,8 +87,9 @@ pub async fn values_chart(
             (from, to),
         )
     };
-    answer::series(plan, parameter, &spec, format)
+    answer::series(plan, parameter, &spec, drawing(format)?)
         .await
+        .map(|bytes| chart_reply(bytes, format))
         .map_err(|e| fault(ctx.state, e))
 }
 
@@ -106,7 +125,9 @@ pub async fn aggregate_chart(
         .map(|name| (name.clone(), &batch, name.as_str()))
         .collect();
     let length = query.spec.interval.map(|i| i.shortest());
-    answer::buckets(&lines, length, &spec, format).map_err(|e| fault(ctx.state, e))
+    answer::buckets(&lines, length, &spec, drawing(format)?)
+        .map(|bytes| chart_reply(bytes, format))
+        .map_err(|e| fault(ctx.state, e))
 }
 
 /// `columns` with the buckets' times, which a chart draws the statistics over whatever
@@ -219,7 +240,9 @@ pub async fn many_aggregate_chart(
         size,
         (from, to),
     );
-    answer::buckets(&drawn, length, &spec, format).map_err(|e| fault(ctx.state, e))
+    answer::buckets(&drawn, length, &spec, drawing(format)?)
+        .map(|bytes| chart_reply(bytes, format))
+        .map_err(|e| fault(ctx.state, e))
 }
 
 /// `format=svg` and `format=png` on `/v1/values`: a line a series (at most
@@ -259,8 +282,9 @@ pub async fn many_chart(
         size,
         (from, to),
     );
-    answer::many(plan, &lines, &spec, format)
+    answer::many(plan, &lines, &spec, drawing(format)?)
         .await
+        .map(|bytes| chart_reply(bytes, format))
         .map_err(|e| fault(ctx.state, e))
 }
 
@@ -377,7 +401,9 @@ pub async fn statistics_chart(
                 quantity,
                 size,
             };
-            answer::curves(&curves, &spec, format).map_err(|e| fault(ctx.state, e))
+            answer::curves(&curves, &spec, drawing(format)?)
+                .map(|bytes| chart_reply(bytes, format))
+                .map_err(|e| fault(ctx.state, e))
         }
         StatisticsType::Annual => {
             let (from, to) = bounds(request.window);
@@ -396,7 +422,9 @@ pub async fn statistics_chart(
             let title = format!("{title}: annual values");
             let spec = chart_spec(zone, title, quantity, size, (from, to));
             let year = Interval::Months(12).shortest();
-            answer::buckets(&drawn, Some(year), &spec, format).map_err(|e| fault(ctx.state, e))
+            answer::buckets(&drawn, Some(year), &spec, drawing(format)?)
+                .map(|bytes| chart_reply(bytes, format))
+                .map_err(|e| fault(ctx.state, e))
         }
         StatisticsType::DayOfYear | StatisticsType::MonthOfYear => {
             let Ok([series]) = <[SeriesToAggregate; 1]>::try_from(series) else {
@@ -563,5 +591,7 @@ async fn normals_chart(
         Interval::Months(1)
     }
     .shortest();
-    answer::buckets(&lines, Some(length), &chart, format).map_err(|e| fault(ctx.state, e))
+    answer::buckets(&lines, Some(length), &chart, drawing(format)?)
+        .map(|bytes| chart_reply(bytes, format))
+        .map_err(|e| fault(ctx.state, e))
 }

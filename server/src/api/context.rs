@@ -5,9 +5,9 @@
 use crate::api::params::{RawQuery, SortSpec, shorten};
 use crate::api::request::{Paging, Query, Request};
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
-use crate::render::encode::catalog::{Data, Document, encode};
+use crate::render::encode::catalog::{Data, Document};
 use crate::render::envelope::{Pagination, PagingUrl, link};
+use crate::render::format::Format;
 use crate::render::html::pages::Site;
 use crate::render::reply::{Reply, attachment, built};
 use crate::render::resources::{project, sort_items};
@@ -256,7 +256,7 @@ pub(crate) fn catalog_list(
     };
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, stem);
-    Ok(built(encode(&doc, format)?, format, headers))
+    Ok(built(format.document(&doc)?, format, headers))
 }
 
 /// A failed data read: remembered for health when data is damaged or the server failed (the

@@ -3,7 +3,7 @@
 use crate::api::Ctx;
 use crate::api::request::LandingRequest;
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
+use crate::render::format::Format;
 use crate::render::html::pages;
 use crate::render::reply::{Reply, json_reply};
 use crate::versions::published_text;
@@ -29,7 +29,7 @@ pub fn citation(ctx: &Ctx<'_>) -> String {
 
 pub fn landing(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let LandingRequest(format) = ctx.request()?;
-    if format == Format::Html {
+    if format == Format::HTML {
         return Ok(pages::landing(
             &ctx.site(),
             &ctx.version.dataset.manifest,

@@ -17,10 +17,9 @@ use crate::api::swapped::{Alternate, swapped_coordinates};
 use crate::api::values::series_to_aggregate;
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
 use crate::render::envelope::Pagination;
+use crate::render::format::Format;
 use crate::render::reply::Reply;
-use crate::render::values::read_ahead;
 use futures::StreamExt;
 use hydro_engine::catalog::Catalog;
 use hydro_engine::model::Station;
@@ -81,12 +80,12 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             limit,
             need_total: paging,
         };
-        if matches!(format, Format::Svg | Format::Png) {
+        if format.is_chart() {
             return chart::many_aggregate_chart(ctx, query, size, format).await;
         }
         return many_aggregates(ctx, query, paging, format, alternate).await;
     }
-    if matches!(format, Format::Svg | Format::Png) {
+    if format.is_chart() {
         return chart::many_chart(ctx, series, (window, zone), qualities, size, format).await;
     }
     let permit = ctx.heavy_permit()?;
@@ -97,13 +96,13 @@ pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         offset,
         limit,
         need_total: paging,
-        stored: format == Format::Parquet,
+        stored: format.takes_stored_row_groups(),
         qualities,
     };
     let plan = ctx
         .version
         .dataset
-        .plan_many(query, read_ahead(format))
+        .plan_many(query, format.read_ahead())
         .await
         .map_err(|e| fault(ctx.state, e))?;
     let mut names = vec!["stationId".to_owned(), "parameterId".to_owned()];

@@ -4,7 +4,7 @@ use crate::api::Ctx;
 use crate::api::context::catalog_list;
 use crate::api::request::{ParameterRequest, ParametersRequest};
 use crate::http::error::ApiError;
-use crate::render::encode::catalog::{Data, Document, encode};
+use crate::render::encode::catalog::{Data, Document};
 use crate::render::reply::{Reply, attachment, built};
 use crate::render::resources::{parameter_json, project};
 use http::HeaderMap;
@@ -87,5 +87,5 @@ pub fn parameter(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> 
     };
     let mut headers = HeaderMap::new();
     attachment(&mut headers, format, &format!("{}-{pid}", s.id));
-    Ok(built(encode(&doc, format)?, format, headers))
+    Ok(built(format.document(&doc)?, format, headers))
 }

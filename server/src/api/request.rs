@@ -11,8 +11,8 @@
 use crate::api::params::{self, RawQuery, SortSpec};
 use crate::api::query_parameters::{self as param, Endpoint, QueryParameter};
 use crate::http::error::ApiError;
-use crate::http::negotiate::{Format, choose};
 use crate::render::chart;
+use crate::render::format::{Format, choose};
 use crate::render::resources::{
     CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, Includes, MANY_VALUE_FIELDS, PARAMETER_FIELDS,
     PARAMETER_SORT, STATION_FIELDS, STATION_SORT, VALUE_FIELDS, canon_station_path,
@@ -101,7 +101,7 @@ impl Query<'_> {
     /// The answer's format among those the endpoint offers: JSON alone in the basic variant.
     fn format(&self) -> Result<Format, ApiError> {
         let offered = if self.basic {
-            vec![Format::Json]
+            vec![Format::JSON]
         } else {
             Format::offered(self.endpoint.answer())
         };

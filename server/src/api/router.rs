@@ -7,7 +7,7 @@ use crate::api::{
     statistics, values, versions,
 };
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
+use crate::render::format::Format;
 use crate::render::html::reference;
 use crate::render::reply::{Reply, built};
 use http::HeaderMap;
@@ -68,7 +68,7 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
 fn openapi(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let DocumentRequest(format) = ctx.request()?;
     let text = crate::api::query_parameters::openapi::document().map_err(ApiError::Internal)?;
-    if format != Format::Html {
+    if format != Format::HTML {
         return Ok(built(text.as_bytes().to_vec(), format, HeaderMap::new()));
     }
     let document: serde_json::Value = serde_json::from_str(text)
@@ -83,7 +83,7 @@ fn static_json(ctx: &Ctx<'_>, text: &'static str) -> Result<Reply, ApiError> {
     let NoParameters = ctx.request()?;
     Ok(built(
         text.as_bytes().to_vec(),
-        Format::Json,
+        Format::JSON,
         HeaderMap::new(),
     ))
 }

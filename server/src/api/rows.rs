@@ -6,8 +6,8 @@ use crate::api::Ctx;
 use crate::api::context::fault;
 use crate::api::swapped::Alternate;
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
 use crate::render::envelope::Pagination;
+use crate::render::format::Format;
 use crate::render::reply::{Reply, attachment};
 use crate::render::stream::{self, DownloadGuard};
 use crate::render::timefmt::TimeFormatter;
@@ -99,7 +99,7 @@ pub(crate) async fn send_rows(
         }
     };
     let alternate_header = alternate.as_ref().and_then(Alternate::header);
-    let body = values_body(answer, parts, links, held);
+    let body = values_body(answer, parts, &links, held)?;
     let mut headers = ctx.paging_headers(page.as_ref());
     attachment(&mut headers, format, &file_name);
     if let Some(v) = alternate_header {

@@ -15,10 +15,7 @@ use crate::api::context::fault;
 use crate::api::request::SqlRequest;
 use crate::config::Config;
 use crate::http::error::ApiError;
-use crate::http::negotiate::Format;
-use crate::render::encode::BatchEncoder;
-use crate::render::encode::binary::{ArrowIpc, Parquet};
-use crate::render::encode::sql::SqlText;
+use crate::render::encode::Given;
 use crate::render::reply::{Reply, attachment};
 use crate::render::stream::{self, DownloadGuard, Parts};
 use crate::state::AppState;
@@ -48,16 +45,12 @@ pub(crate) async fn sql(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         rows,
         permit,
     } = begin(ctx.state, ctx.version, &statement).await?;
-    let encoder: Box<dyn BatchEncoder> = match format {
-        Format::Arrow => Box::new(ArrowIpc::new(schema)),
-        Format::Parquet => Box::new(Parquet::new(schema)),
-        _ => Box::new(SqlText::new(
-            format,
-            &schema,
-            &ctx.meta("sql", None),
-            ctx.time(),
-        )),
+    let meta = ctx.meta("sql", None);
+    let envelope = Given {
+        meta: &meta,
+        links: None,
     };
+    let encoder = format.sql_rows(schema, &envelope, ctx.time())?;
     let held = DownloadGuard {
         watch: Arc::clone(ctx.state) as _,
         permit,

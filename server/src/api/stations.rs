@@ -5,10 +5,11 @@ use crate::api::query_parameters::SEARCH;
 use crate::api::request::{Paging, StationRequest, StationsRequest};
 use crate::api::swapped::{Alternate, swapped_coordinates};
 use crate::http::error::ApiError;
-use crate::http::negotiate::{Answer, Format};
-use crate::render::encode::catalog::{Data, Document, ListEncoder, csv_columns, encode};
+use crate::render::encode::Given;
+use crate::render::encode::catalog::{Data, Document, ListEncoder, csv_columns};
 use crate::render::encode::table;
 use crate::render::envelope::Pagination;
+use crate::render::format::{Answer, Encoder, Format};
 use crate::render::html::pages;
 use crate::render::reply::{Reply, attachment, built};
 use crate::render::resources::SortSpec;
@@ -32,7 +33,7 @@ fn station_columns(
     if fields.is_some() {
         return None;
     }
-    let table = matches!(format, Format::Arrow | Format::Parquet);
+    let table = format.is_table();
     let more = if table { STATION_TABLE_MORE } else { &[] };
     let mut cols: Vec<String> = STATION_CSV
         .iter()
@@ -65,7 +66,7 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         },
         format,
     } = ctx.request()?;
-    if format == Format::Html {
+    if format == Format::HTML {
         return Ok(station_page(ctx, &filter, &sort, (limit, offset)));
     }
 
@@ -108,7 +109,7 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let columns = match station_columns(&items.fields, format, include, filter.near.is_some()) {
         Some(c) => c,
         // Named fields: the columns the page's items have, known before its first row.
-        None if format == Format::Csv => csv_columns(chosen.iter().map(|&c| items.item(c))),
+        None if format.names_columns() => csv_columns(chosen.iter().map(|&c| items.item(c))),
         // Tables take the columns of their items once they are made.
         None => Vec::new(),
     };
@@ -117,19 +118,32 @@ pub fn stations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(v) = swapped.as_ref().and_then(Alternate::header) {
         headers.append(header::LINK, v);
     }
-    if matches!(format, Format::Arrow | Format::Parquet) {
-        let values: Vec<Value> = chosen.iter().map(|&c| items.item(c)).collect();
-        let refs: Vec<&Value> = values.iter().collect();
-        let columns = if columns.is_empty() {
-            csv_columns(values.iter())
-        } else {
-            columns
-        };
-        let bytes = table::encode(&refs, &columns, format)?;
-        return Ok(built(bytes, format, headers));
-    }
+    let text = match format.encoder() {
+        Encoder::Text(text) => text,
+        Encoder::Table(table) => {
+            let values: Vec<Value> = chosen.iter().map(|&c| items.item(c)).collect();
+            let refs: Vec<&Value> = values.iter().collect();
+            let columns = if columns.is_empty() {
+                csv_columns(values.iter())
+            } else {
+                columns
+            };
+            let bytes = table::encode(&refs, &columns, table)?;
+            return Ok(built(bytes, format, headers));
+        }
+        Encoder::Chart(_) | Encoder::Page => {
+            return Err(ApiError::Internal(format!(
+                "stations as {}",
+                format.short()
+            )));
+        }
+    };
     let meta = ctx.meta("stations", page.as_ref());
-    let list = ListEncoder::new(format, &meta, links.as_ref(), "station", columns);
+    let envelope = Given {
+        meta: &meta,
+        links: links.as_ref(),
+    };
+    let list = ListEncoder::new(text, &envelope, "station", columns);
     if chosen.len() <= station_list::PER_FRAME {
         let bytes = station_list::built(&list, &items, &chosen);
         return Ok(built(bytes, format, headers));
@@ -192,7 +206,7 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         fields,
         format,
     } = ctx.parse::<StationRequest>()?;
-    if format == Format::Html {
+    if format == Format::HTML {
         let offered = Format::offered(Answer::Stations);
         let catalog = &ctx.version.dataset.catalog;
         return Ok(pages::station(&ctx.site(), catalog, s, &offered));
@@ -232,5 +246,5 @@ pub fn station(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
     };
     let mut headers = HeaderMap::new();
     attachment(&mut headers, format, &format!("station-{}", s.id));
-    Ok(built(encode(&doc, format)?, format, headers))
+    Ok(built(format.document(&doc)?, format, headers))
 }

@@ -11,9 +11,9 @@ use crate::api::swapped::{Alternate, swapped_coordinates};
 use crate::api::values::series_of;
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
-use crate::http::negotiate::Answer;
-use crate::http::negotiate::Format;
 use crate::render::envelope::Pagination;
+use crate::render::format::Answer;
+use crate::render::format::Format;
 use crate::render::html::pages::{self, TableOf};
 use crate::render::reply::Reply;
 use crate::render::timefmt::TimeFormatter;
@@ -76,7 +76,7 @@ async fn answer(
     file_name: String,
     alternate: Option<Alternate>,
 ) -> Result<Reply, ApiError> {
-    if matches!(request.format, Format::Svg | Format::Png) {
+    if request.format.is_chart() {
         let (size, format) = (request.size, request.format);
         return chart::statistics_chart(ctx, series, request, size, format).await;
     }
@@ -106,7 +106,7 @@ async fn answer(
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    if format == Format::Html {
+    if format == Format::HTML {
         let Some(one) = one else {
             return Err(ApiError::param(
                 "format",

@@ -8,12 +8,11 @@ use crate::api::request::{Paging, ValuesRequest};
 use crate::api::rows::{Planned, send_rows};
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
-use crate::http::negotiate::{Answer, Format};
 use crate::render::envelope::Pagination;
+use crate::render::format::{Answer, Format};
 use crate::render::html::pages;
 use crate::render::reply::Reply;
 use crate::render::timefmt::TimeFormatter;
-use crate::render::values::read_ahead;
 use futures::StreamExt;
 use hydro_engine::EngineError;
 use hydro_engine::model::duration::IsoDuration;
@@ -81,17 +80,17 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         need_total: paging,
         qualities,
     };
-    if matches!(format, Format::Svg | Format::Png | Format::Html) {
+    if format.is_chart() || format.is_page() {
         let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
         let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
-        if format == Format::Html {
+        if format == Format::HTML {
             return values_page(ctx, (s, parameter), query, (zone, size)).await;
         }
         return chart::values_chart(ctx, (s, parameter), query, (zone, size), format).await;
     }
     let permit = ctx.heavy_permit()?;
     let dataset = &ctx.version.dataset;
-    let (total, schema, parts) = if format == Format::Parquet {
+    let (total, schema, parts) = if format.takes_stored_row_groups() {
         // Parquet answers copy stored row groups as they are (see hydro_engine::query).
         let plan = dataset
             .plan_parts(&query)
@@ -100,7 +99,7 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
         (plan.total, plan.schema, plan.parts)
     } else {
         let plan = dataset
-            .plan_values(&query, read_ahead(format))
+            .plan_values(&query, format.read_ahead())
             .await
             .map_err(|e| fault(ctx.state, e))?;
         let parts = plan
@@ -201,10 +200,10 @@ async fn aggregates(
     format: Format,
     size: (u32, u32),
 ) -> Result<Reply, ApiError> {
-    if matches!(format, Format::Svg | Format::Png) {
+    if format.is_chart() {
         chart::with_time(&mut query.columns);
     }
-    if format == Format::Html {
+    if format == Format::HTML {
         query.limit = Some(
             query
                 .limit
@@ -221,7 +220,7 @@ async fn aggregates(
         .map_err(|e| fault(ctx.state, e))?;
     let zone = query.spec.zone;
     let columns: Vec<String> = query.columns.iter().map(|c| c.name()).collect();
-    if format == Format::Html {
+    if format == Format::HTML {
         let page = Pagination::new(plan.total, query.limit, query.offset);
         let offered = Format::offered(Answer::Values);
         let time = TimeFormatter::zoned(zone);
@@ -239,7 +238,7 @@ async fn aggregates(
         )
         .map_err(|e| fault(ctx.state, e));
     }
-    if matches!(format, Format::Svg | Format::Png) {
+    if format.is_chart() {
         drop(permit);
         return chart::aggregate_chart(ctx, (station, parameter), &query, plan, size, format).await;
     }

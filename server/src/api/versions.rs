@@ -7,7 +7,7 @@ use crate::api::Ctx;
 use crate::api::context::catalog_list;
 use crate::api::request::{VersionRequest, VersionsRequest};
 use crate::http::error::ApiError;
-use crate::render::encode::catalog::{Data, Document, encode};
+use crate::render::encode::catalog::{Data, Document};
 use crate::render::reply::{Reply, built};
 use crate::versions::{AsOf, published_text};
 use http::HeaderMap;
@@ -61,7 +61,7 @@ pub async fn version(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
         item_name: "version",
         csv_columns: None,
     };
-    Ok(built(encode(&doc, format)?, format, HeaderMap::new()))
+    Ok(built(format.document(&doc)?, format, HeaderMap::new()))
 }
 
 /// A version as the list shows it.

@@ -2,7 +2,7 @@
 //! make one of a body built whole.
 
 use crate::http::body::{Body, full};
-use crate::http::negotiate::Format;
+use crate::render::format::Format;
 use http::{HeaderMap, HeaderValue, header};
 use serde_json::Value;
 
@@ -63,7 +63,7 @@ pub fn built_as(bytes: Vec<u8>, content_type: &str, headers: HeaderMap) -> Reply
 }
 
 pub fn json_reply(v: Value) -> Reply {
-    built(v.to_string().into_bytes(), Format::Json, HeaderMap::new())
+    built(v.to_string().into_bytes(), Format::JSON, HeaderMap::new())
 }
 
 /// `Content-Disposition: attachment` with a file name made of `stem` (letters, digits, `-`,

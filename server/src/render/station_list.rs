@@ -8,11 +8,9 @@
 //! distance per station) is held; objects are built for one frame at a time and dropped.
 
 use crate::http::body::{Body, BoxError, stream};
-use crate::http::negotiate::Format;
-use crate::render::encode::catalog::ListEncoder;
+use crate::render::encode::catalog::{ListEncoder, write_json};
 use crate::render::resources::{
-    CharacteristicDoc, ParameterDoc, SortKeys, StationDoc, StationFeature, StationWithLists,
-    project,
+    CharacteristicDoc, ParameterDoc, SortKeys, StationDoc, StationWithLists, project,
 };
 use crate::render::resources::{Includes, SortSpec};
 use crate::render::timefmt::TimeFormatter;
@@ -207,10 +205,11 @@ pub fn streamed(
 
 /// `stations` encoded; `first`: they open the list; `room`: bytes to reserve.
 ///
-/// Whole stations in JSON, NDJSON, GeoJSON or CSV, the bulk downloads of a catalog, and in
-/// JSON and NDJSON with their included lists, are written straight from the catalog
-/// ([`StationDoc`], [`StationFeature`], [`StationWithLists`]); building a JSON object per
-/// station first made a JSON list take 16 × nginx's time for the same bytes.
+/// Whole stations, the bulk downloads of a catalog, are written straight from the catalog in
+/// the formats that have a way to (`TextFormat::whole_station`: JSON, NDJSON, GeoJSON, CSV),
+/// and stations with their included lists in those whose items are JSON objects
+/// ([`StationWithLists`]); building a JSON object per station first made a JSON list take
+/// 16 × nginx's time for the same bytes.
 fn frame(
     list: &ListEncoder,
     items: &Items,
@@ -224,31 +223,18 @@ fn frame(
     for (k, &c) in stations.iter().enumerate() {
         let first = first && k == 0;
         let station = items.station(c);
-        match list.format() {
-            Format::Json | Format::NdJson if whole => {
-                let doc = StationDoc::new(station, c.distance_km);
-                list.json_item_with(first, &mut out, |out| doc.write_json(out));
-            }
-            Format::Json | Format::NdJson if items.fields.is_none() => {
-                let doc = with_lists(
-                    &items.dataset.catalog,
-                    station,
-                    c.distance_km,
-                    items.include,
-                    &mut tf,
-                );
-                list.json_item(&doc, first, &mut out);
-            }
-            Format::Csv if whole => {
-                let doc = StationDoc::new(station, c.distance_km);
-                list.csv_cells(|path| doc.cell(path), &mut out);
-            }
-            Format::GeoJson if whole => {
-                let feature = StationFeature::new(station, c.distance_km);
-                list.json_item_with(first, &mut out, |out| feature.write_json(out));
-            }
-            _ => list.item(&items.item(c), first, &mut out),
+        if whole && list.whole_station(station, c.distance_km, first, &mut out) {
+            continue;
         }
+        let catalog = &items.dataset.catalog;
+        let mut station_with_lists = |out: &mut Vec<u8>| {
+            let doc = with_lists(catalog, station, c.distance_km, items.include, &mut tf);
+            write_json(&doc, out);
+        };
+        if items.fields.is_none() && list.json_item(first, &mut out, &mut station_with_lists) {
+            continue;
+        }
+        list.item(&items.item(c), first, &mut out);
     }
     Bytes::from(out)
 }
@@ -256,6 +242,7 @@ fn frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::format::csv::Csv;
     use crate::render::resources::station_json;
     use hydro_engine::catalog::{Catalog, StationFilter};
     use hydro_engine::model::{Coordinates, StationType};
@@ -333,12 +320,15 @@ mod tests {
             .collect();
         for columns in [columns, all_fields] {
             let meta = serde_json::json!({});
-            let list = ListEncoder::new(Format::Csv, &meta, None, "station", columns);
+            let envelope = crate::render::encode::Given {
+                meta: &meta,
+                links: None,
+            };
+            let list = ListEncoder::new(&Csv, &envelope, "station", columns);
             for station in [&full, &bare] {
                 for distance in [None, Some(3.25)] {
                     let (mut direct, mut via_json) = (Vec::new(), Vec::new());
-                    let doc = StationDoc::new(station, distance);
-                    list.csv_cells(|p| doc.cell(p), &mut direct);
+                    assert!(list.whole_station(station, distance, false, &mut direct));
                     list.item(&station_json(station, distance), false, &mut via_json);
                     assert_eq!(String::from_utf8(direct), String::from_utf8(via_json));
                 }

@@ -1,27 +1,16 @@
-//! The body of a values answer (one series or many) in any format but the charts and pages:
-//! Arrow IPC and Parquet through their stateful encoders, the text formats through
-//! [`ValuesText`] on both cores (see [`stream`]), JSON and XML inside their envelope.
+//! The body of a values answer (one series or many) in any format but the charts and pages: a
+//! table format's encoder in order, or a text format's rows on both cores (see [`stream`])
+//! inside its document.
 
 use crate::http::body::Body;
-use crate::http::negotiate::Format;
-use crate::render::encode::catalog::xml_head;
-use crate::render::encode::{binary, text::ValuesText};
+use crate::render::encode::text::ValuesText;
+use crate::render::encode::{EncodeError, Envelope, Head};
 use crate::render::envelope::{Meta, Pagination};
+use crate::render::format::{Encoder, Format};
 use crate::render::stream;
 use crate::render::timefmt::TimeFormatter;
 use datafusion::arrow::datatypes::SchemaRef;
-use hydro_engine::query::ReadAhead;
 use serde_json::Value;
-
-/// Arrow IPC sends each batch's columns as they are, on the answer's own task, so decoding is
-/// the work and months are read in groups; text encoders hand batches to tasks of their own,
-/// which interleave with decoding best a month at a time (see [`ReadAhead`]).
-pub fn read_ahead(format: Format) -> ReadAhead {
-    match format {
-        Format::Arrow => ReadAhead::Grouped,
-        _ => ReadAhead::Monthly,
-    }
-}
 
 /// What a values answer's body is made of besides its rows.
 pub struct ValuesBody<'a> {
@@ -39,45 +28,59 @@ pub struct ValuesBody<'a> {
     pub time: TimeFormatter,
 }
 
-/// The body of a values answer (one series or many): Arrow IPC and Parquet through their
-/// stateful encoders, the text formats through [`ValuesText`], JSON and XML inside their
-/// envelope, whose `links` (`links`) are built only for them.
+/// A values answer's envelope: `meta` and `links` made only if its format shows them.
+struct ValuesEnvelope<'a, 'b> {
+    answer: &'b ValuesBody<'a>,
+    links: &'b dyn Fn() -> Option<Value>,
+}
+
+impl Envelope for ValuesEnvelope<'_, '_> {
+    fn meta(&self) -> Value {
+        let a = self.answer;
+        a.meta.value(a.meta_schema, a.dataset_version, a.page)
+    }
+
+    fn meta_json(&self) -> String {
+        let a = self.answer;
+        a.meta.json(a.meta_schema, a.dataset_version, a.page)
+    }
+
+    fn links(&self) -> Option<Value> {
+        (self.links)()
+    }
+}
+
+/// The body of a values answer (one series or many): a table format's encoder, or a text
+/// format's rows inside its document, whose `links` (`links`) are built only if it shows
+/// them.
 pub fn values_body(
     answer: ValuesBody<'_>,
     parts: stream::Parts,
-    links: impl FnOnce() -> Option<Value>,
+    links: &dyn Fn() -> Option<Value>,
     held: stream::DownloadGuard,
-) -> Body {
-    let ValuesBody {
-        format,
-        schema,
-        columns,
-        meta,
-        meta_schema,
-        dataset_version,
-        page,
-        time,
-    } = answer;
-    let text =
-        |head: Vec<u8>, tail: &[u8]| ValuesText::new(format, columns, head, tail.to_vec(), time);
-    match format {
-        Format::Arrow => stream::sequential(parts, Box::new(binary::ArrowIpc::new(schema)), held),
-        Format::Parquet => stream::sequential(parts, Box::new(binary::Parquet::new(schema)), held),
-        Format::Xml => {
-            let meta = meta.value(meta_schema, dataset_version, page);
-            let head = xml_head(&meta, links().as_ref());
-            stream::text(parts, text(head, b"</data></response>"), held)
+) -> Result<Body, EncodeError> {
+    match answer.format.encoder() {
+        Encoder::Table(table) => Ok(stream::sequential(
+            parts,
+            table.batches(answer.schema),
+            held,
+        )),
+        Encoder::Text(text) => {
+            let envelope = ValuesEnvelope {
+                answer: &answer,
+                links,
+            };
+            let (head, tail) = text.document(&Head {
+                envelope: &envelope,
+                columns: &answer.columns,
+            });
+            let ValuesBody { columns, time, .. } = answer;
+            let rows = ValuesText::new(text, columns, head, tail, time)?;
+            Ok(stream::text(parts, rows, held))
         }
-        Format::Json => {
-            let mut head = b"{\"meta\":".to_vec();
-            head.extend_from_slice(meta.json(meta_schema, dataset_version, page).as_bytes());
-            if let Some(l) = links() {
-                head.extend_from_slice(b",\"links\":");
-                head.extend_from_slice(l.to_string().as_bytes());
-            }
-            head.extend_from_slice(b",\"data\":[");
-            stream::text(parts, text(head, b"]}"), held)
-        }
-        _ => stream::text(parts, text(Vec::new(), b""), held),
+        Encoder::Chart(_) | Encoder::Page => Err(EncodeError::Unexpected(format!(
+            "{} is not a format of rows",
+            answer.format.short()
+        ))),
     }
 }

@@ -4,8 +4,8 @@
 //! ranges.
 
 use super::endpoint::Endpoint;
-use crate::http::negotiate::Format;
 use crate::render::chart;
+use crate::render::format::Format;
 use crate::render::resources::{
     CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, MANY_VALUE_FIELDS, PARAMETER_FIELDS,
     PARAMETER_SORT, STATION_FIELDS, STATION_SORT, VALUE_FIELDS,

@@ -1,6 +1,6 @@
 //! The endpoints, as their query parameters tell them apart.
 
-use crate::http::negotiate::Answer;
+use crate::render::format::Answer;
 
 /// An endpoint. A POST whose parameters come in its body is an endpoint of its own where it
 /// takes other parameters than the GET.

@@ -4,6 +4,7 @@
 
 use super::doc::{Doc, Group, MAX_LIST, Own};
 use super::{ALL, Endpoint};
+use crate::render::format::{Answer, Format};
 use crate::render::schemas::OPENAPI;
 use serde_json::{Map, Value, json};
 use std::sync::LazyLock;
@@ -240,9 +241,45 @@ fn completed(template: &str) -> Result<Value, String> {
                 Some(Placement::Body(endpoint)) => operation["requestBody"] = body(endpoint),
                 None => {}
             }
+            if let Some(Placement::Query(endpoint, _) | Placement::Body(endpoint)) = placement(&id)
+            {
+                media_types(operation, endpoint.answer())?;
+            }
         }
     }
     Ok(document)
+}
+
+/// The media types of `operation`'s answers: those of every format its answer is offered in,
+/// as the formats table says, each described as its format describes it (JSON by the
+/// template's schema of the answer); a partial answer (206) is bytes in any of them.
+fn media_types(operation: &mut Value, answer: Answer) -> Result<(), String> {
+    let id = operation["operationId"].clone();
+    let responses = operation["responses"]
+        .as_object_mut()
+        .ok_or_else(|| format!("operation {id} has no responses"))?;
+    let answer_schema = responses["200"]["content"]["application/json"]["schema"].clone();
+    if answer_schema.is_null() {
+        return Err(format!("operation {id} has no JSON schema of its answer"));
+    }
+    let offered = Format::offered(answer);
+    let content: Map<String, Value> = offered
+        .iter()
+        .map(|f| {
+            let schema = f.openapi_schema(&answer_schema);
+            (f.media_type().to_owned(), json!({ "schema": schema }))
+        })
+        .collect();
+    responses["200"]["content"] = Value::Object(content);
+    if let Some(partial) = responses.get_mut("206") {
+        let bytes = json!({"schema": {"type": "string", "format": "binary"}});
+        partial["content"] = offered
+            .iter()
+            .map(|f| (f.media_type().to_owned(), bytes.clone()))
+            .collect::<Map<String, Value>>()
+            .into();
+    }
+    Ok(())
 }
 
 static DOCUMENT: LazyLock<Result<String, String>> = LazyLock::new(|| {
@@ -303,7 +340,9 @@ mod tests {
         let format = p.iter().find(|p| p["name"] == "format").unwrap();
         assert_eq!(
             format["schema"]["enum"],
-            json!(["json", "csv", "geojson", "ndjson", "arrow", "parquet"])
+            json!([
+                "json", "csv", "geojson", "ndjson", "arrow", "parquet", "tsv"
+            ])
         );
     }
 }

@@ -2,20 +2,24 @@
 //! arrive ([`downsample`](super::downsample)), so that a 10-year chart holds a few thousand
 //! points, never the series, then drawn. The handler plans; this reads the plan and draws.
 
-use crate::http::negotiate::Format;
-use crate::render::chart::curve::{self, Curve, CurveSpec};
+use crate::render::chart::curve::{Curve, CurveSpec};
 use crate::render::chart::downsample::Downsampler;
-use crate::render::chart::{self, ChartSpec, Line};
-use crate::render::reply::{Reply, built};
+use crate::render::chart::{self, ChartError, ChartSpec, Line};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use futures::StreamExt;
-use http::HeaderMap;
 use hydro_engine::EngineError;
 use hydro_engine::model::Parameter;
 use hydro_engine::model::duration::IsoDuration;
 use hydro_engine::model::ids::Series;
 use hydro_engine::query::{AnswerPart, ManyPlan, ValuesPlan};
+
+/// A format charts are drawn in (SVG, PNG; each `render::format`'s): lines of values or
+/// statistics, and duration curves.
+pub trait ChartFormat: Sync {
+    fn lines(&self, spec: &ChartSpec, lines: &[Line]) -> Result<Vec<u8>, ChartError>;
+    fn curves(&self, spec: &CurveSpec, curves: &[Curve]) -> Result<Vec<u8>, ChartError>;
+}
 
 /// Whether `parameter`'s values are drawn as bars: amounts per interval (precipitation), which
 /// a line between them would show as a level that never was.
@@ -31,8 +35,8 @@ pub async fn series(
     mut plan: ValuesPlan,
     parameter: &Parameter,
     spec: &ChartSpec,
-    format: Format,
-) -> Result<Reply, EngineError> {
+    format: &dyn ChartFormat,
+) -> Result<Vec<u8>, EngineError> {
     let mut reduced = Downsampler::new(chart::plot_columns(spec.size.0), gap(parameter));
     while let Some(batch) = plan.stream.next().await {
         push(&mut reduced, &batch?, 0)?;
@@ -51,8 +55,8 @@ pub async fn many(
     mut plan: ManyPlan,
     series: &[(Series, String, &Parameter)],
     spec: &ChartSpec,
-    format: Format,
-) -> Result<Reply, EngineError> {
+    format: &dyn ChartFormat,
+) -> Result<Vec<u8>, EngineError> {
     let mut reduced: Vec<Downsampler> = series
         .iter()
         .map(|(_, _, p)| Downsampler::new(chart::plot_columns(spec.size.0), gap(p)))
@@ -92,8 +96,8 @@ pub fn buckets(
     lines: &[(String, &RecordBatch, &str)],
     interval: Option<i64>,
     spec: &ChartSpec,
-    format: Format,
-) -> Result<Reply, EngineError> {
+    format: &dyn ChartFormat,
+) -> Result<Vec<u8>, EngineError> {
     let bad = || EngineError::Internal("chart: unexpected column type".into());
     let gap = interval.map_or(i64::MAX, |i| i.saturating_mul(GAP_INTERVALS / 2 + 1));
     let mut drawn_lines = Vec::with_capacity(lines.len());
@@ -123,24 +127,26 @@ pub fn buckets(
     drawn(spec, &drawn_lines, format)
 }
 
-/// A duration-curve chart in its format, as the reply.
-pub fn curves(curves: &[Curve], spec: &CurveSpec, format: Format) -> Result<Reply, EngineError> {
-    let drawn = match format {
-        Format::Png => curve::png(spec, curves),
-        _ => curve::svg(spec, curves).map(String::into_bytes),
-    };
-    let bytes = drawn.map_err(|e| EngineError::Internal(e.to_string()))?;
-    Ok(built(bytes, format, HeaderMap::new()))
+/// A duration-curve chart in its format.
+pub fn curves(
+    curves: &[Curve],
+    spec: &CurveSpec,
+    format: &dyn ChartFormat,
+) -> Result<Vec<u8>, EngineError> {
+    format
+        .curves(spec, curves)
+        .map_err(|e| EngineError::Internal(e.to_string()))
 }
 
-/// The chart in its format, as the reply.
-fn drawn(spec: &ChartSpec, lines: &[Line], format: Format) -> Result<Reply, EngineError> {
-    let drawn = match format {
-        Format::Png => chart::png(spec, lines),
-        _ => chart::svg(spec, lines).map(String::into_bytes),
-    };
-    let bytes = drawn.map_err(|e| EngineError::Internal(e.to_string()))?;
-    Ok(built(bytes, format, HeaderMap::new()))
+/// The chart in its format.
+fn drawn(
+    spec: &ChartSpec,
+    lines: &[Line],
+    format: &dyn ChartFormat,
+) -> Result<Vec<u8>, EngineError> {
+    format
+        .lines(spec, lines)
+        .map_err(|e| EngineError::Internal(e.to_string()))
 }
 
 /// A break in the line at a step of [`GAP_INTERVALS`] of the parameter's interval.

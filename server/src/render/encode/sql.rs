@@ -1,81 +1,51 @@
-//! SQL answers as text: CSV, NDJSON and the JSON envelope, for whatever columns a statement
-//! makes. Arrow's own CSV and JSON writers write the cells (every Arrow type a query can give,
-//! nulls as empty cells or `null`); times are written first as every answer of the API writes
-//! them (RFC 3339 in the server's offset, `+00:00` rather than `Z`), times without a zone as
-//! they are (`2024-01-01T00:00:00`). Arrow IPC and Parquet answers take the batches as they
-//! are (`binary`).
+//! SQL answers as text, for whatever columns a statement makes: the format writes the cells
+//! (Arrow's own CSV and JSON writers in CSV, NDJSON and JSON: every Arrow type a query can
+//! give, nulls as empty cells or `null`); times are written first as every answer of the API
+//! writes them (RFC 3339 in the server's offset, `+00:00` rather than `Z`), times without a
+//! zone as they are (`2024-01-01T00:00:00`). Arrow IPC and Parquet answers take the batches as
+//! they are (their `TableFormat`).
 
-use super::{BatchEncoder, EncodeError};
-use crate::http::negotiate::Format;
+use super::{BatchEncoder, EncodeError, Envelope, Head, TextFormat};
 use crate::render::timefmt::TimeFormatter;
 use bytes::Bytes;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringBuilder};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::csv::writer::{Terminator, WriterBuilder as CsvBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use datafusion::arrow::json::Writer as JsonWriter;
-use datafusion::arrow::json::writer::{JsonArray, LineDelimited, WriterBuilder as JsonBuilder};
 use hydro_engine::query::AnswerPart;
 use std::sync::Arc;
 
+/// A SQL answer in a text format: its times written as text, then the format's writer.
 pub struct SqlText {
-    format: Format,
-    /// The answer's columns, times as text (what the writers see).
+    /// The format's writer of rows.
+    rows: Box<dyn BatchEncoder>,
+    /// The answer's columns, times as text (what the writer sees).
     schema: SchemaRef,
-    /// The JSON envelope's beginning (`{"meta":…,"data":`), before the rows' array.
-    head: Vec<u8>,
     time: TimeFormatter,
-    /// CSV: whether the header line went out.
-    header_sent: bool,
-    /// JSON: the array of rows, written batch by batch.
-    array: Option<JsonWriter<Vec<u8>, JsonArray>>,
 }
 
 impl SqlText {
-    /// `meta`: the envelope's `meta` (JSON only).
+    /// `envelope`: the answer's `meta` (for the formats that show it).
     pub fn new(
-        format: Format,
+        format: &'static dyn TextFormat,
         schema: &SchemaRef,
-        meta: &serde_json::Value,
+        envelope: &dyn Envelope,
         time: TimeFormatter,
-    ) -> Self {
-        let mut head = Vec::new();
-        if format == Format::Json {
-            head.extend_from_slice(b"{\"meta\":");
-            head.extend_from_slice(meta.to_string().as_bytes());
-            head.extend_from_slice(b",\"data\":");
-        }
-        Self {
-            format,
-            schema: times_as_text_schema(schema),
-            head,
-            time,
-            header_sent: false,
-            array: None,
-        }
-    }
-
-    fn csv(&mut self, batch: &RecordBatch) -> Result<Vec<u8>, EncodeError> {
-        let mut writer = CsvBuilder::new()
-            .with_header(!self.header_sent)
-            .with_line_terminator(Terminator::CRLF)
-            .build(Vec::new());
-        writer.write(batch)?;
-        self.header_sent = true;
-        Ok(writer.into_inner())
+    ) -> Result<Self, EncodeError> {
+        let schema = times_as_text_schema(schema);
+        let head = Head {
+            envelope,
+            columns: &[],
+        };
+        let rows = format
+            .sql(&schema, &head)
+            .ok_or_else(|| EncodeError::Unexpected("a format without SQL rows".into()))?;
+        Ok(Self { rows, schema, time })
     }
 }
 
 impl BatchEncoder for SqlText {
     fn begin(&mut self) -> Result<Vec<Bytes>, EncodeError> {
-        if self.format == Format::Json {
-            self.array = Some(
-                JsonBuilder::new()
-                    .with_explicit_nulls(true)
-                    .build(Vec::new()),
-            );
-        }
-        Ok(vec![Bytes::from(std::mem::take(&mut self.head))])
+        self.rows.begin()
     }
 
     fn piece(&mut self, piece: AnswerPart) -> Result<Vec<Bytes>, EncodeError> {
@@ -85,41 +55,11 @@ impl BatchEncoder for SqlText {
             ));
         };
         let batch = times_as_text(&batch, &self.schema, &mut self.time)?;
-        let bytes = match self.format {
-            Format::Csv => self.csv(&batch)?,
-            Format::NdJson => {
-                let mut writer: JsonWriter<Vec<u8>, LineDelimited> = JsonBuilder::new()
-                    .with_explicit_nulls(true)
-                    .build(Vec::new());
-                writer.write(&batch)?;
-                writer.finish()?;
-                writer.into_inner()
-            }
-            _ => {
-                let array = self.array.as_mut().ok_or(EncodeError::NotStarted)?;
-                array.write(&batch)?;
-                std::mem::take(array.get_mut())
-            }
-        };
-        Ok(vec![Bytes::from(bytes)])
+        self.rows.piece(AnswerPart::Rows(batch))
     }
 
     fn finish(&mut self) -> Result<Vec<Bytes>, EncodeError> {
-        let bytes = match self.format {
-            // An answer without rows still names its columns.
-            Format::Csv if !self.header_sent => {
-                self.csv(&RecordBatch::new_empty(Arc::clone(&self.schema)))?
-            }
-            Format::Json => {
-                let mut array = self.array.take().ok_or(EncodeError::NotStarted)?;
-                array.finish()?;
-                let mut bytes = array.into_inner();
-                bytes.push(b'}');
-                bytes
-            }
-            _ => Vec::new(),
-        };
-        Ok(vec![Bytes::from(bytes)])
+        self.rows.finish()
     }
 }
 

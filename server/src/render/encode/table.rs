@@ -9,8 +9,7 @@
 //! Utf8, and lists (availability periods, included parameters) as their JSON text. Every column
 //! is nullable, since optional fields are absent where they do not apply.
 
-use super::EncodeError;
-use crate::http::negotiate::Format;
+use super::{EncodeError, TableFormat};
 use crate::render::resources::flatten;
 use chrono::DateTime;
 use datafusion::arrow::array::{
@@ -18,36 +17,27 @@ use datafusion::arrow::array::{
     TimestampMicrosecondArray,
 };
 use datafusion::arrow::datatypes::{Field, Schema};
-use datafusion::arrow::ipc::writer::StreamWriter;
-use datafusion::parquet::arrow::ArrowWriter;
+use hydro_engine::query::AnswerPart;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// `items` as one Arrow IPC stream or Parquet file with `columns`. A table needs a column: an
+/// `items` as one table (an Arrow IPC stream, a Parquet file) with `columns`. A table needs a column: an
 /// empty list whose columns are not known (they come from its items) is a table of one column,
 /// `id`, and no rows.
 pub fn encode(
     items: &[&Value],
     columns: &[String],
-    format: Format,
+    format: &dyn TableFormat,
 ) -> Result<Vec<u8>, EncodeError> {
     let id = ["id".to_owned()];
     let columns = if columns.is_empty() { &id[..] } else { columns };
     let batch = record_batch(items, columns)?;
-    match format {
-        Format::Parquet => {
-            let mut writer = ArrowWriter::try_new(Vec::new(), batch.schema(), None)?;
-            writer.write(&batch)?;
-            Ok(writer.into_inner()?)
-        }
-        _ => {
-            let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema())?;
-            writer.write(&batch)?;
-            writer.finish()?;
-            Ok(writer.into_inner()?)
-        }
-    }
+    let mut encoder = format.batches(batch.schema());
+    let mut frames = encoder.begin()?;
+    frames.extend(encoder.piece(AnswerPart::Rows(batch))?);
+    frames.extend(encoder.finish()?);
+    Ok(frames.concat())
 }
 
 /// The items' flattened values under `columns`, one row an item.
@@ -181,6 +171,7 @@ fn micros(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::format::{arrow::Arrow, parquet::ParquetFormat};
     use bytes::Bytes;
     use datafusion::arrow::array::Array;
     use datafusion::arrow::datatypes::{DataType, TimeUnit};
@@ -276,13 +267,13 @@ mod tests {
     fn both_formats_read_back() {
         let items = items();
         let refs: Vec<&Value> = items.iter().collect();
-        let ipc = encode(&refs, &columns(), Format::Arrow).unwrap();
+        let ipc = encode(&refs, &columns(), &Arrow).unwrap();
         let batches: Vec<RecordBatch> = StreamReader::try_new(&ipc[..], None)
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(batches[0].num_rows(), 2);
-        let parquet = encode(&refs, &columns(), Format::Parquet).unwrap();
+        let parquet = encode(&refs, &columns(), &ParquetFormat).unwrap();
         let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(parquet))
             .unwrap()
             .build()
@@ -291,11 +282,12 @@ mod tests {
         assert_eq!(rows, 2);
         // An empty list is a table with its columns and no rows; one whose columns come from
         // its items has an id column.
-        for format in [Format::Parquet, Format::Arrow] {
+        let formats: [&dyn TableFormat; 2] = [&ParquetFormat, &Arrow];
+        for format in formats {
             assert!(!encode(&[], &columns(), format).unwrap().is_empty());
             assert!(!encode(&[], &[], format).unwrap().is_empty());
         }
-        let empty = encode(&[], &[], Format::Parquet).unwrap();
+        let empty = encode(&[], &[], &ParquetFormat).unwrap();
         let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(empty)).unwrap();
         assert_eq!(reader.schema().fields().len(), 1);
     }

@@ -1,11 +1,10 @@
-//! Text encoders of value batches: JSON envelope, NDJSON, CSV, XML. Columns are the requested
-//! value fields in order; timestamps use the same RFC 3339 form in every format.
+//! Value batches as rows of text, in any text format: the format says how a row is spelled
+//! ([`Rows`]) once per batch; the rows are then copies of constant bytes and formatted cells.
+//! Columns are the requested value fields in order; timestamps use the same RFC 3339 form in
+//! every format.
 
 use super::recycled::FRAMES;
-use super::{
-    Appender, EncodeError, Fragment, Out, SHORT, csv_field, json_string, number, xml_text,
-};
-use crate::http::negotiate::Format;
+use super::{Appender, Cells, EncodeError, Fragment, Out, Rows, SHORT, TextFormat, number};
 use crate::render::timefmt::TimeFormatter;
 use bytes::Bytes;
 use datafusion::arrow::array::{
@@ -16,10 +15,9 @@ use datafusion::arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampM
 /// Encodes value batches as rows of text. It holds no state between batches, so batches can be
 /// encoded on several cores at once and sent in order (see `render::stream`).
 pub struct ValuesText {
-    format: Format,
+    format: &'static dyn TextFormat,
+    rows: &'static dyn Rows,
     columns: Vec<String>,
-    /// `"name":` for each column, escaped once.
-    json_keys: Vec<Vec<u8>>,
     head: Bytes,
     tail: Bytes,
     time: TimeFormatter,
@@ -30,39 +28,26 @@ pub struct ValuesText {
 /// `perf` (kernel `clear_page`).
 const CHUNK_ROWS: usize = 512;
 
-/// What separates JSON rows. Every row of a batch starts with it, since a batch does not know
-/// whether rows came before it; the stream drops the first one (`leading_separator`).
-const JSON_SEPARATOR: u8 = b',';
-
 impl ValuesText {
-    /// `head`/`tail` wrap the rows (the JSON/XML envelope); CSV and NDJSON have none.
+    /// `head`/`tail` wrap the rows (the format's document around them).
     pub fn new(
-        format: Format,
+        format: &'static dyn TextFormat,
         columns: Vec<String>,
-        mut head: Vec<u8>,
+        head: Vec<u8>,
         tail: Vec<u8>,
         time: TimeFormatter,
-    ) -> Self {
-        if format == Format::Csv {
-            head.extend_from_slice(columns.join(",").as_bytes());
-            head.extend_from_slice(b"\r\n");
-        }
-        let json_keys = columns
-            .iter()
-            .map(|n| {
-                let mut k = escaped(Format::Json, n);
-                k.push(b':');
-                k
-            })
-            .collect();
-        Self {
+    ) -> Result<Self, EncodeError> {
+        let rows = format
+            .rows()
+            .ok_or_else(|| EncodeError::Unexpected("a format without rows of values".into()))?;
+        Ok(Self {
             format,
+            rows,
             columns,
-            json_keys,
             head: Bytes::from(head),
             tail: Bytes::from(tail),
             time,
-        }
+        })
     }
 
     /// Bytes before the first row.
@@ -78,7 +63,7 @@ impl ValuesText {
     /// Whether each batch's bytes start with a row separator that the first non-empty batch
     /// of the answer must drop.
     pub fn leading_separator(&self) -> bool {
-        self.format == Format::Json
+        self.rows.leading_separator()
     }
 }
 
@@ -105,35 +90,20 @@ enum Part<'a, B> {
     Text(&'a DictionaryArray<Int32Type>, Vec<B>, B),
 }
 
-/// JSON and NDJSON: rows of JSON objects.
-fn is_json(format: Format) -> bool {
-    matches!(format, Format::Json | Format::NdJson)
-}
-
-fn escaped(format: Format, s: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len() + 2);
-    match format {
-        Format::Csv => csv_field(s, &mut out),
-        Format::Xml => xml_text(s, &mut out),
-        _ => json_string(s, &mut out),
-    }
-    out
-}
-
 /// The cell of a column, its dictionary values escaped.
 fn cell<'a>(
     batch: &'a RecordBatch,
     name: &str,
-    format: Format,
+    format: &dyn TextFormat,
+    cells: Cells,
 ) -> Result<Part<'a, Vec<u8>>, EncodeError> {
     let c = batch
         .column_by_name(name)
         .ok_or_else(|| EncodeError::Unexpected(format!("column {name} missing")))?;
-    let json = is_json(format);
-    let null: &'static [u8] = if json { b"null" } else { b"" };
+    let null = cells.missing;
     if let Some(t) = c.as_primitive_opt::<TimestampMicrosecondType>() {
         if t.null_count() > 0 {
-            return Ok(Part::OptTime(t, json, null));
+            return Ok(Part::OptTime(t, cells.quoted_times, null));
         }
         return Ok(Part::Time(t));
     }
@@ -152,10 +122,13 @@ fn cell<'a>(
         .ok_or_else(|| EncodeError::Unexpected(format!("column {name} is not text")))?;
     let escaped_values = values
         .iter()
-        .map(|v| escaped(format, v.unwrap_or("")))
+        .map(|v| {
+            let mut out = Vec::new();
+            format.escape(v.unwrap_or(""), &mut out);
+            out
+        })
         .collect();
-    let null = if json { b"\"\"".to_vec() } else { Vec::new() };
-    Ok(Part::Text(d, escaped_values, null))
+    Ok(Part::Text(d, escaped_values, cells.missing_text.to_vec()))
 }
 
 impl<'a> Part<'a, Vec<u8>> {
@@ -273,45 +246,20 @@ fn put_text(
 
 impl ValuesText {
     /// The constant bytes of a row: `frags[k]` goes before cell k, the last one after the
-    /// last cell. JSON timestamp quotes are folded in, so a cell writes only its value.
+    /// last cell. Quotes around times (JSON) are folded in, so a cell writes only its value.
     fn fragments(&self, cells: &[Part<'_, Vec<u8>>]) -> Vec<Vec<u8>> {
+        let quoted_times = self.rows.cells().quoted_times;
         let mut frags: Vec<Vec<u8>> = vec![Vec::new(); cells.len() + 1];
         for (k, (c, name)) in cells.iter().zip(&self.columns).enumerate() {
-            let quote = matches!(c, Part::Time(_)) && is_json(self.format);
-            match self.format {
-                Format::Csv if k > 0 => frags[k].push(b','),
-                Format::Csv => {}
-                Format::Xml => {
-                    if k == 0 {
-                        frags[k].extend_from_slice(b"<measurement>");
-                    }
-                    frags[k].extend_from_slice(format!("<{name}>").as_bytes());
-                    frags[k + 1].extend_from_slice(format!("</{name}>").as_bytes());
-                }
-                _ => {
-                    if k == 0 {
-                        if self.format == Format::Json {
-                            frags[k].push(JSON_SEPARATOR);
-                        }
-                        frags[k].push(b'{');
-                    } else {
-                        frags[k].push(b',');
-                    }
-                    frags[k].extend_from_slice(&self.json_keys[k]);
-                }
-            }
+            let quote = matches!(c, Part::Time(_)) && quoted_times;
+            self.rows.cell_before(k, name, &mut frags[k]);
             if quote {
                 frags[k].push(b'"');
                 frags[k + 1].push(b'"');
             }
+            self.rows.cell_after(name, &mut frags[k + 1]);
         }
-        let end = &mut frags[cells.len()];
-        match self.format {
-            Format::Csv => end.extend_from_slice(b"\r\n"),
-            Format::Xml => end.extend_from_slice(b"</measurement>"),
-            Format::NdJson => end.extend_from_slice(b"}\n"),
-            _ => end.push(b'}'),
-        }
+        self.rows.row_end(&mut frags[cells.len()]);
         frags
     }
 
@@ -320,10 +268,11 @@ impl ValuesText {
     /// dictionary cell, bytes already there), so that a CSV row of the default columns is
     /// four copies: timestamp, `,`, number, `,good\r\n`.
     fn parts<'a>(&self, batch: &'a RecordBatch) -> Result<Vec<Part<'a, Fragment>>, EncodeError> {
+        let spelling = self.rows.cells();
         let cells = self
             .columns
             .iter()
-            .map(|name| cell(batch, name, self.format))
+            .map(|name| cell(batch, name, self.format, spelling))
             .collect::<Result<Vec<_>, _>>()?;
         let frags = self.fragments(&cells);
         let mut parts: Vec<Part<'a, Vec<u8>>> = Vec::with_capacity(2 * frags.len());
@@ -425,6 +374,7 @@ fn frames(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::format::{csv::Csv, json::Json, ndjson::NdJson, xml::Xml};
     use chrono::FixedOffset;
     use datafusion::arrow::array::{ArrayRef, Float64Array, TimestampMicrosecondArray};
     use std::sync::Arc;
@@ -463,8 +413,14 @@ mod tests {
             vec!["quality"],
             vec!["value"],
         ];
-        for format in [Format::Csv, Format::Json, Format::NdJson, Format::Xml] {
-            let json = is_json(format);
+        let formats: [(&str, &'static dyn TextFormat); 4] = [
+            ("csv", &Csv),
+            ("json", &Json),
+            ("ndjson", &NdJson),
+            ("xml", &Xml),
+        ];
+        for (name, format) in formats {
+            let json = name.contains("json");
             for order in &orders {
                 let names: Vec<String> = order.iter().map(|s| s.to_string()).collect();
                 let offset = FixedOffset::east_opt(3600).unwrap();
@@ -474,7 +430,8 @@ mod tests {
                     Vec::new(),
                     Vec::new(),
                     TimeFormatter::new(offset),
-                );
+                )
+                .unwrap();
                 let got = String::from_utf8(text.rows(&batch).unwrap().concat()).unwrap();
                 let mut time = TimeFormatter::new(offset);
                 let mut want = String::new();
@@ -499,7 +456,12 @@ mod tests {
                             let d = c.as_dictionary::<Int32Type>();
                             let values = d.values().as_string::<i32>();
                             let v = match d.is_valid(i) {
-                                true => escaped(format, values.value(d.keys().value(i) as usize)),
+                                true => {
+                                    let mut out = Vec::new();
+                                    let v = values.value(d.keys().value(i) as usize);
+                                    format.escape(v, &mut out);
+                                    out
+                                }
                                 false if json => b"\"\"".to_vec(),
                                 false => Vec::new(),
                             };
@@ -514,10 +476,10 @@ mod tests {
                             .collect::<Vec<_>>()
                             .join(",")
                     };
-                    want += &match format {
-                        Format::Csv => format!("{}\r\n", cells.join(",")),
-                        Format::Json => format!(",{{{}}}", pairs()),
-                        Format::NdJson => format!("{{{}}}\n", pairs()),
+                    want += &match name {
+                        "csv" => format!("{}\r\n", cells.join(",")),
+                        "json" => format!(",{{{}}}", pairs()),
+                        "ndjson" => format!("{{{}}}\n", pairs()),
                         _ => {
                             let inner: String = names
                                 .iter()
@@ -528,7 +490,7 @@ mod tests {
                         }
                     };
                 }
-                assert_eq!(got, want, "{format:?} {order:?}");
+                assert_eq!(got, want, "{name} {order:?}");
             }
         }
     }
@@ -576,12 +538,13 @@ mod tests {
         let offset = FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
         let columns = ["timestamp", "value", "quality"].map(String::from).to_vec();
         let csv = ValuesText::new(
-            Format::Csv,
+            &Csv,
             columns,
             Vec::new(),
             Vec::new(),
             TimeFormatter::new(offset),
-        );
+        )
+        .unwrap();
         let chunks = csv.rows(&batch).unwrap();
         assert!(chunks.len() >= 4, "{} frames", chunks.len());
         let got: Vec<u8> = chunks.concat();
@@ -589,7 +552,7 @@ mod tests {
         let mut want = Vec::new();
         let mut time = TimeFormatter::new(offset);
         let mut quoted = Vec::new();
-        csv_field(long, &mut quoted);
+        Csv.escape(long, &mut quoted);
         for i in 0..n {
             time.write(times.value(i), &mut want);
             want.push(b',');

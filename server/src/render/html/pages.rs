@@ -9,8 +9,8 @@
 //! handlers find the stations and plan the values; these pages only show them.
 
 use crate::config::Config;
-use crate::http::negotiate::Format;
 use crate::render::envelope::{Pagination, PagingUrl};
+use crate::render::format::Format;
 use crate::render::html::{self, Frame, Link};
 use crate::render::reply::{Reply, built};
 use crate::render::resources::SortSpec;
@@ -60,7 +60,7 @@ const CHART_WINDOWS: [(&str, &str); 4] = [
 ];
 
 fn reply(page: String) -> Reply {
-    built(page.into_bytes(), Format::Html, HeaderMap::new())
+    built(page.into_bytes(), Format::HTML, HeaderMap::new())
 }
 
 fn service(site: &Site<'_>) -> String {
@@ -72,7 +72,7 @@ fn formats(site: &Site<'_>, formats: &[Format]) -> Vec<Link> {
     let url = site.here.clone();
     formats
         .iter()
-        .filter(|f| **f != Format::Html)
+        .filter(|f| **f != Format::HTML)
         .map(|f| {
             (
                 f.short().to_uppercase(),
@@ -138,7 +138,7 @@ pub fn landing(site: &Site<'_>, ds: &Manifest, citation: &str) -> Reply {
         title: &title,
         service: &title,
         trail: Vec::new(),
-        formats: formats(site, &[Format::Json]),
+        formats: formats(site, &[Format::JSON]),
         head: html! {},
     };
     reply(html::page(frame, content))
@@ -416,7 +416,7 @@ fn chart_and_downloads(
     );
     let downloads = offered
         .iter()
-        .filter(|f| !matches!(f, Format::Html | Format::Svg | Format::Png))
+        .filter(|f| !(f.is_page() || f.is_chart()))
         .map(|f| {
             let href = url.rewritten(&whole, &[("format", f.short())]);
             (f.short().to_uppercase(), href)

@@ -4,7 +4,7 @@
 //! read from the same document the JSON answer is, so the two cannot disagree. Plain HTML, no
 //! script: a reference is read, searched with the browser's find and printed.
 
-use crate::http::negotiate::Format;
+use crate::render::format::Format;
 use crate::render::html::pages::Site;
 use crate::render::html::{self, Frame};
 use crate::render::reply::{Reply, built};
@@ -50,7 +50,7 @@ pub fn page(site: &Site<'_>, document: &Value, json_url: String) -> Reply {
         head: html! {},
     };
     let page = html::page(frame, content);
-    built(page.into_bytes(), Format::Html, HeaderMap::new())
+    built(page.into_bytes(), Format::HTML, HeaderMap::new())
 }
 
 /// One operation of the document.
