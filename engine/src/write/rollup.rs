@@ -328,11 +328,13 @@ async fn station_rollup(
             }
             let rows = sorted(rows);
             // Rows rewritten up to the station's last year are split (kept parts are all
-            // before or all after the years rewritten).
-            let split = !before.is_empty()
-                && kept
-                    .iter()
-                    .all(|k| k.years().is_some_and(|(_, last)| last < first.year()));
+            // before or all after the years rewritten), and so are those of a rebuild: the
+            // next append rewrites the last year's part alone, as after any other publish.
+            let split = derive.rebuild
+                || (!before.is_empty()
+                    && kept
+                        .iter()
+                        .all(|k| k.years().is_some_and(|(_, last)| last < first.year())));
             for group in part_groups(&rows, split) {
                 parts
                     .extend(write_part(store, generation, &station, &group, years.as_mut()).await?);
