@@ -1,5 +1,11 @@
-//! `hydro`: serve, import and generate Hydro API datasets. The command line is [`cli`]'s; each
-//! command is a file of [`cmd`].
+//! `hydro`: serve, import and generate Hydro API datasets.
+//!
+//! Modules from the bottom up; each uses only those above it in this list:
+//!
+//! - [`cli`]: the command line: every command, argument and its help.
+//! - [`log`]: the log, as text or JSON lines.
+//! - [`progress`]: the progress bar of long commands on a terminal.
+//! - [`cmd`]: the commands, one file each.
 
 /// `println!` that stops quietly at a closed pipe: `hydro import … | head` ends `head`'s input,
 /// and a report line written after that is no reason to panic (`println!` does).

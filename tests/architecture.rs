@@ -461,6 +461,82 @@ fn no_crate_has_an_import_cycle() {
     }
 }
 
+/// The order a folder's doc gives its modules in (`- [`name`]` items of a list introduced
+/// by "each uses only those above it"), from the folder's `lib.rs` or `mod.rs`; empty where it
+/// gives none.
+fn documented_order(folder_doc: &str) -> Vec<String> {
+    let Some(start) = folder_doc.find("each uses only those above it") else {
+        return Vec::new();
+    };
+    folder_doc[start..]
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .filter_map(|l| l.trim_start_matches("//!").trim().strip_prefix("- [`"))
+        .filter_map(|item| item.split('`').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Where a folder's doc lists its modules in order, each of them uses only those listed above
+/// it, and every child of the folder is listed.
+fn layering_faults(
+    src: &Path,
+    folders: &BTreeMap<Module, BTreeMap<Module, BTreeMap<Module, String>>>,
+) -> Vec<String> {
+    let mut faults = Vec::new();
+    for (folder, children) in folders {
+        let dir = folder
+            .iter()
+            .fold(src.to_path_buf(), |d, part| d.join(part));
+        let doc = ["lib.rs", "main.rs", "mod.rs"]
+            .iter()
+            .find_map(|f| std::fs::read_to_string(dir.join(f)).ok())
+            .unwrap_or_default();
+        let order = documented_order(&doc);
+        if order.is_empty() {
+            continue;
+        }
+        let place = |m: &Module| order.iter().position(|o| *o == m[folder.len()]);
+        for (a, edges) in children {
+            let Some(pa) = place(a) else {
+                faults.push(format!(
+                    "{}: not in its folder's documented order",
+                    a.join("::")
+                ));
+                continue;
+            };
+            for (b, why) in edges {
+                if place(b).is_some_and(|pb| pb > pa) {
+                    faults.push(format!(
+                        "{} uses {}, listed below it ({why})",
+                        a.join("::"),
+                        b.join("::")
+                    ));
+                }
+            }
+        }
+    }
+    faults
+}
+
+#[test]
+fn every_folder_keeps_its_documented_layer_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (src, top) in [
+        ("engine/src", "lib.rs"),
+        ("server/src", "lib.rs"),
+        ("src", "main.rs"),
+    ] {
+        let doc = std::fs::read_to_string(root.join(src).join(top)).unwrap();
+        assert!(
+            documented_order(&doc).len() > 2,
+            "{src}/{top} lists its modules in order"
+        );
+        let faults = layering_faults(&root.join(src), &folder_graphs(&graph(&root.join(src))));
+        assert!(faults.is_empty(), "{src}:\n{}", faults.join("\n"));
+    }
+}
+
 /// The checker itself finds a cycle through `use`, inline paths and `super`, and none through
 /// `super` inside a test module or through text in comments and strings.
 #[test]
@@ -509,4 +585,20 @@ fn the_checker_sees_cycles() {
     let folders = folder_graphs(&g);
     let top = cycles(&folders[&Vec::new()]);
     assert_eq!(top.len(), 1, "{top:?}");
+
+    // Layering: the crate's doc lists `d` above `e`, so `e -> d` is allowed and `d -> e` not.
+    write(
+        "lib.rs",
+        "//! Modules; each uses only those above it:\n//!\n//! - [`d`]: below.\n//! - [`e`]: above.\n\npub mod d;\npub mod e;\n",
+    );
+    write("c.rs", "fn g() {}\n");
+    write("d/x.rs", "pub struct X;\n");
+    assert!(layering_faults(src, &folder_graphs(&graph(src))).is_empty());
+    write("d/x.rs", "use crate::e::E;\n");
+    let faults = layering_faults(src, &folder_graphs(&graph(src)));
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert!(
+        faults[0].starts_with("d uses e, listed below it"),
+        "{faults:?}"
+    );
 }

@@ -20,6 +20,7 @@ pub(crate) mod month_file;
 pub mod rollup_years;
 pub mod rollups;
 pub mod station_files;
+pub(crate) mod stored_month;
 pub(crate) mod table_bytes;
 pub mod versions;
 

@@ -10,7 +10,7 @@
 //! else, and the rows keep one plain type. What computes with values skips both ([`is_gap`],
 //! nulls): aggregates, statistics, rollups, the newest value.
 //!
-//! [`SeriesChunk`]: crate::write::chunk::SeriesChunk
+//! [`SeriesChunk`]: crate::model::chunk::SeriesChunk
 
 use datafusion::arrow::array::{Array, ArrayRef, Float64Array};
 use datafusion::arrow::buffer::NullBuffer;

@@ -1,6 +1,7 @@
 //! The catalog's resources as the engine holds them. Times are UTC microseconds since the Unix
 //! epoch, the unit of the Parquet `timestamp` column; the server formats them.
 
+pub mod chunk;
 pub mod coords;
 pub mod duration;
 pub mod gap;

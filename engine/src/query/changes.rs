@@ -11,16 +11,16 @@
 use crate::dataset::Dataset;
 use crate::dataset::layout::UTC;
 use crate::dataset::manifest::ValueFile;
+use crate::dataset::stored_month::read_series;
 use crate::error::{EngineError, Result};
 use crate::model::Micros;
+use crate::model::chunk::SeriesChunk;
 use crate::model::gap::gaps_to_nulls;
 use crate::model::ids::Series;
 use crate::model::month::Month;
 use crate::query::many_series::many_schema;
 use crate::query::plan::output_schema;
 use crate::query::spec::{ValueColumn, column_indices};
-use crate::write::chunk::SeriesChunk;
-use crate::write::stored::read_series;
 use datafusion::arrow::array::{
     ArrayRef, Float64Array, RecordBatch, StringDictionaryBuilder, TimestampMicrosecondArray,
 };

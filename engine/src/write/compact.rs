@@ -32,12 +32,12 @@
 use crate::dataset::layout;
 use crate::dataset::manifest::{InYear, PublishKind, Stored, ValueFile};
 use crate::dataset::read_published_for_pass;
+use crate::dataset::stored_month::{month_bytes, read_month};
 use crate::error::{EngineError, Result};
 use crate::model::ids::StationId;
 use crate::model::month::Month;
 use crate::parquet::assembly::{Assembly, FileFooter};
 use crate::write::rollup::stations_to_join;
-use crate::write::stored::{month_bytes, read_month};
 use crate::write::writer::DatasetWriter;
 use crate::write::writer::encode_month_as;
 use datafusion::object_store::buffered::BufWriter;
@@ -401,7 +401,7 @@ fn io_error(path: &str, source: std::io::Error) -> EngineError {
 mod tests {
     use super::*;
     use crate::dataset::manifest::SeriesStats;
-    use crate::write::chunk::SeriesChunk;
+    use crate::model::chunk::SeriesChunk;
     use crate::write::writer::encode_month;
     use datafusion::arrow::array::{Array, Float64Array};
     use datafusion::object_store::memory::InMemory;

@@ -7,7 +7,6 @@
 //! catalog files under new names first and the manifest last, so readers never see half of it.
 
 pub mod availability;
-pub mod chunk;
 pub mod compact;
 pub mod derived;
 pub mod gauges;
@@ -16,6 +15,5 @@ pub mod import;
 pub(crate) mod journal;
 pub mod rollback;
 pub(crate) mod rollup;
-pub(crate) mod stored;
 pub mod vacuum;
 pub mod writer;

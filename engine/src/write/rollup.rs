@@ -25,6 +25,7 @@ use crate::dataset::manifest::{PublishKind, ValueFile};
 use crate::dataset::read_manifest;
 use crate::dataset::rollup_years::{PartYears, YearSummary, read_part_years};
 use crate::dataset::rollups::{self, DayRow, RollupFile, days_of};
+use crate::dataset::stored_month::{MonthValues, read_month_values};
 use crate::error::{EngineError, Result};
 use crate::model::duration::IsoDuration;
 use crate::model::ids::{ParameterId, Series, StationId};
@@ -35,7 +36,6 @@ use crate::write::derived::{
     DerivedChange, DerivedSettings, Quantity, add_years, derived_values, edge_days, split_day,
     year_summaries,
 };
-use crate::write::stored::{MonthValues, read_month_values};
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use futures::{StreamExt, TryStreamExt};

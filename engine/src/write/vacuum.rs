@@ -294,8 +294,8 @@ mod tests {
     use super::*;
     use crate::dataset::Published;
     use crate::dataset::manifest::PublishKind;
+    use crate::model::chunk::SeriesChunk;
     use crate::model::month::Month;
-    use crate::write::chunk::SeriesChunk;
     use crate::write::generate::{GenerateOptions, generate};
     use crate::write::writer::{DatasetWriter, EncodedMonth, WRITE_LOCK, encode_month};
     use datafusion::object_store::memory::InMemory;

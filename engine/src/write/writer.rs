@@ -43,7 +43,7 @@ use futures::TryStreamExt;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-pub use crate::write::chunk::SeriesChunk;
+pub use crate::model::chunk::SeriesChunk;
 
 /// A station-month encoded: the file's bytes, and for each series in it (in row group order)
 /// its statistics, its periods with values ([`periods_with_values`]) and its newest row with

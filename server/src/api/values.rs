@@ -4,7 +4,7 @@
 
 use crate::api::changes::{Changes, changes};
 use crate::api::context::fault;
-use crate::api::request::{Paging, ValuesRequest};
+use crate::api::request::{Aggregate, Paging, ValuesRequest};
 use crate::api::rows::{Planned, send_rows};
 use crate::api::{Ctx, chart};
 use crate::http::error::ApiError;
@@ -13,81 +13,90 @@ use crate::render::format::{Answer, Format};
 use crate::render::html::pages;
 use crate::render::reply::Reply;
 use crate::render::timefmt::TimeFormatter;
+use crate::versions::AsOf;
 use futures::StreamExt;
 use hydro_engine::EngineError;
 use hydro_engine::model::duration::IsoDuration;
+use hydro_engine::model::ids::ParameterId;
 use hydro_engine::model::property::property;
 use hydro_engine::model::zone::Zone;
 use hydro_engine::model::{Parameter, Station};
 use hydro_engine::query::aggregate::{AggregateQuery, AggregateSpec, SeriesToAggregate};
 use hydro_engine::query::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
 
+/// The values of one series, in the mode the request asks for: the rows changed since a
+/// version, buckets, a page for people, a chart, or the rows themselves.
 pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
     ctx.admit::<ValuesRequest>()?;
-    let s = ctx.station(id)?;
-    let pid = ctx.parameter_id(s, pid)?;
-    let ValuesRequest {
-        window,
-        sort,
-        columns,
-        qualities,
-        aggregate,
-        zone,
-        paging: Paging {
-            limit,
-            offset,
-            given: paging,
-        },
-        format,
-        size,
-        changed_since,
-    } = ctx.parse::<ValuesRequest>()?;
-    if let Some(base) = &changed_since {
-        let asked = Changes {
-            base,
-            series: vec![(s.id.clone(), pid.clone())],
-            window,
-            columns,
-            format,
-            zone,
-            station: Some(&s.id),
-            file_name: format!("{}_{pid}_changes", s.id),
-        };
-        return changes(ctx, asked).await;
+    let station = ctx.station(id)?;
+    let pid = ctx.parameter_id(station, pid)?;
+    let mut request = ctx.parse::<ValuesRequest>()?;
+    if let Some(base) = request.changed_since.take() {
+        return changed_since(ctx, station, pid, &base, request).await;
     }
-    if let Some(aggregate) = aggregate {
-        let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
-        let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
-        let query = AggregateQuery {
-            series: series_to_aggregate(parameter, &aggregate.spec)?,
-            window,
-            spec: aggregate.spec,
-            columns: aggregate.columns,
-            sort: aggregate.sort,
-            offset,
-            limit,
-        };
-        return aggregates(ctx, (s, parameter), query, paging, format, size).await;
+    let parameter = || {
+        ctx.version
+            .dataset
+            .catalog
+            .parameter(&station.id, &pid)
+            .ok_or_else(|| ApiError::Internal("parameter vanished".into()))
+    };
+    if let Some(aggregate) = request.aggregate.take() {
+        return aggregates(ctx, (station, parameter()?), aggregate, request).await;
     }
     let query = ValuesQuery {
-        station: s.id.clone(),
+        station: station.id.clone(),
         parameter: pid.clone(),
-        window,
-        sort,
-        offset,
-        limit,
-        columns: columns.clone(),
-        need_total: paging,
-        qualities,
+        window: request.window,
+        sort: std::mem::take(&mut request.sort),
+        offset: request.paging.offset,
+        limit: request.paging.limit,
+        columns: request.columns.clone(),
+        need_total: request.paging.given,
+        qualities: request.qualities.take(),
     };
-    if format.is_chart() || format.is_page() {
-        let parameter = ctx.version.dataset.catalog.parameter(&s.id, &pid);
-        let parameter = parameter.ok_or_else(|| ApiError::Internal("parameter vanished".into()))?;
-        if format == Format::HTML {
-            return values_page(ctx, (s, parameter), query, (zone, size)).await;
-        }
-        return chart::values_chart(ctx, (s, parameter), query, (zone, size), format).await;
+    let (format, zone, size) = (request.format, request.zone, request.size);
+    if format == Format::HTML {
+        return values_page(ctx, (station, parameter()?), query, (zone, size)).await;
     }
+    if format.is_chart() {
+        let series = (station, parameter()?);
+        return chart::values_chart(ctx, series, query, (zone, size), format).await;
+    }
+    rows(ctx, station, query, request).await
+}
+
+/// The rows of the window changed since version `base` (`changedSince`).
+async fn changed_since(
+    ctx: &Ctx<'_>,
+    station: &Station,
+    pid: ParameterId,
+    base: &AsOf,
+    request: ValuesRequest,
+) -> Result<Reply, ApiError> {
+    let file_name = format!("{}_{pid}_changes", station.id);
+    let asked = Changes {
+        base,
+        series: vec![(station.id.clone(), pid)],
+        window: request.window,
+        columns: request.columns,
+        format: request.format,
+        zone: request.zone,
+        station: Some(&station.id),
+        file_name,
+    };
+    changes(ctx, asked).await
+}
+
+/// The rows themselves, planned before the status line and streamed through the format's
+/// encoder.
+async fn rows(
+    ctx: &Ctx<'_>,
+    station: &Station,
+    query: ValuesQuery,
+    request: ValuesRequest,
+) -> Result<Reply, ApiError> {
+    let format = request.format;
     let permit = ctx.heavy_permit()?;
     let dataset = &ctx.version.dataset;
     let (total, schema, parts) = if format.takes_stored_row_groups() {
@@ -108,18 +117,27 @@ pub async fn values(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiErro
             .boxed();
         (plan.total, plan.schema, parts)
     };
+    let Paging {
+        limit,
+        offset,
+        given,
+    } = request.paging;
     let planned = Planned {
         format,
         schema,
-        columns: columns.iter().map(|c| c.name().to_owned()).collect(),
+        columns: request
+            .columns
+            .iter()
+            .map(|c| c.name().to_owned())
+            .collect(),
         meta_schema: "values",
-        zone,
-        page: paging
+        zone: request.zone,
+        page: given
             .then_some(total)
             .flatten()
             .map(|total| Pagination::new(total, limit, offset)),
-        file_name: format!("{}_{pid}", s.id),
-        station: Some(&s.id),
+        file_name: format!("{}_{}", station.id, query.parameter),
+        station: Some(&station.id),
         alternate: None,
     };
     send_rows(ctx, permit, planned, parts).await
@@ -195,11 +213,19 @@ pub(crate) fn series_to_aggregate(
 async fn aggregates(
     ctx: &Ctx<'_>,
     (station, parameter): (&Station, &Parameter),
-    mut query: AggregateQuery,
-    paging: bool,
-    format: Format,
-    size: (u32, u32),
+    aggregate: Aggregate,
+    request: ValuesRequest,
 ) -> Result<Reply, ApiError> {
+    let (format, size, paging) = (request.format, request.size, request.paging.given);
+    let mut query = AggregateQuery {
+        series: series_to_aggregate(parameter, &aggregate.spec)?,
+        window: request.window,
+        spec: aggregate.spec,
+        columns: aggregate.columns,
+        sort: aggregate.sort,
+        offset: request.paging.offset,
+        limit: request.paging.limit,
+    };
     if format.is_chart() {
         chart::with_time(&mut query.columns);
     }

@@ -5,10 +5,10 @@
 use crate::dataset::manifest::ValueFile;
 use crate::error::{EngineError, Result};
 use crate::model::QUALITY_FLAGS;
+use crate::model::chunk::SeriesChunk;
 use crate::model::gap::{GAP, nulls_to_gaps};
 use crate::model::ids::ParameterId;
 use crate::parquet::assembly::{Assembly, FileFooter};
-use crate::write::chunk::SeriesChunk;
 use bytes::Bytes;
 use datafusion::arrow::array::{
     Array, AsArray, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,

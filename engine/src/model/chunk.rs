@@ -1,4 +1,5 @@
-//! What a writer writes a station-month from: its series' values.
+//! One series' values in one month: what a writer writes a station-month from and what a
+//! stored one reads back as.
 
 use crate::model::Micros;
 use crate::model::ids::ParameterId;
