@@ -11,16 +11,14 @@ use chrono::NaiveDate;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::TryStreamExt;
 use hydro_engine::Dataset;
-use hydro_engine::catalog::spatial::{BBox, Near, SpatialIndex};
-use hydro_engine::model::ids::{ParameterId, StationId};
-use hydro_engine::model::zone::Zone;
-use hydro_engine::query::aggregate::calendar::Interval;
-use hydro_engine::query::aggregate::{
-    AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate,
-};
-use hydro_engine::query::{ReadAhead, ValueColumn, ValuesQuery, Window};
-use hydro_engine::storage::Store;
-use hydro_engine::write::generate::{GenerateOptions, generate};
+use hydro_engine::Interval;
+use hydro_engine::Store;
+use hydro_engine::Zone;
+use hydro_engine::{AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate};
+use hydro_engine::{BBox, Near, SpatialIndex};
+use hydro_engine::{GenerateOptions, generate};
+use hydro_engine::{ParameterId, StationId};
+use hydro_engine::{ReadAhead, ValueColumn, ValuesQuery, Window};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::hint::black_box;

@@ -3,10 +3,10 @@
 
 use anyhow::bail;
 use clap::{Args, Parser, Subcommand};
-use hydro_engine::model::zone::Zone;
-use hydro_engine::write::derived::DerivedChange;
-use hydro_engine::write::generate::GenerateOptions;
-use hydro_engine::write::import::{CsvDialect, Encoding, Mapping, parse_quality};
+use hydro_engine::DerivedChange;
+use hydro_engine::GenerateOptions;
+use hydro_engine::Zone;
+use hydro_engine::{CsvDialect, Encoding, Mapping, parse_quality};
 use std::path::PathBuf;
 use std::str::FromStr;
 
@@ -340,7 +340,7 @@ fn parse_share(s: &str) -> anyhow::Result<f64> {
 }
 
 fn parse_zone(s: &str) -> Result<Zone, String> {
-    hydro_engine::write::import::parse_zone(s)
+    hydro_engine::parse_zone(s)
 }
 
 /// `1GiB`, `256MiB`, `64MB`, `500k`, `1048576`: a number of bytes with an optional unit

@@ -461,7 +461,7 @@ fn no_crate_has_an_import_cycle() {
     }
 }
 
-/// The order a folder's doc gives its modules in (`- [`name`]` items of a list introduced
+/// The order a folder's doc gives its modules in (`- [`name`]` or `- `name`` items of a list introduced
 /// by "each uses only those above it"), from the folder's `lib.rs` or `mod.rs`; empty where it
 /// gives none.
 fn documented_order(folder_doc: &str) -> Vec<String> {
@@ -470,8 +470,14 @@ fn documented_order(folder_doc: &str) -> Vec<String> {
     };
     folder_doc[start..]
         .lines()
+        .skip(1)
+        .skip_while(|l| l.trim() == "//!")
         .take_while(|l| l.starts_with("//!"))
-        .filter_map(|l| l.trim_start_matches("//!").trim().strip_prefix("- [`"))
+        .filter_map(|l| {
+            let item = l.trim_start_matches("//!").trim();
+            item.strip_prefix("- [`")
+                .or_else(|| item.strip_prefix("- `"))
+        })
         .filter_map(|item| item.split('`').next())
         .map(str::to_owned)
         .collect()

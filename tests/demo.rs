@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Server, get};
-use hydro_engine::write::gauges::{gauge_means, means_along_river};
+use hydro_engine::{gauge_means, means_along_river};
 use std::collections::BTreeMap;
 
 #[tokio::test]
@@ -93,7 +93,7 @@ async fn the_demo_catalog_is_plausible() {
 
 /// The demo reads as its rivers do: each real gauge's mean water level (MW) and mean discharge
 /// (MQ), as the demo's own characteristic values give them, lie within 25 % of the published
-/// values the generator draws around (`hydro_engine::write::gauges`; Köln MQ ~2 000 m³/s), and
+/// values the generator draws around (the engine's `write::gauges`; Köln MQ ~2 000 m³/s), and
 /// a made-up gauge between two real ones has means between theirs.
 #[tokio::test]
 async fn the_demo_gauges_have_their_published_means() {

@@ -721,8 +721,8 @@ async fn store_faults_fail_their_requests_and_the_server_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publishing_to_a_bucket_is_conditional() {
-    use hydro_engine::dataset::manifest::PublishKind;
-    use hydro_engine::write::writer::DatasetWriter;
+    use hydro_engine::DatasetWriter;
+    use hydro_engine::PublishKind;
     use object_store::ObjectStoreExt;
     use object_store::path::Path;
     let s3 = S3::start();

@@ -15,7 +15,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::time::Duration;
 
-pub type BoxError = Box<dyn StdError + Send + Sync>;
+pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -170,7 +170,7 @@ impl ErrorKind {
 /// errors, an I/O error carrying another error) are looked through. An object store's generic
 /// error leans to "unavailable" (the store did not answer), unless a cause below it decides
 /// otherwise (a local file cut short is damage).
-pub fn kind_of(e: &(dyn StdError + 'static)) -> ErrorKind {
+pub(crate) fn kind_of(e: &(dyn StdError + 'static)) -> ErrorKind {
     let mut leaning = None;
     let mut current = Some(e);
     while let Some(e) = current {

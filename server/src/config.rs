@@ -8,8 +8,8 @@
 //! text "12345", `HYDRO_MAX_HEAVY_QUERIES=1.5` is an error. Lists are separated by whitespace
 //! or commas (`basic_users` by whitespace only: argon2 hashes contain commas).
 
-use hydro_engine::model::zone::Zone;
-use hydro_engine::storage::S3Settings;
+use hydro_engine::S3Settings;
+use hydro_engine::Zone;
 use serde::Deserialize;
 use std::time::Duration;
 

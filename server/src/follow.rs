@@ -16,7 +16,7 @@
 //! report.
 
 use crate::state::AppState;
-use hydro_engine::error::ErrorKind;
+use hydro_engine::ErrorKind;
 use hydro_engine::{Dataset, EngineError};
 use std::future::Future;
 use std::sync::Arc;

@@ -9,7 +9,7 @@ use crate::render::envelope::Meta;
 use crate::render::stream::StreamWatch;
 use crate::versions::{Version, Versions};
 use hydro_engine::Dataset;
-use hydro_engine::model::zone::Zone;
+use hydro_engine::Zone;
 use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};

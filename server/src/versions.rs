@@ -3,10 +3,10 @@
 //! lists.
 //!
 //! Every publish leaves its manifest in the store as the version's record, and vacuum removes
-//! a version's record with its files (`hydro_engine::dataset::versions`), so the records are
+//! a version's record with its files (the engine's `dataset::versions`), so the records are
 //! the versions that can still be opened. Records never change: each is read once and kept
 //! (a few hundred bytes). Opening a version loads its catalog and files table as a start does;
-//! the few used last stay open ([`Versions::open_budget`], LRU), within a memory budget
+//! the few used last stay open (`Versions::open_budget`, LRU), within a memory budget
 //! reported in `/metrics`.
 //!
 //! Generations are numbered from 1 without gaps, so a generation below the current one whose
@@ -17,13 +17,13 @@
 use crate::http::conditional::format_http_date;
 use crate::http::error::ApiError;
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
-use hydro_engine::dataset::manifest::Manifest;
-use hydro_engine::dataset::versions::{read_version, read_versions, recorded_generations};
-use hydro_engine::dataset::{Dataset, published_generation};
-use hydro_engine::error::EngineError;
-use hydro_engine::model::Micros;
-use hydro_engine::sql::SqlTables;
-use hydro_engine::storage::Store;
+use hydro_engine::EngineError;
+use hydro_engine::Manifest;
+use hydro_engine::Micros;
+use hydro_engine::SqlTables;
+use hydro_engine::Store;
+use hydro_engine::{Dataset, published_generation};
+use hydro_engine::{read_version, read_versions, recorded_generations};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -126,7 +126,7 @@ impl AsOf {
                 id: v.to_owned(),
             });
         }
-        hydro_engine::model::instant::parse(&v.replace(' ', "+"))
+        hydro_engine::parse_instant(&v.replace(' ', "+"))
             .map(|(t, _)| Self::Time(t))
             .ok_or_else(|| bad_as_of(v))
     }

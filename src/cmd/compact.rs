@@ -3,8 +3,8 @@
 use crate::cli::CompactArgs;
 use crate::cmd::s3_settings;
 use crate::progress::progress_bar;
-use hydro_engine::model::month::Month;
-use hydro_engine::storage::Store;
+use hydro_engine::Month;
+use hydro_engine::Store;
 
 pub async fn run(args: CompactArgs) -> anyhow::Result<()> {
     let CompactArgs {
@@ -20,7 +20,7 @@ pub async fn run(args: CompactArgs) -> anyhow::Result<()> {
     };
     let store = Store::at(&out, &s3_settings(config.as_deref())?)?.object_store();
     let progress = progress_bar("compacting", "stations");
-    let c = hydro_engine::write::compact::compact(store, before, progress).await?;
+    let c = hydro_engine::compact(store, before, progress).await?;
     match c.generation {
         Some(g) => {
             if c.files > 0 {

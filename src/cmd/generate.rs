@@ -4,8 +4,8 @@ use crate::cli::GenerateArgs;
 use crate::cmd::s3_settings;
 use crate::progress::progress_bar;
 use anyhow::{Context, bail};
-use hydro_engine::storage::Store;
-use hydro_engine::write::generate::{GenerateOptions, generate};
+use hydro_engine::Store;
+use hydro_engine::{GenerateOptions, generate};
 
 pub async fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let GenerateArgs {
@@ -47,8 +47,7 @@ pub async fn run(args: GenerateArgs) -> anyhow::Result<()> {
 }
 
 fn parse_interval_minutes(s: &str) -> anyhow::Result<u32> {
-    let d: hydro_engine::model::duration::IsoDuration =
-        s.parse().map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
+    let d: hydro_engine::IsoDuration = s.parse().map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
     if d.months != 0 || d.micros % 60_000_000 != 0 {
         bail!("--interval must be whole minutes, e.g. PT15M, PT1H, P1D");
     }

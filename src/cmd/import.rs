@@ -5,8 +5,8 @@ use crate::cli::ImportArgs;
 use crate::cmd::s3_settings;
 use anyhow::bail;
 use hydro_engine::EngineError;
-use hydro_engine::storage::Store;
-use hydro_engine::write::import::{
+use hydro_engine::Store;
+use hydro_engine::{
     ImportInput, ImportMode, ImportOptions, ImportProgress, ReplaceConfirm, Replacement, import,
 };
 use std::io::IsTerminal;

@@ -9,7 +9,7 @@ pub mod rollback;
 pub mod serve;
 pub mod vacuum;
 
-use hydro_engine::storage::S3Settings;
+use hydro_engine::S3Settings;
 use hydro_server::config::Config;
 
 /// How to reach a bucket: the s3_* and store_* settings of `config` and HYDRO_* variables.

@@ -6,10 +6,10 @@ use crate::log::start_log;
 use crate::progress::progress_bar;
 use anyhow::{Context, bail};
 use hydro_engine::Dataset;
-use hydro_engine::model::month::Month;
-use hydro_engine::storage::{ReadCost, Store};
-use hydro_engine::write::derived::DerivedChange;
-use hydro_engine::write::generate::{GenerateOptions, generate};
+use hydro_engine::DerivedChange;
+use hydro_engine::Month;
+use hydro_engine::{GenerateOptions, generate};
+use hydro_engine::{ReadCost, Store};
 use hydro_server::config::Config;
 use hydro_server::state::AppState;
 use std::sync::Arc;
@@ -126,7 +126,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 /// copy there is of an older layout.
 async fn ensure_demo() -> anyhow::Result<String> {
     let store = Store::dir(std::path::Path::new(DEMO_DIR))?.object_store();
-    let generate_it = match hydro_engine::dataset::read_manifest(store.as_ref()).await {
+    let generate_it = match hydro_engine::read_manifest(store.as_ref()).await {
         Ok(Some(_)) => false,
         Ok(None) => {
             tell!("generating the demo dataset in {DEMO_DIR} (once)…");

@@ -4,8 +4,8 @@ use crate::cli::VacuumArgs;
 use crate::cmd::s3_settings;
 use anyhow::bail;
 use hydro_engine::EngineError;
-use hydro_engine::storage::Store;
-use hydro_engine::write::vacuum::Retention;
+use hydro_engine::Retention;
+use hydro_engine::Store;
 
 pub async fn run(args: VacuumArgs) -> anyhow::Result<()> {
     let VacuumArgs {
@@ -18,7 +18,7 @@ pub async fn run(args: VacuumArgs) -> anyhow::Result<()> {
     let grace = if matches!(older_than.as_str(), "PT0S" | "P0D" | "0") {
         chrono::Duration::zero()
     } else {
-        let d: hydro_engine::model::duration::IsoDuration = older_than
+        let d: hydro_engine::IsoDuration = older_than
             .parse()
             .map_err(|e| anyhow::anyhow!("--older-than: {e}"))?;
         if d.months != 0 {
@@ -31,7 +31,7 @@ pub async fn run(args: VacuumArgs) -> anyhow::Result<()> {
         grace,
         versions: usize::try_from(keep_versions).unwrap_or(usize::MAX),
     };
-    match hydro_engine::write::vacuum::vacuum(&store, retention).await {
+    match hydro_engine::vacuum(&store, retention).await {
         Ok(v) => {
             say!(
                 "vacuumed {out}: kept versions {:?}; deleted {} files ({:.1} MB)",

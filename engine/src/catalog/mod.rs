@@ -2,8 +2,8 @@
 //! position. Small enough to hold whole (100 000 stations is a few tens of MB) and read-only
 //! after load, so requests share it without locks.
 
-pub mod search;
-pub mod spatial;
+pub(crate) mod search;
+pub(crate) mod spatial;
 
 use crate::catalog::search::TextQuery;
 use crate::catalog::spatial::{BBox, Near, SpatialIndex};

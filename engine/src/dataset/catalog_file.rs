@@ -115,10 +115,10 @@ pub(super) fn optional_column<'a, T: 'static>(
 /// (a dozen operators across 100 000 stations, a station's id across its parameters) instead
 /// of allocating a copy per row.
 #[derive(Default)]
-pub struct Interner(HashSet<Text>);
+pub(crate) struct Interner(HashSet<Text>);
 
 impl Interner {
-    pub fn text(&mut self, s: &str) -> Text {
+    pub(crate) fn text(&mut self, s: &str) -> Text {
         if let Some(t) = self.0.get(s) {
             return Arc::clone(t);
         }
@@ -152,7 +152,7 @@ where
         .map_err(|e: T::Err| EngineError::corrupt(format!("{what}: {e}")))
 }
 
-pub fn encode_stations(stations: &[Station]) -> Result<Bytes> {
+pub(crate) fn encode_stations(stations: &[Station]) -> Result<Bytes> {
     let s = stations;
     let batch = RecordBatch::try_from_iter(vec![
         ("id", strings(s.iter().map(|x| x.id.as_str()))),
@@ -189,7 +189,7 @@ pub fn encode_stations(stations: &[Station]) -> Result<Bytes> {
     to_parquet(batch)
 }
 
-pub fn decode_stations(bytes: Bytes, texts: &mut Interner) -> Result<Vec<Station>> {
+pub(crate) fn decode_stations(bytes: Bytes, texts: &mut Interner) -> Result<Vec<Station>> {
     const W: &str = "stations";
     let (rows, batches) = from_parquet(bytes, W)?;
     let mut out = room_for(rows, W)?;
@@ -237,7 +237,7 @@ pub fn decode_stations(bytes: Bytes, texts: &mut Interner) -> Result<Vec<Station
     Ok(out)
 }
 
-pub fn encode_parameters(parameters: &[Parameter]) -> Result<Bytes> {
+pub(crate) fn encode_parameters(parameters: &[Parameter]) -> Result<Bytes> {
     let p = parameters;
     let mut availability = ListBuilder::new(StructBuilder::from_fields(period_fields(), 0));
     for x in p {
@@ -294,7 +294,7 @@ fn fix_list_timezones(list: ListArray) -> Result<ArrayRef> {
     Ok(datafusion::arrow::compute::cast(&list, &target)?)
 }
 
-pub fn decode_parameters(bytes: Bytes, texts: &mut Interner) -> Result<Vec<Parameter>> {
+pub(crate) fn decode_parameters(bytes: Bytes, texts: &mut Interner) -> Result<Vec<Parameter>> {
     const W: &str = "parameters";
     let (rows, batches) = from_parquet(bytes, W)?;
     let mut out = room_for(rows, W)?;
@@ -365,7 +365,7 @@ impl<'a> LatestColumns<'a> {
     }
 }
 
-pub fn encode_characteristics(items: &[Characteristic]) -> Result<Bytes> {
+pub(crate) fn encode_characteristics(items: &[Characteristic]) -> Result<Bytes> {
     let c = items;
     let batch = RecordBatch::try_from_iter(vec![
         ("station_id", strings(c.iter().map(|x| x.station.as_str()))),
@@ -394,7 +394,10 @@ pub fn encode_characteristics(items: &[Characteristic]) -> Result<Bytes> {
     to_parquet(batch)
 }
 
-pub fn decode_characteristics(bytes: Bytes, texts: &mut Interner) -> Result<Vec<Characteristic>> {
+pub(crate) fn decode_characteristics(
+    bytes: Bytes,
+    texts: &mut Interner,
+) -> Result<Vec<Characteristic>> {
     const W: &str = "characteristics";
     let (rows, batches) = from_parquet(bytes, W)?;
     let mut out = room_for(rows, W)?;

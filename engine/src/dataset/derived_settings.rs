@@ -95,11 +95,16 @@ impl DerivedSettings {
 mod zone_name {
     use super::*;
 
-    pub fn serialize<S: Serializer>(zone: &Zone, s: S) -> std::result::Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        zone: &Zone,
+        s: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         s.collect_str(&ZoneName(zone))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Zone, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<Zone, D::Error> {
         let name = String::deserialize(d)?;
         Zone::parse(&name).map_err(serde::de::Error::custom)
     }

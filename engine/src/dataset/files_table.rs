@@ -119,7 +119,7 @@ fn texts<S: AsRef<str>>(values: impl Iterator<Item = S>) -> StringArray {
 
 /// Writes the files table of one publish while its value files are written, and at the end
 /// the table of each series' newest month ([`NEWEST`]).
-pub struct FilesTableWriter {
+pub(crate) struct FilesTableWriter {
     store: Arc<dyn ObjectStore>,
     generation: u64,
     files: TableSink,
@@ -128,7 +128,7 @@ pub struct FilesTableWriter {
 }
 
 /// The catalog tables a [`FilesTableWriter`] wrote.
-pub struct WrittenTables {
+pub(crate) struct WrittenTables {
     /// The files table.
     pub files: String,
     /// The table of each series' newest month.
@@ -140,10 +140,10 @@ pub struct WrittenTables {
 /// start (~20 000 rows at 200 000 station-years), so that `recent=N` within a series' newest
 /// month plans without decoding the station's rows of the files table first: that decode was
 /// a third of a first `recent=1` at 2.4 M files (the history of `benches/RESULTS.md`).
-pub const NEWEST: &str = "newest";
+pub(crate) const NEWEST: &str = "newest";
 
 impl FilesTableWriter {
-    pub fn new(store: Arc<dyn ObjectStore>, generation: u64) -> Result<Self> {
+    pub(crate) fn new(store: Arc<dyn ObjectStore>, generation: u64) -> Result<Self> {
         let files = TableSink::new(
             Arc::clone(&store),
             layout::catalog_path("files", generation),
@@ -156,7 +156,7 @@ impl FilesTableWriter {
         })
     }
 
-    pub async fn add(&mut self, file: ValueFile) -> Result<()> {
+    pub(crate) async fn add(&mut self, file: ValueFile) -> Result<()> {
         self.keep_newest(&file);
         self.files.add(file).await
     }
@@ -164,7 +164,7 @@ impl FilesTableWriter {
     /// Copies row group `group` of a files table whose footer is `footer`, as it is: `data`
     /// holds the group's bytes, from offset `data_start` of that table. Its files are listed,
     /// but not seen: the newest months among them must be given to [`Self::keep_newest`].
-    pub async fn copy_group(
+    pub(crate) async fn copy_group(
         &mut self,
         footer: &FileFooter,
         group: usize,
@@ -175,7 +175,7 @@ impl FilesTableWriter {
     }
 
     /// Takes `file` for the newest month of its series where it is newer than the one kept.
-    pub fn keep_newest(&mut self, file: &ValueFile) {
+    pub(crate) fn keep_newest(&mut self, file: &ValueFile) {
         for s in file.series.iter().filter(|s| s.rows > 0) {
             let key = (file.station.clone(), s.parameter.clone());
             match self.newest.get_mut(&key) {
@@ -189,7 +189,7 @@ impl FilesTableWriter {
     }
 
     /// Writes what is buffered, completes the upload and writes the newest months' table.
-    pub async fn finish(self) -> Result<WrittenTables> {
+    pub(crate) async fn finish(self) -> Result<WrittenTables> {
         let files = self.files.finish().await?;
         let mut newest: Vec<ValueFile> = self.newest.into_values().collect();
         newest.sort_by(|a, b| {
@@ -525,7 +525,7 @@ fn finished(mut file: ValueFile, series: Vec<SeriesStats>) -> Result<ValueFile> 
 }
 
 /// The value files a files table lists, with ids sharing the catalog's texts.
-pub fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>> {
+pub(crate) fn decode_files(bytes: Bytes, texts: &mut Interner) -> Result<Vec<ValueFile>> {
     let (rows, batches) = from_parquet(bytes, W)?;
     decode_batches(rows, batches, texts)
 }

@@ -2,7 +2,7 @@
 //! (the publish found it), or once found in the values (filled and used by `query::latest`).
 //! A version is immutable, so what is kept is never stale.
 
-pub use crate::model::Latest;
+pub(crate) use crate::model::Latest;
 use crate::model::Parameter;
 use crate::model::ids::Series;
 use std::collections::HashMap;

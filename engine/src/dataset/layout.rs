@@ -40,24 +40,24 @@ use datafusion::parquet::schema::types::ColumnPath;
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
 
-pub const MANIFEST: &str = "manifest.json";
+pub(crate) const MANIFEST: &str = "manifest.json";
 
 /// The time zone of the `timestamp` column: values are UTC instants.
-pub const UTC: &str = "UTC";
+pub(crate) const UTC: &str = "UTC";
 
-pub const COL_PARAMETER: &str = "parameter";
+pub(crate) const COL_PARAMETER: &str = "parameter";
 /// The Hive key of the value and rollup files' paths (`values/station=<id>/…`): a column as
 /// readers of the archive (and its SQL tables) see it.
-pub const COL_STATION: &str = "station";
-pub const COL_TIMESTAMP: &str = "timestamp";
-pub const COL_VALUE: &str = "value";
-pub const COL_QUALITY: &str = "quality";
+pub(crate) const COL_STATION: &str = "station";
+pub(crate) const COL_TIMESTAMP: &str = "timestamp";
+pub(crate) const COL_VALUE: &str = "value";
+pub(crate) const COL_QUALITY: &str = "quality";
 
 /// Rows per data page. A month of a 15-minute series (at most 2 976 rows) is two pages, so a
 /// one-day window inside it decodes at most 2 048 rows, while a whole-month read pays the per-page
 /// costs (header, decompression, decoder setup) only twice a column. Pages of 1 024 rows cost a
 /// 10-year CSV download 12 % more CPU time (`benches/ab.py`; the history of `benches/RESULTS.md`).
-pub const PAGE_ROWS: usize = 2048;
+pub(crate) const PAGE_ROWS: usize = 2048;
 
 fn dict_utf8() -> DataType {
     DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
@@ -66,7 +66,7 @@ fn dict_utf8() -> DataType {
 /// The schema of every value file, as the engine reads it: `value` required. A month with
 /// recorded gaps (rows of quality `missing`, which have no value) is written with `value`
 /// nullable ([`values_schema_with_gaps`]); its nulls are read as NaN (see [`crate::model::gap`]).
-pub fn values_schema() -> SchemaRef {
+pub(crate) fn values_schema() -> SchemaRef {
     static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| schema_with_value(false));
     Arc::clone(&SCHEMA)
 }
@@ -74,7 +74,7 @@ pub fn values_schema() -> SchemaRef {
 /// The schema of a value file with recorded gaps: `value` nullable. Months without gaps keep
 /// it required, so their pages carry no levels and decode on the fast path
 /// (`parquet::pages`).
-pub fn values_schema_with_gaps() -> SchemaRef {
+pub(crate) fn values_schema_with_gaps() -> SchemaRef {
     static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| schema_with_value(true));
     Arc::clone(&SCHEMA)
 }
@@ -93,40 +93,45 @@ fn schema_with_value(nullable: bool) -> SchemaRef {
 }
 
 /// A station-month's value file.
-pub fn values_path(station: &StationId, month: Month, generation: u64) -> String {
+pub(crate) fn values_path(station: &StationId, month: Month, generation: u64) -> String {
     format!("values/station={station}/{month}-g{generation}.parquet")
 }
 
 /// A station-year's value file, written by `hydro compact` (see `write::compact`).
-pub fn year_path(station: &StationId, year: i32, generation: u64) -> String {
+pub(crate) fn year_path(station: &StationId, year: i32, generation: u64) -> String {
     format!("values/station={station}/{year:04}-g{generation}.parquet")
 }
 
 /// A station-month's value file as layouts 2 and 3 named it.
-pub fn month_dir_path(station: &StationId, month: Month, generation: u64) -> String {
+pub(crate) fn month_dir_path(station: &StationId, month: Month, generation: u64) -> String {
     format!("values/station={station}/month={month}/part-{generation}.parquet")
 }
 
 /// A station's rollup file as publishes before rollup parts named it (one a station), and a
 /// part without rows (see `dataset::rollups`).
-pub fn rollup_path(station: &StationId, generation: u64) -> String {
+pub(crate) fn rollup_path(station: &StationId, generation: u64) -> String {
     format!("rollups/station={station}/part-{generation}.parquet")
 }
 
 /// A part of a station's rollups: its days of the UTC years `first..=last` (see
 /// `dataset::rollups`).
-pub fn rollup_part_path(station: &StationId, first: i32, last: i32, generation: u64) -> String {
+pub(crate) fn rollup_part_path(
+    station: &StationId,
+    first: i32,
+    last: i32,
+    generation: u64,
+) -> String {
     format!("rollups/station={station}/{first:04}-{last:04}-g{generation}.parquet")
 }
 
 /// A station-year's pack as layout 3 wrote it: its month files back to back.
-pub fn pack_path(station: &StationId, year: i32, generation: u64) -> String {
+pub(crate) fn pack_path(station: &StationId, year: i32, generation: u64) -> String {
     format!("values/station={station}/year={year:04}/months-{generation}.pack")
 }
 
 /// Whether `name` is the name of a value file (of any layout) or pack written by
 /// `generation`.
-pub fn written_by(name: &str, generation: u64) -> bool {
+pub(crate) fn written_by(name: &str, generation: u64) -> bool {
     let file = name.rsplit_once('/').map_or(name, |(_, f)| f);
     file.strip_suffix(".parquet")
         .and_then(|n| {
@@ -139,18 +144,18 @@ pub fn written_by(name: &str, generation: u64) -> bool {
 
 /// The record of a published version: a copy of its manifest, kept until vacuum removes the
 /// version.
-pub fn version_path(generation: u64) -> String {
+pub(crate) fn version_path(generation: u64) -> String {
     format!("versions/{generation}.json")
 }
 
-pub fn catalog_path(table: &str, generation: u64) -> String {
+pub(crate) fn catalog_path(table: &str, generation: u64) -> String {
     format!("catalog/{table}-{generation}.parquet")
 }
 
 /// Writer settings of a value file. `repeating_values`: whether the file's values repeat
 /// enough for a dictionary (see [`values_repeat`]); when nearly every value is distinct, the
 /// dictionary page is as large as the values and decoding goes through it for nothing.
-pub fn value_file_properties(repeating_values: bool) -> WriterProperties {
+pub(crate) fn value_file_properties(repeating_values: bool) -> WriterProperties {
     writer_properties()
         .into_builder()
         .set_column_dictionary_enabled(ColumnPath::from(COL_VALUE), repeating_values)
@@ -162,7 +167,7 @@ pub fn value_file_properties(repeating_values: bool) -> WriterProperties {
 /// of discharges with two decimals has ~85 % distinct values in a month, and without a
 /// dictionary its downloads took 9-11 % less CPU (CSV and Arrow IPC, `benches/ab.py`) for a
 /// 9 % larger archive.
-pub fn values_repeat(values: impl IntoIterator<Item = f64>) -> bool {
+pub(crate) fn values_repeat(values: impl IntoIterator<Item = f64>) -> bool {
     let mut rows = 0usize;
     let mut distinct = HashSet::new();
     for v in values.into_iter().filter(|v| !v.is_nan()) {
@@ -182,7 +187,7 @@ pub fn values_repeat(values: impl IntoIterator<Item = f64>) -> bool {
 /// holds only ~3 000 rows per series, so per-column-chunk costs dominate, and the zstd codec
 /// issues `cpuid` twice for every column chunk it opens (a VM exit on virtual machines like
 /// ours: a fifth of the CPU time of a download in `perf`).
-pub fn writer_properties() -> WriterProperties {
+pub(crate) fn writer_properties() -> WriterProperties {
     let timestamp = ColumnPath::from(COL_TIMESTAMP);
     WriterProperties::builder()
         .set_compression(Compression::LZ4_RAW)

@@ -19,16 +19,16 @@ use serde::{Deserialize, Serialize};
 /// Version 4: value files under one Hive key (`station=<id>`), compacted into station-year
 /// Parquet files, the files table naming each month's object (`path`). Read too: version 3
 /// (month files in `month=` directories, packs of them) and version 2 (no packs).
-pub const FORMAT: u32 = 4;
+pub(crate) const FORMAT: u32 = 4;
 
 /// Version 5: version 4 with recorded gaps (rows of quality `missing`, their `value` null in
 /// month files whose `value` column is nullable). Written only by a version that holds one,
 /// so that a build before gaps, which would fail reading them, refuses the dataset at start;
 /// a dataset without gaps stays version 4.
-pub const FORMAT_WITH_GAPS: u32 = 5;
+pub(crate) const FORMAT_WITH_GAPS: u32 = 5;
 
 /// The oldest layout version this build reads.
-pub const OLDEST_FORMAT: u32 = 2;
+pub(crate) const OLDEST_FORMAT: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {

@@ -10,19 +10,19 @@
 //! [`Dataset`] holds the manifest, the catalog in memory, and what queries need to read value
 //! files: the store, the footer cache, DataFusion's session, and the files table by station.
 
-pub mod catalog_file;
-pub mod derived_settings;
-pub mod files_table;
-pub mod latest_values;
-pub mod layout;
-pub mod manifest;
+pub(crate) mod catalog_file;
+pub(crate) mod derived_settings;
+pub(crate) mod files_table;
+pub(crate) mod latest_values;
+pub(crate) mod layout;
+pub(crate) mod manifest;
 pub(crate) mod month_file;
-pub mod rollup_years;
-pub mod rollups;
-pub mod station_files;
+pub(crate) mod rollup_years;
+pub(crate) mod rollups;
+pub(crate) mod station_files;
 pub(crate) mod stored_month;
 pub(crate) mod table_bytes;
-pub mod versions;
+pub(crate) mod versions;
 
 use crate::catalog::Catalog;
 use crate::dataset::latest_values::LatestValues;
@@ -53,11 +53,11 @@ use std::sync::Arc;
 /// readers derive from them). A month file of two series takes about 10 KB of it once a Parquet
 /// answer copied from it (190 MB for the 18 720 months of `benches/many_ab.py`'s answer), so
 /// this holds about 20 000 of them; an answer over more months than that reads footers again.
-pub const FOOTER_CACHE_BYTES: usize = 192 * 1024 * 1024;
+pub(crate) const FOOTER_CACHE_BYTES: usize = 192 * 1024 * 1024;
 
 /// Budget of DataFusion's own metadata cache, which only its scans use (answers sorted by value
 /// or quality): they read few months each.
-pub const SCAN_METADATA_CACHE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const SCAN_METADATA_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The value files of one station, ascending by month.
 pub(crate) type StationFiles = Vec<Arc<MonthFile>>;
@@ -171,7 +171,7 @@ pub async fn read_manifest(store: &dyn ObjectStore) -> Result<Option<Manifest>> 
 
 /// The published version of a dataset as its catalog tables hold it (ids share their texts);
 /// its files table is read by station ([`FilesByStation`]).
-pub struct Published {
+pub(crate) struct Published {
     pub manifest: Manifest,
     pub stations: Vec<crate::model::Station>,
     pub parameters: Vec<crate::model::Parameter>,
@@ -190,7 +190,7 @@ const WRITER_FILES_CACHE_BYTES: usize = 16 << 20;
 /// looking up the stations' months it writes (their decoded files kept within
 /// [`WRITER_FILES_CACHE_BYTES`]) and copying the table's row groups a span at a time. Memory
 /// grows with the table's stations (its index), not with its bytes nor its files.
-pub async fn read_published(
+pub(crate) async fn read_published(
     store: &Arc<dyn ObjectStore>,
 ) -> Result<Option<(Published, FilesByStation)>> {
     read_published_with(store, WRITER_FILES_CACHE_BYTES).await
@@ -347,7 +347,7 @@ async fn read_catalog_beside(
 
 impl Dataset {
     /// Whether the version holds recorded gaps (rows of quality `missing`, without a value):
-    /// its answers' `value` is then nullable (see [`crate::model::gap`]).
+    /// its answers' `value` is then nullable (see `crate::model::gap`).
     pub fn has_gaps(&self) -> bool {
         self.manifest.counts.missing > 0
     }
@@ -373,10 +373,10 @@ impl Dataset {
         Self::open_version(store, manifest).await
     }
 
-    /// The version of `store` whose manifest (its record, [`versions`]) is `manifest`: the
+    /// The version of `store` whose manifest (its record, `versions`) is `manifest`: the
     /// current one or an earlier one. Its files table is indexed by station, read a span at a
     /// time and not kept; a station's row groups are read and decoded when it is asked for
-    /// (see [`station_files`]); each series' newest month is known at once where the version
+    /// (see `station_files`); each series' newest month is known at once where the version
     /// lists them (`catalog.newest`).
     pub async fn open_version(store: &Store, manifest: Manifest) -> Result<Self> {
         Self::open_with(store, manifest, None).await
@@ -507,7 +507,7 @@ impl Dataset {
         self.values = (budget > 0).then(|| Arc::new(ValueCache::new(budget)));
     }
 
-    /// Keeps stations' decoded files within `budget` bytes (see [`station_files`]).
+    /// Keeps stations' decoded files within `budget` bytes (see `station_files`).
     pub fn cache_files(&mut self, budget: u64) {
         let budget = usize::try_from(budget).unwrap_or(usize::MAX);
         self.files.keep_in(Arc::new(FilesCache::new(budget)));

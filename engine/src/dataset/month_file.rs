@@ -65,7 +65,7 @@ impl MonthFooter {
 /// The engine's cache of month files' footers ([`MonthFooter`]), within a byte budget; each
 /// file keeps its own slot. A month file's footer takes about 10 KB of it (see
 /// [`super::FOOTER_CACHE_BYTES`]).
-pub type FooterCache = SlotCache<MonthFooter>;
+pub(crate) type FooterCache = SlotCache<MonthFooter>;
 
 /// What reading an object of the store again and again keeps at hand: its location (parsed
 /// once: `Path::from` percent-encodes each part of the path, and a 10-year download reads 120

@@ -30,7 +30,7 @@ const TAIL_BYTES: u64 = 16 * 1024;
 
 /// One series' values of one hydrological year, or of the days of it a part holds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct YearSummary {
+pub(crate) struct YearSummary {
     /// The year's name: the calendar year it ends in.
     pub year: i32,
     /// The year's first instant and the next year's.
@@ -50,7 +50,7 @@ pub struct YearSummary {
 
 impl YearSummary {
     /// Adds the summary of other values of the same year.
-    pub fn add(&mut self, other: &YearSummary) {
+    pub(crate) fn add(&mut self, other: &YearSummary) {
         self.count += other.count;
         self.sum += other.sum;
         self.min = self.min.min(other.min);
@@ -66,12 +66,12 @@ impl YearSummary {
 mod exact {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
         // Debug: the shortest exact digits, with an exponent only for very large or small.
         s.collect_str(&format_args!("{x:?}"))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
     }
@@ -81,7 +81,7 @@ mod exact {
 /// define the years.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PartYears {
+pub(crate) struct PartYears {
     pub year_start: u32,
     pub time_zone: String,
     pub series: BTreeMap<String, Vec<YearSummary>>,
@@ -89,7 +89,7 @@ pub struct PartYears {
 
 impl PartYears {
     /// No series yet, years as `settings` define them.
-    pub fn new(settings: &DerivedSettings) -> Self {
+    pub(crate) fn new(settings: &DerivedSettings) -> Self {
         Self {
             year_start: settings.year_start,
             time_zone: ZoneName(&settings.zone).to_string(),
@@ -98,19 +98,19 @@ impl PartYears {
     }
 
     /// Whether its years are those `settings` define.
-    pub fn defined_as(&self, settings: &DerivedSettings) -> bool {
+    pub(crate) fn defined_as(&self, settings: &DerivedSettings) -> bool {
         self.year_start == settings.year_start
             && self.time_zone == ZoneName(&settings.zone).to_string()
     }
 
-    pub fn to_json(&self) -> Result<String> {
+    pub(crate) fn to_json(&self) -> Result<String> {
         serde_json::to_string(self).map_err(|e| EngineError::Internal(format!("years: {e}")))
     }
 }
 
 /// The years in the footer of the part `part`, read alone (the end of the file); None when it
 /// has none that can be read (a part written before them, or without them).
-pub async fn read_part_years(
+pub(crate) async fn read_part_years(
     store: &dyn ObjectStore,
     part: &RollupFile,
 ) -> Result<Option<PartYears>> {

@@ -71,7 +71,7 @@ use std::sync::{Arc, LazyLock};
 
 /// A day of 24 hours; the rollups' grain is a day of the dataset's zone (24 hours but for the
 /// days its clocks change), a UTC day unless the dataset has a zone of its own.
-pub const DAY: Micros = 86_400_000_000;
+pub(crate) const DAY: Micros = 86_400_000_000;
 
 const W: &str = "rollups table";
 
@@ -80,7 +80,7 @@ const W: &str = "rollups table";
 /// (a month's rows come from its value file alone, so a publish rewrites the rows of the months
 /// it wrote and no other).
 #[derive(Debug, Clone, PartialEq)]
-pub struct DayRow {
+pub(crate) struct DayRow {
     pub parameter: ParameterId,
     /// The day's start: its midnight in the dataset's zone, as a UTC instant.
     pub day: Micros,
@@ -98,7 +98,7 @@ pub struct DayRow {
 
 impl DayRow {
     /// The UTC month its values are in (the value file they came from).
-    pub fn month(&self) -> Month {
+    pub(crate) fn month(&self) -> Month {
         Month::of(self.first_time)
     }
 
@@ -126,14 +126,14 @@ impl DayRow {
 
 /// The days of a zone: the start of the day of an instant, found once a day (an IANA zone's
 /// midnights are looked up, a fixed offset's computed).
-pub struct ZoneDays {
+pub(crate) struct ZoneDays {
     zone: Zone,
     /// The day found last: `[start, end)`.
     current: (Micros, Micros),
 }
 
 impl ZoneDays {
-    pub fn new(zone: Zone) -> Self {
+    pub(crate) fn new(zone: Zone) -> Self {
         Self {
             zone,
             current: (0, 0),
@@ -142,7 +142,7 @@ impl ZoneDays {
 
     /// The start of the day that holds `t`.
     #[inline]
-    pub fn start(&mut self, t: Micros) -> Micros {
+    pub(crate) fn start(&mut self, t: Micros) -> Micros {
         if let Some(offset) = self.zone.fixed() {
             let offset = i64::from(offset.local_minus_utc()) * 1_000_000;
             return (t + offset).div_euclid(DAY) * DAY - offset;
@@ -158,7 +158,7 @@ impl ZoneDays {
 
 /// The day rows of one series' values (of one month file, or fewer), ascending in time, of the
 /// days of `zone`. Recorded gaps are no values: a day of gaps alone has no row.
-pub fn days_of(
+pub(crate) fn days_of(
     parameter: &ParameterId,
     times: &[Micros],
     values: &[f64],
@@ -207,7 +207,7 @@ fn time() -> DataType {
 }
 
 /// The schema of a rollup file.
-pub fn rollup_schema() -> SchemaRef {
+pub(crate) fn rollup_schema() -> SchemaRef {
     static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         let number = |name: &str| Field::new(name, DataType::Float64, false);
         Arc::new(Schema::new(vec![
@@ -233,10 +233,10 @@ pub fn rollup_schema() -> SchemaRef {
 }
 
 /// The footer key of a part's hydrological years ([`crate::dataset::rollup_years`]).
-pub const YEARS_KEY: &str = "hydro.years";
+pub(crate) const YEARS_KEY: &str = "hydro.years";
 
 /// Days a series from which a rollup file's numbers are zstd (see [`encode_rollups`]).
-pub const ZSTD_FROM_DAYS: usize = 2 * 366;
+pub(crate) const ZSTD_FROM_DAYS: usize = 2 * 366;
 
 /// A station's rollup file: `rows` sorted by (parameter, day), a row group per parameter, a
 /// page per column chunk, and `years` (their hydrological years as JSON, when given) in its
@@ -253,7 +253,10 @@ pub const ZSTD_FROM_DAYS: usize = 2 * 366;
 /// A part of a year or two (up to [`ZSTD_FROM_DAYS`] days a series: the part a live
 /// archive's appends rewrite) is LZ4 throughout: its few KB are not worth the contexts, made
 /// at every append that rewrites it and every read of it.
-pub fn encode_rollups<R: Borrow<DayRow>>(rows: &[R], years: Option<String>) -> Result<Bytes> {
+pub(crate) fn encode_rollups<R: Borrow<DayRow>>(
+    rows: &[R],
+    years: Option<String>,
+) -> Result<Bytes> {
     let same_series = |a: &R, b: &R| a.borrow().parameter == b.borrow().parameter;
     let longest = rows
         .chunk_by(same_series)
@@ -328,7 +331,7 @@ fn batch_of<R: Borrow<DayRow>>(rows: &[R]) -> Result<RecordBatch> {
 }
 
 /// The rows of a rollup file (`name` for errors), of `parameter` only when given.
-pub fn decode_rollups(
+pub(crate) fn decode_rollups(
     name: &str,
     bytes: Bytes,
     parameter: Option<&ParameterId>,
@@ -398,7 +401,7 @@ pub fn decode_rollups(
 }
 
 /// The rows of the rollup part `part` in `store`, of `parameter` only when given.
-pub async fn read_part(
+pub(crate) async fn read_part(
     store: &dyn ObjectStore,
     part: &RollupFile,
     parameter: Option<&ParameterId>,
@@ -410,7 +413,7 @@ pub async fn read_part(
 
 /// A part of a station's rollups as the rollups table lists it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RollupFile {
+pub(crate) struct RollupFile {
     pub station: StationId,
     /// The publish that wrote it (in its name).
     pub generation: u64,
@@ -421,7 +424,7 @@ pub struct RollupFile {
 }
 
 impl RollupFile {
-    pub fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         match self.years() {
             Some((first, last)) => {
                 layout::rollup_part_path(&self.station, first, last, self.generation)
@@ -431,18 +434,18 @@ impl RollupFile {
     }
 
     /// The UTC years of its first and last day.
-    pub fn years(&self) -> Option<(i32, i32)> {
+    pub(crate) fn years(&self) -> Option<(i32, i32)> {
         self.days
             .map(|(first, last)| (Month::of(first).year(), Month::of(last).year()))
     }
 
     /// Whether it may hold days of the UTC years `first..=last` (a part of unknown days may).
-    pub fn may_hold_years(&self, first: i32, last: i32) -> bool {
+    pub(crate) fn may_hold_years(&self, first: i32, last: i32) -> bool {
         self.years().is_none_or(|(a, b)| a <= last && first <= b)
     }
 
     /// Whether it may hold days that overlap `[lo, hi]` (microseconds, UTC).
-    pub fn may_hold(&self, lo: Micros, hi: Micros) -> bool {
+    pub(crate) fn may_hold(&self, lo: Micros, hi: Micros) -> bool {
         self.days
             .is_none_or(|(first, last)| first <= hi && lo < last.saturating_add(DAY))
     }
@@ -450,7 +453,7 @@ impl RollupFile {
 
 /// Each station's parts, ascending by their days (they cover disjoint years; a part of
 /// unknown days is a station's only one).
-pub fn by_station(files: Vec<RollupFile>) -> HashMap<StationId, Vec<RollupFile>> {
+pub(crate) fn by_station(files: Vec<RollupFile>) -> HashMap<StationId, Vec<RollupFile>> {
     let mut out: HashMap<StationId, Vec<RollupFile>> = HashMap::new();
     for f in files {
         out.entry(f.station.clone()).or_default().push(f);
@@ -474,7 +477,7 @@ fn table_schema() -> SchemaRef {
 
 /// The rollups table of `files`. `path` follows from the other columns (the engine reads it
 /// from them); it is written for readers outside, whose list of a version's rollup files it is.
-pub fn encode_table(files: &[RollupFile]) -> Result<Bytes> {
+pub(crate) fn encode_table(files: &[RollupFile]) -> Result<Bytes> {
     let day = |f: fn((Micros, Micros)) -> Micros| -> ArrayRef {
         Arc::new(
             files
@@ -507,7 +510,7 @@ pub fn encode_table(files: &[RollupFile]) -> Result<Bytes> {
 }
 
 /// The rollup files a rollups table lists, with ids sharing the catalog's texts.
-pub fn decode_table(bytes: Bytes, texts: &mut Interner) -> Result<Vec<RollupFile>> {
+pub(crate) fn decode_table(bytes: Bytes, texts: &mut Interner) -> Result<Vec<RollupFile>> {
     let (_, batches) = from_parquet(bytes, W)?;
     let mut out = Vec::new();
     for batch in batches {

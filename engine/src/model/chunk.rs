@@ -6,7 +6,7 @@ use crate::model::ids::ParameterId;
 
 /// One parameter's values in one month, ascending by timestamp.
 #[derive(Debug, Clone)]
-pub struct SeriesChunk {
+pub(crate) struct SeriesChunk {
     pub parameter: ParameterId,
     pub timestamps: Vec<Micros>,
     pub values: Vec<f64>,

@@ -7,10 +7,10 @@ use proj4rs::proj::Proj;
 const TOWGS84: &str = "598.1,73.7,418.2,0.202,0.045,-2.455,6.7";
 
 /// The EPSG codes of the Gauss-Krüger zones 2 to 5.
-pub const GK_EPSG: std::ops::RangeInclusive<u16> = 31466..=31469;
+pub(crate) const GK_EPSG: std::ops::RangeInclusive<u16> = 31466..=31469;
 
 /// (lat, lon) in WGS 84 degrees of a Gauss-Krüger easting/northing in metres.
-pub fn gauss_krueger_to_wgs84(
+pub(crate) fn gauss_krueger_to_wgs84(
     epsg: u16,
     easting: f64,
     northing: f64,

@@ -17,16 +17,16 @@ use datafusion::arrow::buffer::NullBuffer;
 use std::sync::Arc;
 
 /// The value of a recorded gap inside the engine.
-pub const GAP: f64 = f64::NAN;
+pub(crate) const GAP: f64 = f64::NAN;
 
 /// Whether `v` is a recorded gap.
-pub fn is_gap(v: f64) -> bool {
+pub(crate) fn is_gap(v: f64) -> bool {
     v.is_nan()
 }
 
 /// A value column as read from a file: its nulls (recorded gaps) as NaN, without a null
 /// buffer. An array without nulls is returned as it is.
-pub fn nulls_to_gaps(values: &Float64Array) -> Option<Float64Array> {
+pub(crate) fn nulls_to_gaps(values: &Float64Array) -> Option<Float64Array> {
     let nulls = values.nulls().filter(|n| n.null_count() > 0)?;
     let filled: Float64Array = values
         .values()
@@ -40,7 +40,7 @@ pub fn nulls_to_gaps(values: &Float64Array) -> Option<Float64Array> {
 
 /// A value column as it leaves the engine: NaN (recorded gaps) as nulls. `None` when there is
 /// none, so an answer without gaps is the array as it was.
-pub fn gaps_to_nulls(values: &Float64Array) -> Option<ArrayRef> {
+pub(crate) fn gaps_to_nulls(values: &Float64Array) -> Option<ArrayRef> {
     if !values.values().iter().any(|v| v.is_nan()) {
         return None;
     }

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 /// Longest id we accept (64 characters, DESIGN.md "Ids").
-pub const MAX_ID_LEN: usize = 64;
+pub(crate) const MAX_ID_LEN: usize = 64;
 
 /// Why a text is not an id. The message echoes at most a short prefix of the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,7 +41,7 @@ fn validate(kind: &str, s: &str) -> Result<(), InvalidId> {
 
 /// An id made from text the caller already holds: the catalog holds each distinct id once,
 /// however many parameters, characteristics and indexes name it. Clones share the text too.
-pub trait SharedId: Sized {
+pub(crate) trait SharedId: Sized {
     fn parse_shared(s: Arc<str>) -> Result<Self, InvalidId>;
 }
 

@@ -1,16 +1,16 @@
 //! The catalog's resources as the engine holds them. Times are UTC microseconds since the Unix
 //! epoch, the unit of the Parquet `timestamp` column; the server formats them.
 
-pub mod chunk;
-pub mod coords;
-pub mod duration;
-pub mod gap;
-pub mod ids;
-pub mod instant;
-pub mod month;
-pub mod property;
-pub mod states;
-pub mod zone;
+pub(crate) mod chunk;
+pub(crate) mod coords;
+pub(crate) mod duration;
+pub(crate) mod gap;
+pub(crate) mod ids;
+pub(crate) mod instant;
+pub(crate) mod month;
+pub(crate) mod property;
+pub(crate) mod states;
+pub(crate) mod zone;
 
 use crate::model::ids::{CharacteristicId, ParameterId, StationId};
 use std::fmt;
@@ -21,12 +21,13 @@ use std::sync::Arc;
 pub type Micros = i64;
 
 /// The qualities a value can have.
-pub const QUALITY_FLAGS: [&str; 5] = ["good", "suspect", "estimated", "unchecked", "missing"];
+pub(crate) const QUALITY_FLAGS: [&str; 5] =
+    ["good", "suspect", "estimated", "unchecked", "missing"];
 
 /// Text that repeats across the catalog (states, operators, water bodies, units, parameter
 /// names): a catalog of 100 000 stations names a dozen operators, so each distinct text is
 /// held once and shared (see `catalog_file::Interner`).
-pub type Text = Arc<str>;
+pub(crate) type Text = Arc<str>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StationType {

@@ -16,7 +16,7 @@ pub struct Property {
 }
 
 /// Every quantity of the vocabulary, as `data/README.md` lists them.
-pub const VOCABULARY: [Property; 7] = [
+pub(crate) const VOCABULARY: [Property; 7] = [
     Property {
         name: "waterLevel",
         derived: Some('W'),
@@ -67,7 +67,7 @@ pub fn property(name: &str) -> Option<&'static Property> {
 }
 
 /// The vocabulary's names, comma-separated.
-pub fn vocabulary() -> String {
+pub(crate) fn vocabulary() -> String {
     VOCABULARY
         .iter()
         .map(|p| p.name)

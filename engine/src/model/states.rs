@@ -8,7 +8,7 @@ use super::Coordinates;
 
 /// A state's extent in degrees: south, north, west, east.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Extent {
+pub(crate) struct Extent {
     pub min_lat: f64,
     pub max_lat: f64,
     pub min_lon: f64,
@@ -16,7 +16,7 @@ pub struct Extent {
 }
 
 impl Extent {
-    pub fn contains(&self, c: Coordinates) -> bool {
+    pub(crate) fn contains(&self, c: Coordinates) -> bool {
         (self.min_lat..=self.max_lat).contains(&c.lat)
             && (self.min_lon..=self.max_lon).contains(&c.lon)
     }
@@ -43,7 +43,7 @@ const EXTENTS: [(&str, [f64; 4]); 16] = [
 ];
 
 /// The extent of the state `code` (`DE-NW`), if it is a German state.
-pub fn extent(code: &str) -> Option<Extent> {
+pub(crate) fn extent(code: &str) -> Option<Extent> {
     EXTENTS
         .iter()
         .find(|(c, _)| *c == code)
@@ -57,7 +57,7 @@ pub fn extent(code: &str) -> Option<Extent> {
 
 /// What is wrong with `at` for a station in `state`, if it lies outside the state's extent:
 /// the likely swap of latitude and longitude when the swapped point lies inside.
-pub fn implausible(state: &str, at: Coordinates) -> Option<String> {
+pub(crate) fn implausible(state: &str, at: Coordinates) -> Option<String> {
     let extent = extent(state)?;
     if extent.contains(at) {
         return None;

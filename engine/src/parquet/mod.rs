@@ -4,7 +4,7 @@
 //! [`constant`] columns made for it), and pages decoded straight into Arrow arrays ([`pages`]). Everything else goes through the parquet
 //! crate's Arrow reader, which stays the fallback for chunks of any other shape.
 
-pub mod assembly;
-pub mod constant;
+pub(crate) mod assembly;
+pub(crate) mod constant;
 pub(crate) mod pages;
 pub(crate) mod thrift;

@@ -15,7 +15,7 @@
 //! A version that follows another takes over those its predecessor found, of the series whose
 //! newest month file it shares ([`Dataset::carry_latest`]).
 
-pub use crate::dataset::latest_values::Latest;
+pub(crate) use crate::dataset::latest_values::Latest;
 use crate::dataset::station_files::SeriesNewest;
 use crate::dataset::{Dataset, StationFiles};
 use crate::error::{EngineError, Result};
@@ -88,7 +88,7 @@ impl Dataset {
 
     /// Finds the newest value of every series the parameters table gives none for, so that
     /// requests find them kept. It decodes those stations' files as a pass (see
-    /// [`Dataset::station_files_in_pass`]), several stations at once. A series that cannot be
+    /// `Dataset::station_files_in_pass`), several stations at once. A series that cannot be
     /// read is left to the request that asks for it (which then fails as a read does).
     pub async fn warm_latest(self: Arc<Self>) {
         let started = std::time::Instant::now();

@@ -24,8 +24,8 @@ use datafusion::arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef
 use futures::{StreamExt, TryStreamExt};
 use std::sync::Arc;
 
-pub const COL_STATION_ID: &str = "stationId";
-pub const COL_PARAMETER_ID: &str = "parameterId";
+pub(crate) const COL_STATION_ID: &str = "stationId";
+pub(crate) const COL_PARAMETER_ID: &str = "parameterId";
 
 use crate::model::ids::{Series, StationId};
 
@@ -61,7 +61,7 @@ struct SeriesPage {
 
 /// `stationId`, `parameterId` (dictionary-encoded, like the stored text columns), then the
 /// value columns (`value` nullable where the version has recorded gaps: `gaps`).
-pub fn many_schema(columns: &[ValueColumn], gaps: bool) -> Result<SchemaRef> {
+pub(crate) fn many_schema(columns: &[ValueColumn], gaps: bool) -> Result<SchemaRef> {
     let text = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
     let mut fields = vec![
         Field::new(COL_STATION_ID, text.clone(), false),

@@ -21,19 +21,19 @@
 //! Values of some qualities only (`qualities=good`) cannot be counted so: `qualities` reads
 //! the window and keeps what it finds.
 
-pub mod aggregate;
-pub mod changes;
-pub mod latest;
-pub mod many_series;
-pub mod months;
+pub(crate) mod aggregate;
+pub(crate) mod changes;
+pub(crate) mod latest;
+pub(crate) mod many_series;
+pub(crate) mod months;
 mod object_read;
-pub mod plan;
+pub(crate) mod plan;
 mod qualities;
-pub mod sorted;
-pub mod spec;
-pub mod statistics;
+pub(crate) mod sorted;
+pub(crate) mod spec;
+pub(crate) mod statistics;
 
 pub use many_series::{ManyPlan, ManyQuery};
 pub use months::{AnswerPart, StoredRowGroup};
-pub use plan::{PartsPlan, ScanMetrics, ValuesPlan};
+pub use plan::ValuesPlan;
 pub use spec::{ReadAhead, SortKey, ValueColumn, ValuesQuery, Window};

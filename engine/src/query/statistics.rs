@@ -160,7 +160,7 @@ pub struct StatisticsPlan {
 }
 
 /// The columns of an answer, with their types.
-pub fn statistics_columns(spec: &StatisticsSpec) -> Vec<(String, DataType)> {
+pub(crate) fn statistics_columns(spec: &StatisticsSpec) -> Vec<(String, DataType)> {
     let int = || DataType::Int64;
     let time = DataType::Timestamp(TimeUnit::Microsecond, Some(spec.zone.to_string().into()));
     let stat = |s: Statistic| {

@@ -66,13 +66,13 @@ impl RequestCounts {
 
 /// `inner`, with each request it is asked for counted in `counts`.
 #[derive(Debug)]
-pub struct Counted {
+pub(crate) struct Counted {
     inner: Arc<dyn ObjectStore>,
     counts: Arc<RequestCounts>,
 }
 
 impl Counted {
-    pub fn new(inner: Arc<dyn ObjectStore>, counts: Arc<RequestCounts>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn ObjectStore>, counts: Arc<RequestCounts>) -> Self {
         Self { inner, counts }
     }
 }

@@ -39,7 +39,7 @@ const KEPT_FILES: usize = 512;
 const OPEN_FILES: usize = 128;
 
 #[derive(Debug)]
-pub struct LocalDir {
+pub(crate) struct LocalDir {
     fs: LocalFileSystem,
     open: Arc<Mutex<HashMap<Path, Arc<File>>>>,
     /// The slots holding a file open, the longest held first.
@@ -51,7 +51,7 @@ pub struct LocalDir {
 /// and comparing the paths of 120 month files was nearly 4 % of a made Parquet download's CPU time
 /// with the caches cold (`perf`, requests from curl).
 #[derive(Debug, Default)]
-pub struct OpenHandle(Mutex<Option<Arc<File>>>);
+pub(crate) struct OpenHandle(Mutex<Option<Arc<File>>>);
 
 impl OpenHandle {
     fn slot(&self) -> MutexGuard<'_, Option<Arc<File>>> {
@@ -60,7 +60,7 @@ impl OpenHandle {
 }
 
 impl LocalDir {
-    pub fn new(fs: LocalFileSystem) -> Self {
+    pub(crate) fn new(fs: LocalFileSystem) -> Self {
         Self {
             fs,
             open: Arc::default(),
@@ -109,7 +109,7 @@ impl LocalDir {
     }
 
     /// Bytes `range` of the file at `location`, whose handle is kept in `kept`.
-    pub fn read_through_handle(
+    pub(crate) fn read_through_handle(
         &self,
         kept: &Arc<OpenHandle>,
         location: &Path,

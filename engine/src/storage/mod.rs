@@ -5,12 +5,12 @@
 //! ([`s3`]), whose requests are counted by kind ([`counted`]). Month files' bytes are kept in
 //! [`value_cache::ValueCache`] within a budget.
 
-pub mod counted;
-pub mod local;
+pub(crate) mod counted;
+pub(crate) mod local;
 pub(crate) mod pack_view;
-pub mod s3;
-pub mod slot_cache;
-pub mod value_cache;
+pub(crate) mod s3;
+pub(crate) mod slot_cache;
+pub(crate) mod value_cache;
 
 use crate::error::{EngineError, Result};
 use bytes::Bytes;
@@ -136,7 +136,7 @@ impl Store {
         }
     }
 
-    /// Opens the store a command argument names (see [`StoreUrl`]).
+    /// Opens the store a command argument names (see `StoreUrl`).
     pub fn at(url: &str, s3: &S3Settings) -> Result<Self> {
         Self::open(&StoreUrl::parse(url)?, s3)
     }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Where one value of a [`SlotCache`] is kept while the cache holds it.
 #[derive(Debug)]
-pub struct Slot<T>(Mutex<Option<(Arc<T>, usize)>>);
+pub(crate) struct Slot<T>(Mutex<Option<(Arc<T>, usize)>>);
 
 impl<T> Default for Slot<T> {
     fn default() -> Self {
@@ -39,13 +39,13 @@ enum Leaves {
 }
 
 /// A budget of bytes over values in slots; see the module doc.
-pub struct SlotCache<T> {
+pub(crate) struct SlotCache<T> {
     budget: usize,
     filled: Mutex<Filled<T>>,
 }
 
 impl<T> SlotCache<T> {
-    pub fn new(budget: usize) -> Self {
+    pub(crate) fn new(budget: usize) -> Self {
         Self {
             budget,
             filled: Mutex::new(Filled {
@@ -60,13 +60,13 @@ impl<T> SlotCache<T> {
     }
 
     /// The value in `slot`, while the cache holds it.
-    pub fn get(&self, slot: &Slot<T>) -> Option<Arc<T>> {
+    pub(crate) fn get(&self, slot: &Slot<T>) -> Option<Arc<T>> {
         slot.value().as_ref().map(|(v, _)| Arc::clone(v))
     }
 
     /// Keeps `value` (`size` bytes) in `slot`, in place of what it held; then the values held
     /// longest leave until the budget holds. A value larger than the whole budget is not kept.
-    pub fn put(&self, slot: &Arc<Slot<T>>, value: Arc<T>, size: usize) {
+    pub(crate) fn put(&self, slot: &Arc<Slot<T>>, value: Arc<T>, size: usize) {
         self.keep(slot, value, size, Leaves::Last);
     }
 
@@ -74,7 +74,7 @@ impl<T> SlotCache<T> {
     /// while the budget has room: for values that a pass over every key reads once (finding
     /// the newest values the parameters table does not give), which would otherwise push out
     /// the values that requests read again.
-    pub fn put_first_out(&self, slot: &Arc<Slot<T>>, value: Arc<T>, size: usize) {
+    pub(crate) fn put_first_out(&self, slot: &Arc<Slot<T>>, value: Arc<T>, size: usize) {
         self.keep(slot, value, size, Leaves::First);
     }
 
@@ -101,11 +101,11 @@ impl<T> SlotCache<T> {
     }
 
     /// Bytes held now.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.filled().bytes
     }
 
-    pub fn budget(&self) -> usize {
+    pub(crate) fn budget(&self) -> usize {
         self.budget
     }
 }

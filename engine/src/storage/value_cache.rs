@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// Bytes held of one file: ranges read from it, each with the offset it starts at. A month
 /// file's own (`dataset::MonthFile`), so that finding them is no look-up by path.
 #[derive(Debug, Default)]
-pub struct CachedRanges(Mutex<Vec<(u64, Bytes)>>);
+pub(crate) struct CachedRanges(Mutex<Vec<(u64, Bytes)>>);
 
 impl CachedRanges {
     fn ranges(&self) -> MutexGuard<'_, Vec<(u64, Bytes)>> {
@@ -33,7 +33,7 @@ struct Residents {
     slots: VecDeque<Arc<CachedRanges>>,
 }
 
-pub struct ValueCache {
+pub(crate) struct ValueCache {
     budget: usize,
     held: Mutex<Residents>,
 }
@@ -47,7 +47,7 @@ fn within(start: u64, bytes: &Bytes, span: &Range<u64>) -> Option<Bytes> {
 }
 
 impl ValueCache {
-    pub fn new(budget: usize) -> Self {
+    pub(crate) fn new(budget: usize) -> Self {
         Self {
             budget,
             held: Mutex::default(),
@@ -59,14 +59,14 @@ impl ValueCache {
     }
 
     /// Bytes `span` (offsets in the file) of the file of `slot`, if they are held.
-    pub fn get(&self, slot: &CachedRanges, span: &Range<u64>) -> Option<Bytes> {
+    pub(crate) fn get(&self, slot: &CachedRanges, span: &Range<u64>) -> Option<Bytes> {
         let ranges = slot.ranges();
         ranges.iter().find_map(|(start, b)| within(*start, b, span))
     }
 
     /// Holds `bytes`, read from offset `start` of the file of `slot`, making room by letting
     /// the files held longest go; nothing when they are larger than the whole budget.
-    pub fn put(&self, slot: &Arc<CachedRanges>, start: u64, bytes: Bytes) {
+    pub(crate) fn put(&self, slot: &Arc<CachedRanges>, start: u64, bytes: Bytes) {
         let n = bytes.len();
         if n == 0 || n > self.budget {
             return;
@@ -97,11 +97,11 @@ impl ValueCache {
     }
 
     /// Bytes held now.
-    pub fn budget(&self) -> usize {
+    pub(crate) fn budget(&self) -> usize {
         self.budget
     }
 
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.held().bytes
     }
 }

@@ -13,12 +13,12 @@ use crate::model::gap::is_gap;
 use crate::model::{Micros, Period};
 
 /// A step longer than this many of the series' usual steps splits its availability.
-pub const GAP_STEPS: i64 = 6;
+pub(crate) const GAP_STEPS: i64 = 6;
 
 /// The periods with values of a series' ascending `timestamps` and their `values`: as
 /// [`periods_of`], and split at every recorded gap (rows of quality `missing`, whose value is
 /// a gap: [`is_gap`]), which belong to no period.
-pub fn periods_with_values(timestamps: &[Micros], values: &[f64]) -> Vec<Period> {
+pub(crate) fn periods_with_values(timestamps: &[Micros], values: &[f64]) -> Vec<Period> {
     if !values.iter().any(|&v| is_gap(v)) {
         return periods_of(timestamps);
     }
@@ -49,7 +49,7 @@ pub fn periods_with_values(timestamps: &[Micros], values: &[f64]) -> Vec<Period>
 
 /// The periods of ascending `timestamps`, split at steps longer than [`GAP_STEPS`] of their
 /// median step.
-pub fn periods_of(timestamps: &[Micros]) -> Vec<Period> {
+pub(crate) fn periods_of(timestamps: &[Micros]) -> Vec<Period> {
     let (Some(&first), Some(&last)) = (timestamps.first(), timestamps.last()) else {
         return Vec::new();
     };
@@ -85,7 +85,7 @@ fn median(values: &mut [i64]) -> Option<i64> {
 /// periods were split on purpose where they were found (an outage, a recorded gap), while a
 /// month's edge splits them only because months are files of their own.
 #[derive(Debug, Default, Clone)]
-pub struct Spans {
+pub(crate) struct Spans {
     /// The series' usual step: the smallest mean step of a file of it.
     step: Option<i64>,
     spans: Vec<Span>,
@@ -103,7 +103,7 @@ struct Span {
 
 impl Spans {
     /// A file's periods of the series, `rows` values from `min` to `max`.
-    pub fn add(&mut self, periods: &[Period], rows: u64, min: Micros, max: Micros) {
+    pub(crate) fn add(&mut self, periods: &[Period], rows: u64, min: Micros, max: Micros) {
         if rows > 1 {
             let mean = (max - min) / (rows as i64 - 1);
             self.step = Some(self.step.map_or(mean, |s| s.min(mean)));
@@ -164,7 +164,7 @@ impl Spans {
     }
 
     /// Both series' periods as one (a series' written months and its carried ones).
-    pub fn merged(mut self, other: Spans) -> Spans {
+    pub(crate) fn merged(mut self, other: Spans) -> Spans {
         self.step = match (self.step, other.step) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -185,7 +185,7 @@ impl Spans {
     /// The periods within `within` (sorted, disjoint): a carried month's share of the
     /// previous version's availability. They were joined as far as they are one when that
     /// version was written, so they count as one file: they never join each other again.
-    pub fn within(self, within: &[Period]) -> Spans {
+    pub(crate) fn within(self, within: &[Period]) -> Spans {
         let mut out = Spans {
             step: self.step,
             ..Spans::default()
@@ -207,7 +207,7 @@ impl Spans {
         out
     }
 
-    pub fn into_periods(self) -> Vec<Period> {
+    pub(crate) fn into_periods(self) -> Vec<Period> {
         self.spans.into_iter().map(|s| s.period).collect()
     }
 }

@@ -27,7 +27,7 @@
 //! station's values anew (from its rollup parts' rows, and the edge days' raw values in a zone
 //! off UTC), and writes the parts anew with years as the new settings define them.
 
-pub use crate::dataset::derived_settings::{DerivedSettings, SettingsError};
+pub(crate) use crate::dataset::derived_settings::DerivedSettings;
 
 use crate::dataset::derived_settings::ZoneName;
 use crate::dataset::rollup_years::YearSummary;
@@ -62,7 +62,7 @@ impl DerivedChange {
 }
 
 /// What a parameter is, for its derived values.
-pub struct Quantity<'a> {
+pub(crate) struct Quantity<'a> {
     /// `W` for water levels, `Q` for discharge; other quantities have none.
     pub letter: char,
     /// The parameter's interval in microseconds.
@@ -74,7 +74,7 @@ pub struct Quantity<'a> {
 /// values span two years, so [`split_day`] makes two of each from raw values. None where the
 /// rollups' days are those of the years' zone (a year starts at a day's start); rollups of UTC
 /// days in a dataset whose years start at another zone's midnight have one a year.
-pub fn edge_days<R: Borrow<DayRow>>(
+pub(crate) fn edge_days<R: Borrow<DayRow>>(
     days: &[R],
     settings: &DerivedSettings,
 ) -> Vec<(Micros, Micros)> {
@@ -88,7 +88,7 @@ pub fn edge_days<R: Borrow<DayRow>>(
 
 /// The values of `row` (of one series) split where a year starts, as rows of `row`'s day, from
 /// the series' raw values of that day or more (ascending).
-pub fn split_day(
+pub(crate) fn split_day(
     row: &DayRow,
     times: &[Micros],
     values: &[f64],
@@ -116,7 +116,7 @@ pub fn split_day(
 
 /// The hydrological years of one series' day rows (ascending by day, the days that
 /// [`edge_days`] names split by [`split_day`]), ascending.
-pub fn year_summaries<R: Borrow<DayRow>>(
+pub(crate) fn year_summaries<R: Borrow<DayRow>>(
     days: &[R],
     settings: &DerivedSettings,
 ) -> Vec<YearSummary> {
@@ -145,7 +145,7 @@ pub fn year_summaries<R: Borrow<DayRow>>(
 }
 
 /// Adds `more` (one series' years, ascending) to `years`.
-pub fn add_years(years: &mut BTreeMap<i32, YearSummary>, more: &[YearSummary]) {
+pub(crate) fn add_years(years: &mut BTreeMap<i32, YearSummary>, more: &[YearSummary]) {
     for y in more {
         years
             .entry(y.year)
@@ -155,7 +155,7 @@ pub fn add_years(years: &mut BTreeMap<i32, YearSummary>, more: &[YearSummary]) {
 }
 
 /// The derived values of one series from its hydrological years.
-pub fn derived_values(
+pub(crate) fn derived_values(
     station: &StationId,
     parameter: &ParameterId,
     quantity: &Quantity<'_>,
@@ -258,7 +258,7 @@ fn decimals(v: f64) -> i32 {
 const PREFIXES: [&str; 5] = ["nn", "mn", "m", "mh", "hh"];
 
 /// Whether `id` is one a derived value is given (`mhw-derived`, ...).
-pub fn is_derived_id(id: &str) -> bool {
+pub(crate) fn is_derived_id(id: &str) -> bool {
     id.strip_suffix("-derived")
         .and_then(|name| name.strip_suffix(['w', 'q']))
         .is_some_and(|prefix| PREFIXES.contains(&prefix))

@@ -3,7 +3,7 @@
 //! "Gewässerkennzahl" of the river.
 
 /// (name, water body, water body id, state code, lat, lon, operator)
-pub const GAUGES: &[(&str, &str, &str, &str, f64, f64, &str)] = &[
+pub(crate) const GAUGES: &[(&str, &str, &str, &str, f64, f64, &str)] = &[
     ("Köln", "Rhein", "2", "NW", 50.9367, 6.9631, "WSV"),
     ("Kaub", "Rhein", "2", "RP", 50.0853, 7.7650, "WSV"),
     ("Maxau", "Rhein", "2", "BW", 49.0392, 8.3056, "WSV"),
@@ -181,7 +181,7 @@ pub const GAUGES: &[(&str, &str, &str, &str, f64, f64, &str)] = &[
 ];
 
 /// Syllables for plausible place names beyond the real list.
-pub const NAME_PARTS: (&[&str], &[&str]) = (
+pub(crate) const NAME_PARTS: (&[&str], &[&str]) = (
     &[
         "Alt", "Neu", "Ober", "Nieder", "Groß", "Klein", "Bad ", "Hohen", "Linden", "Eichen",
         "Buchen", "Weiden", "Birken", "Mühl", "Stein", "Wald", "Berg", "Tal", "Rosen", "Hirsch",
@@ -193,7 +193,7 @@ pub const NAME_PARTS: (&[&str], &[&str]) = (
 );
 
 /// States with their operators, for stations beyond the real list.
-pub const STATES: &[(&str, &str)] = &[
+pub(crate) const STATES: &[(&str, &str)] = &[
     ("BW", "LUBW"),
     ("BY", "LfU Bayern"),
     ("BB", "LfU Brandenburg"),
@@ -215,7 +215,7 @@ pub const STATES: &[(&str, &str)] = &[
 /// border), the Weser (from Hann. Münden) and the Oder; upstream from the mouth on the Danube
 /// (from the Black Sea) and the tributaries (Main, Mosel, Neckar, Saale, ...). Gauge zero falls
 /// downstream along every river.
-pub fn gauge_position(name: &str) -> Option<(f64, f64)> {
+pub(crate) fn gauge_position(name: &str) -> Option<(f64, f64)> {
     Some(match name {
         "Maxau" => (362.3, 97.69),
         "Worms" => (443.4, 84.59),

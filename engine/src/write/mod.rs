@@ -6,14 +6,14 @@
 //! earlier version again. A publish writes value, rollup and
 //! catalog files under new names first and the manifest last, so readers never see half of it.
 
-pub mod availability;
-pub mod compact;
-pub mod derived;
-pub mod gauges;
-pub mod generate;
-pub mod import;
+pub(crate) mod availability;
+pub(crate) mod compact;
+pub(crate) mod derived;
+pub(crate) mod gauges;
+pub(crate) mod generate;
+pub(crate) mod import;
 pub(crate) mod journal;
-pub mod rollback;
+pub(crate) mod rollback;
 pub(crate) mod rollup;
-pub mod vacuum;
-pub mod writer;
+pub(crate) mod vacuum;
+pub(crate) mod writer;

@@ -43,7 +43,7 @@ use futures::TryStreamExt;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-pub use crate::model::chunk::SeriesChunk;
+pub(crate) use crate::model::chunk::SeriesChunk;
 
 /// A station-month encoded: the file's bytes, and for each series in it (in row group order)
 /// its statistics, its periods with values ([`periods_with_values`]) and its newest row with
@@ -56,7 +56,7 @@ pub struct EncodedMonth {
 }
 
 /// Encodes one station-month (chunks sorted by parameter, one row group each) as Parquet.
-pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
+pub(crate) fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
     // One schema for the file: `value` nullable only when a series has a recorded gap.
     let gaps = chunks.iter().any(|c| c.values.iter().any(|&v| is_gap(v)));
     encode_month_as(chunks, gaps)
@@ -64,7 +64,7 @@ pub fn encode_month(chunks: &mut [SeriesChunk]) -> Result<EncodedMonth> {
 
 /// [`encode_month`], with `value` nullable when `with_gaps` (gaps in the chunks or not): a
 /// month joined into a station-year file with gaps takes that file's schema.
-pub fn encode_month_as(chunks: &mut [SeriesChunk], with_gaps: bool) -> Result<EncodedMonth> {
+pub(crate) fn encode_month_as(chunks: &mut [SeriesChunk], with_gaps: bool) -> Result<EncodedMonth> {
     chunks.sort_by(|a, b| a.parameter.cmp(&b.parameter));
     let schema = match with_gaps {
         true => layout::values_schema_with_gaps(),
@@ -242,14 +242,14 @@ impl DatasetWriter {
     }
 
     /// Publishes with the dataset's derived-value settings changed (see
-    /// [`derived`]).
+    /// `derived`).
     pub fn deriving(mut self, change: DerivedChange) -> Self {
         self.derive = change;
         self
     }
 
     /// Publishes with each station's rollup parts that end before the UTC year `year` joined
-    /// into one (see [`rollup::write_rollups`]).
+    /// into one (see `rollup::write_rollups`).
     pub fn joining_rollups_before(mut self, year: i32) -> Self {
         self.join_rollups_before = Some(year);
         self

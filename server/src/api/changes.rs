@@ -1,5 +1,5 @@
 //! `changedSince` on the values endpoints: the rows new or changed since an earlier version,
-//! for a mirror to upsert (`hydro_engine::query::changes`). The answer is read from the
+//! for a mirror to upsert (the engine's `query::changes`). The answer is read from the
 //! request's version (the current one, or `asOf`), so `asOf` with `changedSince` gives the
 //! changes between two versions.
 
@@ -11,10 +11,10 @@ use crate::render::format::Format;
 use crate::render::reply::Reply;
 use crate::versions::AsOf;
 use futures::StreamExt;
-use hydro_engine::model::ids::{Series, StationId};
-use hydro_engine::model::zone::Zone;
-use hydro_engine::query::changes::ChangesQuery;
-use hydro_engine::query::{AnswerPart, ValueColumn, Window};
+use hydro_engine::ChangesQuery;
+use hydro_engine::Zone;
+use hydro_engine::{AnswerPart, ValueColumn, Window};
+use hydro_engine::{Series, StationId};
 
 /// What a changes answer is asked for.
 pub(crate) struct Changes<'a> {

@@ -10,7 +10,7 @@ use crate::render::encode::catalog::{Data, Document};
 use crate::render::reply::{Reply, built};
 use crate::render::resources::{characteristic_json, project};
 use http::HeaderMap;
-use hydro_engine::model::ids::CharacteristicId;
+use hydro_engine::CharacteristicId;
 
 pub fn characteristics(ctx: &Ctx<'_>, id: &str) -> Result<Reply, ApiError> {
     ctx.admit::<CharacteristicsRequest>()?;

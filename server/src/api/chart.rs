@@ -21,17 +21,17 @@ use datafusion::arrow::datatypes::{Float64Type, Int64Type, TimestampMicrosecondT
 use datafusion::arrow::error::ArrowError;
 use futures::TryStreamExt;
 use http::HeaderMap;
-use hydro_engine::model::ids::Series;
-use hydro_engine::model::zone::Zone;
-use hydro_engine::model::{Parameter, Station};
-use hydro_engine::query::aggregate::calendar::Interval;
-use hydro_engine::query::aggregate::statistic::Kind;
-use hydro_engine::query::aggregate::statistic::Statistic;
-use hydro_engine::query::aggregate::{
+use hydro_engine::Interval;
+use hydro_engine::Series;
+use hydro_engine::Statistic;
+use hydro_engine::StatisticKind;
+use hydro_engine::Zone;
+use hydro_engine::{
     AggregatePlan, AggregateQuery, BucketColumn, ManyAggregateQuery, SeriesToAggregate,
 };
-use hydro_engine::query::statistics::{StatisticsQuery, StatisticsType};
-use hydro_engine::query::{ManyQuery, ReadAhead, ValueColumn, ValuesQuery, Window};
+use hydro_engine::{ManyQuery, ReadAhead, ValueColumn, ValuesQuery, Window};
+use hydro_engine::{Parameter, Station};
+use hydro_engine::{StatisticsQuery, StatisticsType};
 use std::sync::Arc;
 
 /// What draws `format`, a chart format.
@@ -172,7 +172,7 @@ fn in_time_order(batch: RecordBatch) -> Result<RecordBatch, ArrowError> {
 fn numeric_statistics(columns: &[BucketColumn]) -> Vec<String> {
     columns
         .iter()
-        .filter(|c| matches!(c, BucketColumn::Statistic(s) if s.kind() == Kind::Number))
+        .filter(|c| matches!(c, BucketColumn::Statistic(s) if s.kind() == StatisticKind::Number))
         .map(|c| c.name())
         .collect()
 }

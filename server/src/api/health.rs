@@ -5,7 +5,7 @@ use crate::api::request::NoParameters;
 use crate::http::error::ApiError;
 use crate::render::reply::{Reply, json_reply};
 use crate::state::AppState;
-use hydro_engine::storage::counted::RequestKind;
+use hydro_engine::RequestKind;
 use serde_json::json;
 use std::sync::atomic::Ordering;
 

@@ -2,7 +2,7 @@
 //! select (as `/v1/values` selects them), one row per series with its station's name and
 //! coordinates: a map layer of current levels as GeoJSON, a table in the other formats.
 //! Series without values are left out. The newest values are kept per version in memory
-//! (`hydro_engine::query::latest`), so a whole network costs a lookup per series.
+//! (the engine's `query::latest`), so a whole network costs a lookup per series.
 
 use crate::api::Ctx;
 use crate::api::context::{catalog_list, fault};

@@ -5,7 +5,7 @@
 //! window is the single-series endpoint's (`from`/`to`, `recent`, `last`). Rows are
 //! `stationId, parameterId, timestamp, value, quality`, by station id, parameter id, time.
 //!
-//! The engine plans one series at a time as the answer reaches it (`hydro_engine::query::many_series`),
+//! The engine plans one series at a time as the answer reaches it (the engine's `query::many_series`),
 //! so memory does not grow with the number of series and the first bytes go out at once.
 
 use crate::api::changes::{Changes, changes};
@@ -21,11 +21,11 @@ use crate::render::envelope::Pagination;
 use crate::render::format::Format;
 use crate::render::reply::Reply;
 use futures::StreamExt;
-use hydro_engine::catalog::Catalog;
-use hydro_engine::model::Station;
-use hydro_engine::model::ids::Series;
-use hydro_engine::query::aggregate::ManyAggregateQuery;
-use hydro_engine::query::{AnswerPart, ManyQuery};
+use hydro_engine::Catalog;
+use hydro_engine::ManyAggregateQuery;
+use hydro_engine::Series;
+use hydro_engine::Station;
+use hydro_engine::{AnswerPart, ManyQuery};
 
 pub async fn many_values(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let request: ManyValuesRequest = ctx.request()?;
@@ -200,7 +200,7 @@ pub(crate) fn select(ctx: &Ctx<'_>, r: &SeriesSelection) -> Result<Vec<Series>, 
         }
     }
     stations.sort_by(|a, b| a.id.as_str().cmp(b.id.as_str()));
-    let wanted = |p: &hydro_engine::model::Parameter| {
+    let wanted = |p: &hydro_engine::Parameter| {
         r.parameters
             .as_ref()
             .is_none_or(|ids| ids.iter().any(|id| **id == *p.id.as_str()))
@@ -251,10 +251,7 @@ fn unknown_property(catalog: &Catalog, property: &str) -> ApiError {
     )
 }
 
-fn any_parameter(
-    catalog: &Catalog,
-    test: impl Fn(&hydro_engine::model::Parameter) -> bool,
-) -> bool {
+fn any_parameter(catalog: &Catalog, test: impl Fn(&hydro_engine::Parameter) -> bool) -> bool {
     catalog
         .stations()
         .iter()

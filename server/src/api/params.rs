@@ -5,9 +5,9 @@
 use crate::http::error::ApiError;
 pub use crate::http::error::shorten;
 pub use crate::render::resources::SortSpec;
-use hydro_engine::catalog::spatial::{BBox, Near};
-use hydro_engine::model::duration::IsoDuration;
-use hydro_engine::model::{Micros, instant, normalize_state};
+use hydro_engine::IsoDuration;
+use hydro_engine::{BBox, Near};
+use hydro_engine::{INSTANT_FORMS, Micros, normalize_state, parse_instant};
 use percent_encoding::percent_decode_str;
 
 /// The decoded pairs of a query string, in order. `+` stays `+` (an unencoded `+` in an
@@ -198,7 +198,7 @@ impl RawQuery {
 /// The allowed name `typed` most likely meant: one a typo or two away (`form` for `format`,
 /// `timezone` for `timeZone`), or one it is the start of.
 fn nearest_name<'a>(typed: &str, allowed: &[&'a str]) -> Option<&'a str> {
-    use hydro_engine::catalog::search::{edits_within, typo_reach};
+    use hydro_engine::{edits_within, typo_reach};
     let reach = typo_reach(typed).min(2);
     allowed
         .iter()
@@ -303,10 +303,10 @@ pub fn uint(name: &str, v: &str) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::param(name, format!("is larger than {}", i64::MAX)))
 }
 
-/// A time with an offset in the forms [`instant`] reads. A space where the `+` of the offset
+/// A time with an offset in the forms [`parse_instant`] reads. A space where the `+` of the offset
 /// belongs (an unencoded `+`) is read as `+`.
 pub fn timestamp(name: &str, v: &str) -> Result<Micros, ApiError> {
-    instant::parse(&v.replace(' ', "+"))
+    parse_instant(&v.replace(' ', "+"))
         .map(|(t, _)| t)
         .ok_or_else(|| {
             ApiError::param(
@@ -315,7 +315,7 @@ pub fn timestamp(name: &str, v: &str) -> Result<Micros, ApiError> {
                     "'{}' is not a time with an offset; use ISO 8601 such as {} \
                      (a time without an offset is ambiguous: give timeZone to read it there)",
                     shorten(v),
-                    instant::FORMS
+                    INSTANT_FORMS
                 ),
             )
         })
@@ -323,9 +323,7 @@ pub fn timestamp(name: &str, v: &str) -> Result<Micros, ApiError> {
 
 pub fn duration(name: &str, v: &str) -> Result<IsoDuration, ApiError> {
     v.parse()
-        .map_err(|e: hydro_engine::model::duration::DurationError| {
-            ApiError::param(name, e.to_string())
-        })
+        .map_err(|e: hydro_engine::DurationError| ApiError::param(name, e.to_string()))
 }
 
 fn floats<const N: usize>(name: &str, v: &str, form: &str) -> Result<[f64; N], ApiError> {

@@ -18,16 +18,14 @@ use crate::render::resources::{
     PARAMETER_SORT, STATION_FIELDS, STATION_SORT, VALUE_FIELDS, canon_station_path,
 };
 use crate::versions::AsOf;
-use hydro_engine::catalog::StationFilter;
-use hydro_engine::model::ids::ParameterId;
-use hydro_engine::model::zone::Zone;
-use hydro_engine::model::{CharacteristicType, Micros};
-use hydro_engine::query::aggregate::statistic::Statistic;
-use hydro_engine::query::aggregate::{AggregateSpec, BucketColumn};
-use hydro_engine::query::statistics::{
-    DEFAULT_EXCEEDANCE, STATISTICS_TYPES, StatisticsSpec, StatisticsType,
-};
-use hydro_engine::query::{SortKey, ValueColumn, Window};
+use hydro_engine::ParameterId;
+use hydro_engine::StationFilter;
+use hydro_engine::Statistic;
+use hydro_engine::Zone;
+use hydro_engine::{AggregateSpec, BucketColumn};
+use hydro_engine::{CharacteristicType, Micros};
+use hydro_engine::{DEFAULT_EXCEEDANCE, STATISTICS_TYPES, StatisticsSpec, StatisticsType};
+use hydro_engine::{SortKey, ValueColumn, Window};
 use std::sync::Arc;
 
 /// A request of one endpoint, parsed from its query.
@@ -627,7 +625,7 @@ fn bound(
     let (Some(zone), Some(written)) = (q.value(&param::TIME_ZONE)?, q.raw.get(def.name)?) else {
         return Err(refused);
     };
-    let Some(local) = hydro_engine::model::instant::parse_local(written) else {
+    let Some(local) = hydro_engine::parse_local_time(written) else {
         return Err(refused);
     };
     zone.instant(local, end).map(Some).ok_or_else(|| {
@@ -736,7 +734,7 @@ fn aggregate_spec(
 }
 
 /// `GET …/parameters/{parameterId}/statistics`: statistics of a series over a reference
-/// period (see `hydro_engine::query::statistics`).
+/// period (see the engine's `query::statistics`).
 #[derive(Clone)]
 pub struct StatisticsRequest {
     /// The reference period (`from`/`to`).

@@ -25,9 +25,9 @@ use datafusion::arrow::datatypes::SchemaRef;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use http::{HeaderMap, StatusCode};
-use hydro_engine::error::EngineError;
-use hydro_engine::query::AnswerPart;
-use hydro_engine::sql::{Guardrail, SqlLimits, run, schema_of};
+use hydro_engine::AnswerPart;
+use hydro_engine::EngineError;
+use hydro_engine::{Guardrail, SqlLimits, run_sql, sql_schema_of};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
@@ -107,7 +107,7 @@ pub async fn begin(
     let time = Duration::from_secs(config.sql_timeout_secs);
     let deadline = Instant::now() + time;
     let started = tokio::time::timeout_at(deadline, async {
-        let answer = run(&tables, statement, limits(config)).await?;
+        let answer = run_sql(&tables, statement, limits(config)).await?;
         Ok::<_, EngineError>((answer.schema, stream::first_checked(answer.rows).await?))
     })
     .await;
@@ -131,7 +131,12 @@ pub async fn columns(
 ) -> Result<SchemaRef, ApiError> {
     let tables = version.sql_tables().map_err(|e| fault(state, e))?;
     let time = Duration::from_secs(state.config.sql_timeout_secs);
-    match tokio::time::timeout(time, schema_of(&tables, statement, limits(&state.config))).await {
+    match tokio::time::timeout(
+        time,
+        sql_schema_of(&tables, statement, limits(&state.config)),
+    )
+    .await
+    {
         Err(_) => Err(limit_error(Guardrail::Time(time))),
         Ok(planned) => planned.map_err(|e| failure(state, e)),
     }

@@ -16,8 +16,8 @@ use crate::render::resources::SortSpec;
 use crate::render::resources::{Includes, STATION_CSV, STATION_TABLE_MORE, project};
 use crate::render::station_list;
 use http::{HeaderMap, header};
-use hydro_engine::catalog::StationFilter;
-use hydro_engine::model::Station;
+use hydro_engine::Station;
+use hydro_engine::StationFilter;
 use serde_json::Value;
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! `GET /v1/stations/{id}/parameters/{parameterId}/statistics` and `GET /v1/statistics`
 //! (the series `/v1/values` selects): normals by day or month of the year, annual extremes,
-//! duration curves over a reference period (`hydro_engine::query::statistics`). Answers are
+//! duration curves over a reference period (the engine's `query::statistics`). Answers are
 //! tables in the data formats, sent as values answers are, or charts (`api::chart`).
 
 use crate::api::context::fault;
@@ -21,10 +21,10 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
 use futures::StreamExt;
 use futures::TryStreamExt;
-use hydro_engine::model::{Parameter, Station};
-use hydro_engine::query::AnswerPart;
-use hydro_engine::query::aggregate::SeriesToAggregate;
-use hydro_engine::query::statistics::StatisticsQuery;
+use hydro_engine::AnswerPart;
+use hydro_engine::SeriesToAggregate;
+use hydro_engine::StatisticsQuery;
+use hydro_engine::{Parameter, Station};
 
 pub async fn statistics(ctx: &Ctx<'_>, id: &str, pid: &str) -> Result<Reply, ApiError> {
     ctx.admit::<StatisticsRequest>()?;

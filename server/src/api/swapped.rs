@@ -6,13 +6,13 @@
 //! with them swapped, whatever the answer holds: without a radius `near` orders every station
 //! and finds some either way. The answer itself stays what was asked for.
 //!
-//! [`NEIGHBOURHOOD_KM`]: hydro_engine::catalog::NEIGHBOURHOOD_KM
+//! [`NEIGHBOURHOOD_KM`]: hydro_engine::NEIGHBOURHOOD_KM
 
 use crate::api::Ctx;
 use crate::api::query_parameters::{BBOX, NEAR};
 use http::HeaderValue;
-use hydro_engine::catalog::StationFilter;
-use hydro_engine::catalog::spatial::BBox;
+use hydro_engine::BBox;
+use hydro_engine::StationFilter;
 
 /// The query as it was most likely meant.
 #[derive(Debug, Clone)]

@@ -16,13 +16,13 @@ use crate::render::timefmt::TimeFormatter;
 use crate::versions::AsOf;
 use futures::StreamExt;
 use hydro_engine::EngineError;
-use hydro_engine::model::duration::IsoDuration;
-use hydro_engine::model::ids::ParameterId;
-use hydro_engine::model::property::property;
-use hydro_engine::model::zone::Zone;
-use hydro_engine::model::{Parameter, Station};
-use hydro_engine::query::aggregate::{AggregateQuery, AggregateSpec, SeriesToAggregate};
-use hydro_engine::query::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
+use hydro_engine::IsoDuration;
+use hydro_engine::ParameterId;
+use hydro_engine::Zone;
+use hydro_engine::observed_property;
+use hydro_engine::{AggregateQuery, AggregateSpec, SeriesToAggregate};
+use hydro_engine::{AnswerPart, ReadAhead, ValueColumn, ValuesQuery};
+use hydro_engine::{Parameter, Station};
 
 /// The values of one series, in the mode the request asks for: the rows changed since a
 /// version, buckets, a page for people, a chart, or the rows themselves.
@@ -184,7 +184,7 @@ pub(crate) fn series_of(parameter: &Parameter) -> SeriesToAggregate {
     SeriesToAggregate {
         series: (parameter.station.clone(), parameter.id.clone()),
         step,
-        total: property(&parameter.observed_property).is_some_and(|p| p.total),
+        total: observed_property(&parameter.observed_property).is_some_and(|p| p.total),
     }
 }
 

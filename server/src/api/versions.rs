@@ -11,7 +11,7 @@ use crate::render::encode::catalog::{Data, Document};
 use crate::render::reply::{Reply, built};
 use crate::versions::{AsOf, published_text};
 use http::HeaderMap;
-use hydro_engine::dataset::manifest::Manifest;
+use hydro_engine::Manifest;
 use serde_json::{Value, json};
 
 pub async fn versions(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

@@ -1,5 +1,5 @@
 //! What a Flight SQL client is told of the server before it queries: the catalog, schema and
-//! tables of [`hydro_engine::sql::SqlTables`] with their columns, the one table type, and the
+//! tables of [`hydro_engine::SqlTables`] with their columns, the one table type, and the
 //! server's `SqlInfo` (read-only, no transactions, its statement time limit). Each answer is
 //! one small batch made by arrow-flight's own builders, which also apply the client's filter
 //! patterns.
@@ -12,7 +12,7 @@ use arrow_flight::sql::{
     SqlSupportedTransaction,
 };
 use datafusion::arrow::array::RecordBatch;
-use hydro_engine::sql::{CATALOG, SCHEMA, SqlTables};
+use hydro_engine::{SQL_CATALOG, SQL_SCHEMA, SqlTables};
 
 /// The one kind of table there is.
 const TABLE_TYPE: &str = "TABLE";
@@ -39,20 +39,20 @@ pub fn sql_info(config: &Config) -> Result<SqlInfoData, FlightError> {
 
 pub fn catalogs(query: CommandGetCatalogs) -> Result<RecordBatch, FlightError> {
     let mut builder = query.into_builder();
-    builder.append(CATALOG);
+    builder.append(SQL_CATALOG);
     builder.build()
 }
 
 pub fn schemas(query: CommandGetDbSchemas) -> Result<RecordBatch, FlightError> {
     let mut builder = query.into_builder();
-    builder.append(CATALOG, SCHEMA);
+    builder.append(SQL_CATALOG, SQL_SCHEMA);
     builder.build()
 }
 
 pub fn tables(query: CommandGetTables, tables: &SqlTables) -> Result<RecordBatch, FlightError> {
     let mut builder = query.into_builder();
     for (name, schema) in tables.tables() {
-        builder.append(CATALOG, SCHEMA, name, TABLE_TYPE, &schema)?;
+        builder.append(SQL_CATALOG, SQL_SCHEMA, name, TABLE_TYPE, &schema)?;
     }
     builder.build()
 }

@@ -5,7 +5,7 @@
 //! The server is arrow-rs's own (`arrow_flight::sql::server::FlightSqlService`) on tonic.
 //! A statement, plain or prepared, is planned when the client asks for its `FlightInfo`
 //! (its columns, or a 400's `INVALID_ARGUMENT` for a statement that would not run); the
-//! ticket carries the statement and the version it was planned on ([`handle`]), and
+//! ticket carries the statement and the version it was planned on (`handle`), and
 //! `DoGet` runs it there within the same slots and limits as `/v1/sql`
 //! ([`crate::api::sql::begin`]). Failures are the problems `/v1/sql` would answer, told by
 //! their gRPC codes: `INVALID_ARGUMENT` 400, `UNAUTHENTICATED` 401, `PERMISSION_DENIED` 403,

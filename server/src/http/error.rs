@@ -4,7 +4,7 @@
 use crate::http::body::{Body, full};
 use http::{HeaderValue, Response, StatusCode, header};
 use hydro_engine::EngineError;
-use hydro_engine::error::ErrorKind;
+use hydro_engine::ErrorKind;
 use serde_json::json;
 
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 //! Every body, made of what a handler planned: the reply a handler returns ([`reply`]), the
 //! response envelope ([`envelope`]), catalog resources as JSON values ([`resources`]), the
-//! formats, one file each ([`format`]), the machinery their encoders share ([`encode`]), value
+//! formats, one file each ([`format`](mod@format)), the machinery their encoders share ([`encode`]), value
 //! answers streamed through them ([`values`], [`stream`]), long station lists
 //! ([`station_list`]), charts ([`chart`]), HTML pages ([`html`]), time formatting
 //! ([`timefmt`]), the bytes they all append ([`out`]), and the OpenAPI document and JSON

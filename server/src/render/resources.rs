@@ -3,7 +3,7 @@
 
 use crate::render::out::json_string;
 use crate::render::timefmt::TimeFormatter;
-use hydro_engine::model::{Characteristic, Parameter, Period, Station};
+use hydro_engine::{Characteristic, Parameter, Period, Station};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
@@ -719,7 +719,7 @@ mod tests {
     /// characters) or not, numbers integral, tiny, huge, negative zero, or not finite.
     #[test]
     fn station_json_written_by_hand_is_serde_json_s() {
-        use hydro_engine::model::{Coordinates, GaugeZero, StationType};
+        use hydro_engine::{Coordinates, GaugeZero, StationType};
         let names = [
             "Köln",
             "a \"quoted\" name",
@@ -776,7 +776,7 @@ mod tests {
 /// without them, its text needing CSV quotes.
 #[cfg(test)]
 pub(crate) mod test_stations {
-    use hydro_engine::model::{Coordinates, GaugeZero, Station, StationType};
+    use hydro_engine::{Coordinates, GaugeZero, Station, StationType};
 
     pub fn two() -> (Station, Station) {
         let full = Station {

@@ -16,11 +16,11 @@ use crate::render::resources::{Includes, SortSpec};
 use crate::render::timefmt::TimeFormatter;
 use bytes::Bytes;
 use futures::StreamExt;
+use hydro_engine::Catalog;
 use hydro_engine::Dataset;
-use hydro_engine::catalog::Catalog;
-use hydro_engine::catalog::StationHit;
-use hydro_engine::model::Station;
-use hydro_engine::model::zone::Zone;
+use hydro_engine::Station;
+use hydro_engine::StationHit;
+use hydro_engine::Zone;
 use serde_json::Value;
 use std::ops::Range;
 use std::sync::Arc;
@@ -163,7 +163,7 @@ pub fn built(list: &ListEncoder, items: &Items, page: &[Chosen]) -> Vec<u8> {
 /// The answer streamed: the head, then [`PER_FRAME`] stations a frame, then the tail. The
 /// heavy-query slot, if any, is held until the tail is made.
 ///
-/// Frames after the first are encoded on tasks of their own, [`PARALLEL_FRAMES`] at once, and
+/// Frames after the first are encoded on tasks of their own, `PARALLEL_FRAMES` at once, and
 /// sent in order: encoding is the whole cost of a long list, and on the connection's task
 /// alone it kept one core busy while the other waited (100 000 stations: JSON 69 -> 52 ms,
 /// CSV 205 -> 120 ms).
@@ -244,8 +244,8 @@ mod tests {
     use super::*;
     use crate::render::format::csv::Csv;
     use crate::render::resources::station_json;
-    use hydro_engine::catalog::{Catalog, StationFilter};
-    use hydro_engine::model::{Coordinates, StationType};
+    use hydro_engine::{Catalog, StationFilter};
+    use hydro_engine::{Coordinates, StationType};
 
     /// A sorted page is the whole sorted list's slice at its positions, ties (equal keys,
     /// missing values) in the catalog's order, ascending and descending.

@@ -13,8 +13,8 @@ use crate::render::encode::text::ValuesText;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
+use hydro_engine::AnswerPart;
 use hydro_engine::EngineError;
-use hydro_engine::query::AnswerPart;
 use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
 

@@ -5,7 +5,7 @@
 
 use crate::render::out::{Out, padded};
 use chrono::FixedOffset;
-use hydro_engine::model::zone::Zone;
+use hydro_engine::Zone;
 
 const DAY_MICROS: i64 = 86_400_000_000;
 

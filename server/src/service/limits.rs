@@ -2,6 +2,7 @@
 //! method the path takes (a CORS preflight is answered here); the rate limit runs before it,
 //! in [`super::handle`], so that a client over its rate costs nothing more.
 
+use super::request::{Admitted, api_segments};
 use crate::http::body::{Body, empty};
 use crate::http::error::ApiError;
 use crate::state::AppState;
@@ -12,14 +13,6 @@ use std::net::IpAddr;
 const MAX_URI: usize = 8 * 1024;
 /// Most request header bytes we read (431 beyond).
 const MAX_HEADER_BYTES: usize = 64 * 1024;
-
-/// How a request that passed the limits asks: for the body or only its headers, and whether
-/// its parameters come in a body.
-#[derive(Clone, Copy)]
-pub(super) struct Admitted {
-    pub head: bool,
-    pub post: bool,
-}
 
 /// The request within the limits, with a method its path takes: how it asks, or `None` for a
 /// preflight, which [`preflight`] answers.
@@ -71,8 +64,7 @@ pub(super) fn methods(path: &str) -> &'static str {
 }
 
 fn takes_post(path: &str) -> bool {
-    super::request::api_segments(path)
-        .is_some_and(|s| s == ["values"] || s == ["statistics"] || s == ["sql"])
+    api_segments(path).is_some_and(|s| s == ["values"] || s == ["statistics"] || s == ["sql"])
 }
 
 /// The rate limit: headers for the response, or the 429 itself (boxed: a response is large

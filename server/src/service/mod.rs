@@ -1,14 +1,14 @@
 //! A request's way through the server, as stages in the order they run, one file each:
 //!
-//! 1. [`limits`]: the URI's and headers' sizes, the method (a CORS preflight ends here); the
+//! 1. `limits`: the URI's and headers' sizes, the method (a CORS preflight ends here); the
 //!    rate limit before it.
-//! 2. [`access`]: the root's redirect, the credentials, the metrics.
-//! 3. [`request`]: the path's segments and the parameters, a POST's body read.
-//! 4. [`version`]: the version that answers, `asOf`'s or the one served.
-//! 5. [`conditional`]: the answer's tag; `If-None-Match` answered before any query.
-//! 6. [`stored`]: the answer sent again from the answer store, whole or by ranges.
+//! 2. `access`: the root's redirect, the credentials, the metrics.
+//! 3. `request`: the path's segments and the parameters, a POST's body read.
+//! 4. `version`: the version that answers, `asOf`'s or the one served.
+//! 5. `conditional`: the answer's tag; `If-None-Match` answered before any query.
+//! 6. `stored`: the answer sent again from the answer store, whole or by ranges.
 //! 7. the endpoint ([`crate::api::route`]), which makes the reply.
-//! 8. [`finish`]: the reply coded, with its caching headers, kept in the store as it streams.
+//! 8. `finish`: the reply coded, with its caching headers, kept in the store as it streams.
 //!
 //! Around them, [`handle`] counts the request, adds CORS to whatever went out, and writes the
 //! request log's line once it has.

@@ -2,7 +2,6 @@
 //! parameters, from the query string and, for a POST, from the body, read only now: after
 //! access was checked, and for the paths that take one.
 
-use super::limits::Admitted;
 use crate::api::params::RawQuery;
 use crate::api::query_parameters::json_form;
 use crate::http::body::BoxError;
@@ -21,6 +20,14 @@ const MAX_REQUEST_BODY: usize = 1 << 20;
 /// `client_max_body_size`) sees its connection closed under it otherwise, and answers 502
 /// instead of passing the 413 on. Larger bodies are not read.
 const MAX_DRAINED: u64 = 4 << 20;
+
+/// How a request that passed the limits asks: for the body or only its headers, and whether
+/// its parameters come in a body.
+#[derive(Clone, Copy)]
+pub(super) struct Admitted {
+    pub head: bool,
+    pub post: bool,
+}
 
 /// A request to the API, read.
 pub(super) struct Asked<'r> {

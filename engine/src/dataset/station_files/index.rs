@@ -260,7 +260,7 @@ impl FilesByStation {
     /// For each row group, whether it holds rows of one of `stations`, or may: a station's
     /// runs take in the few rows of others between its own, so a group at a run's edge may be
     /// said to hold the station without doing so.
-    pub fn groups_holding<'a>(
+    pub(crate) fn groups_holding<'a>(
         &self,
         stations: impl IntoIterator<Item = &'a StationId>,
     ) -> Vec<bool> {

@@ -65,7 +65,7 @@ use std::sync::{Arc, OnceLock};
 
 /// Default budget of the stations' files kept decoded: a station of 20 years of months with
 /// two series takes ~70 KB, so this holds ~1 800 such stations.
-pub const FILES_CACHE_BYTES: usize = 128 * 1024 * 1024;
+pub(crate) const FILES_CACHE_BYTES: usize = 128 * 1024 * 1024;
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8 * 1024;
@@ -164,7 +164,7 @@ struct Source {
 }
 
 /// A version's files table, by station; see the module doc.
-pub struct FilesByStation {
+pub(crate) struct FilesByStation {
     /// The table's path, to name it in errors.
     path: String,
     source: Source,
@@ -236,14 +236,14 @@ impl FilesByStation {
     }
 
     /// Every station the table lists, in the order of its rows.
-    pub fn stations(&self) -> &[StationId] {
+    pub(crate) fn stations(&self) -> &[StationId] {
         &self.order
     }
 
     /// The row after the station's last in the table (none for a station it does not list):
     /// a pass in the table's order ([`Self::in_order`]) has seen all of the station's files
     /// once it has passed that many rows.
-    pub fn rows_end(&self, station: &StationId) -> Option<u64> {
+    pub(crate) fn rows_end(&self, station: &StationId) -> Option<u64> {
         let located = self.stations.get(station)?;
         located.years.iter().map(|y| y.rows.end).max()
     }
@@ -261,12 +261,12 @@ impl FilesByStation {
     }
 
     /// Row groups of the table.
-    pub fn row_groups(&self) -> usize {
+    pub(crate) fn row_groups(&self) -> usize {
         self.group_starts.len() - 1
     }
 
     /// The rows of row group `group`.
-    pub fn group_rows(&self, group: usize) -> Range<u64> {
+    pub(crate) fn group_rows(&self, group: usize) -> Range<u64> {
         match (
             self.group_starts.get(group),
             self.group_starts.get(group + 1),

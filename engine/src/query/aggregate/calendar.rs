@@ -74,20 +74,20 @@ impl fmt::Display for Interval {
 
 /// A bucket: `[start, end)` in UTC microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bucket {
+pub(crate) struct Bucket {
     pub start: Micros,
     pub end: Micros,
 }
 
 impl Bucket {
-    pub fn contains(&self, t: Micros) -> bool {
+    pub(crate) fn contains(&self, t: Micros) -> bool {
         self.start <= t && t < self.end
     }
 }
 
 /// The buckets of an interval in a zone.
 #[derive(Debug, Clone, Copy)]
-pub struct Grid {
+pub(crate) struct Grid {
     pub interval: Interval,
     pub zone: Zone,
     /// The month (1-12) month buckets are counted from.
@@ -96,7 +96,7 @@ pub struct Grid {
 
 impl Grid {
     /// The bucket that holds the instant `t`.
-    pub fn bucket(&self, t: Micros) -> Bucket {
+    pub(crate) fn bucket(&self, t: Micros) -> Bucket {
         match self.interval {
             Interval::Fixed(len) => {
                 let start = t.div_euclid(len) * len;
@@ -114,7 +114,7 @@ impl Grid {
     }
 
     /// The bucket `n` buckets before the one that starts at `start` (for `recent`).
-    pub fn back(&self, bucket: Bucket, n: u64) -> Bucket {
+    pub(crate) fn back(&self, bucket: Bucket, n: u64) -> Bucket {
         let n32 = u32::try_from(n).unwrap_or(u32::MAX);
         match self.interval {
             Interval::Fixed(len) => {

@@ -24,10 +24,10 @@
 //! rows), so that they can be sorted (`sort=-max`) and paged; many series are aggregated one
 //! after the other as the answer reaches them.
 
-pub mod calendar;
+pub(crate) mod calendar;
 mod reference;
 mod rolled;
-pub mod statistic;
+pub(crate) mod statistic;
 
 use crate::dataset::Dataset;
 use crate::error::{EngineError, Result};
@@ -124,7 +124,7 @@ impl BucketColumn {
 
 /// The schema of an aggregate answer: with `ids`, `stationId` and `parameterId` first (many
 /// series).
-pub fn aggregate_schema(columns: &[BucketColumn], zone: &Zone, ids: bool) -> SchemaRef {
+pub(crate) fn aggregate_schema(columns: &[BucketColumn], zone: &Zone, ids: bool) -> SchemaRef {
     let text = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
     let mut fields = Vec::new();
     if ids {

@@ -105,7 +105,7 @@ impl fmt::Display for Statistic {
 
 /// A statistic's value for a bucket.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     Number(f64),
     Time(Micros),
     Count(i64),

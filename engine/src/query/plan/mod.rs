@@ -49,11 +49,13 @@ use ascending::Ascending;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::error::DataFusionError;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::SendableRecordBatchStream;
-use futures::stream::BoxStream;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use futures::StreamExt;
-pub use scans::{ScanLog, ScanMetrics};
+use futures::stream::BoxStream;
+pub(crate) use scans::ScanLog;
+#[cfg(test)]
+pub(crate) use scans::ScanMetrics;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -112,7 +114,7 @@ impl Reads {
     }
 }
 
-pub type PartStream = BoxStream<'static, Result<AnswerPart>>;
+pub(crate) type PartStream = BoxStream<'static, Result<AnswerPart>>;
 
 /// An engine error inside a DataFusion stream, unwrapped when it came from DataFusion.
 pub(crate) fn into_datafusion(e: EngineError) -> DataFusionError {

@@ -53,7 +53,7 @@ pub struct CsvDialect {
     pub encoding: Encoding,
     /// How `timestamp` (or a date and a time column, joined by a space) is written, in
     /// chrono's strftime form (`%d.%m.%Y %H:%M`); None: RFC 3339, or one of the forms
-    /// without an offset this tells by itself ([`NAIVE_FORMS`]).
+    /// without an offset this tells by itself (`NAIVE_FORMS`).
     pub date_format: Option<String>,
     /// The zone of times written without an offset; None: such times are refused.
     pub time_zone: Option<Zone>,
@@ -73,7 +73,7 @@ pub(super) const NOT_UTF8: &str = "the text is not UTF-8 (Latin-1 or Windows-125
                                    --encoding latin1";
 
 /// What `--time-zone` (and ZRXP's `TZ`) take, as a 400-style reason.
-pub const TIME_ZONES: &str = "an IANA zone with DST such as Europe/Berlin, or a fixed offset: \
+pub(crate) const TIME_ZONES: &str = "an IANA zone with DST such as Europe/Berlin, or a fixed offset: \
                               +01:00, UTC+1, MEZ (= +01:00 all year), MESZ (= +02:00), UTC";
 
 /// A zone as agencies write it: [`Zone::parse`]'s forms, `UTC+1`, `UTC+01:00`, `GMT-3`, and
@@ -119,7 +119,7 @@ pub fn parse_quality(s: &str) -> Result<String, String> {
 
 /// Forms of times without an offset read without `--date-format`: each is unambiguous (a
 /// day before a month only with dots, as German writes it; no slashes, whose order differs).
-pub const NAIVE_FORMS: [&str; 12] = [
+pub(super) const NAIVE_FORMS: [&str; 12] = [
     "%Y-%m-%dT%H:%M:%S%.f",
     "%Y-%m-%d %H:%M:%S%.f",
     "%Y-%m-%dT%H:%M",

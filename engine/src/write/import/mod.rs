@@ -41,7 +41,7 @@ mod spill;
 mod station_months;
 mod time;
 
-pub use dialect::{CsvDialect, Encoding, TIME_ZONES, parse_quality, parse_zone};
+pub use dialect::{CsvDialect, Encoding, parse_quality, parse_zone};
 pub use mapping::Mapping;
 
 use crate::dataset::catalog_file::Interner;
@@ -174,7 +174,7 @@ pub struct ImportOptions {
 const GLOB_CHARS: [char; 3] = ['*', '?', '['];
 
 /// The default budget of an import's buffers.
-pub const DEFAULT_MEMORY_BYTES: u64 = 1 << 30;
+pub(crate) const DEFAULT_MEMORY_BYTES: u64 = 1 << 30;
 
 impl Default for ImportOptions {
     fn default() -> Self {
@@ -203,7 +203,7 @@ pub struct ImportProgress {
 }
 
 /// Quality flags accepted in values files.
-pub use crate::model::QUALITY_FLAGS;
+pub(crate) use crate::model::QUALITY_FLAGS;
 
 /// Reports shown at most: a file that is wrong throughout stays readable.
 const SHOWN_PROBLEMS: usize = 1000;

@@ -10,7 +10,7 @@ use crate::render::resources::{
     CHARACTERISTIC_FIELDS, CHARACTERISTIC_SORT, MANY_VALUE_FIELDS, PARAMETER_FIELDS,
     PARAMETER_SORT, STATION_FIELDS, STATION_SORT, VALUE_FIELDS,
 };
-use hydro_engine::model::{CharacteristicType, StationType};
+use hydro_engine::{CharacteristicType, StationType};
 use serde_json::{Value, json};
 
 /// How the document describes a parameter.

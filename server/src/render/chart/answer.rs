@@ -9,10 +9,10 @@ use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use futures::StreamExt;
 use hydro_engine::EngineError;
-use hydro_engine::model::Parameter;
-use hydro_engine::model::duration::IsoDuration;
-use hydro_engine::model::ids::Series;
-use hydro_engine::query::{AnswerPart, ManyPlan, ValuesPlan};
+use hydro_engine::IsoDuration;
+use hydro_engine::Parameter;
+use hydro_engine::Series;
+use hydro_engine::{AnswerPart, ManyPlan, ValuesPlan};
 
 /// A format charts are drawn in (SVG, PNG; each `render::format`'s): lines of values or
 /// statistics, and duration curves.
@@ -24,7 +24,7 @@ pub trait ChartFormat: Sync {
 /// Whether `parameter`'s values are drawn as bars: amounts per interval (precipitation), which
 /// a line between them would show as a level that never was.
 fn as_bars(parameter: &Parameter) -> bool {
-    hydro_engine::model::property::property(&parameter.observed_property).is_some_and(|p| p.total)
+    hydro_engine::observed_property(&parameter.observed_property).is_some_and(|p| p.total)
 }
 
 /// A step this many times the parameter's interval breaks the chart's line.

@@ -17,7 +17,7 @@ pub mod downsample;
 mod ticks;
 
 use downsample::Bucket;
-use hydro_engine::model::zone::Zone;
+use hydro_engine::Zone;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

@@ -4,7 +4,7 @@
 //! evenly over the span, which puts labels at times nobody reads a chart by (03:17, the 9th).
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
-use hydro_engine::model::zone::Zone;
+use hydro_engine::Zone;
 
 const HOUR: i64 = 3_600_000_000;
 const DAY: i64 = 24 * HOUR;

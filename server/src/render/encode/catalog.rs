@@ -4,7 +4,7 @@
 
 use super::{EncodeError, Envelope, Given, Head, ListShape, TableFormat, TextFormat, table};
 use crate::render::resources::flatten;
-use hydro_engine::model::Station;
+use hydro_engine::Station;
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Borrow;

@@ -17,9 +17,9 @@ pub use number::number;
 use bytes::Bytes;
 use datafusion::arrow::datatypes::SchemaRef;
 use hydro_engine::EngineError;
+use hydro_engine::Station;
 use hydro_engine::arrow::error::ArrowError;
-use hydro_engine::model::Station;
-use hydro_engine::query::{AnswerPart, ReadAhead};
+use hydro_engine::{AnswerPart, ReadAhead};
 use serde_json::Value;
 
 /// A text format: documents whose rows (values, aggregates, statistics, SQL) or items

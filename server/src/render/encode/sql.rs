@@ -11,7 +11,7 @@ use bytes::Bytes;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringBuilder};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use hydro_engine::query::AnswerPart;
+use hydro_engine::AnswerPart;
 use std::sync::Arc;
 
 /// A SQL answer in a text format: its times written as text, then the format's writer.

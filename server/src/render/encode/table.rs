@@ -2,7 +2,7 @@
 //! Parquet: research users join the catalog with the values in pyarrow, polars or DuckDB.
 //!
 //! The columns are those of the CSV answer (dotted paths of the flattened items, `fields`
-//! respected). A field whose type the resources' schemas fix ([`DECLARED`]: coordinates, river
+//! respected). A field whose type the resources' schemas fix (`DECLARED`: coordinates, river
 //! km, gauge zero, characteristic values, times of periods and versions) has that type on every
 //! page, whatever the page holds; any other column is typed by its values: whole numbers as
 //! Int64, other numbers as Float64, booleans as Boolean, times as Timestamp(µs, UTC), text as
@@ -17,7 +17,7 @@ use datafusion::arrow::array::{
     TimestampMicrosecondArray,
 };
 use datafusion::arrow::datatypes::{Field, Schema};
-use hydro_engine::query::AnswerPart;
+use hydro_engine::AnswerPart;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

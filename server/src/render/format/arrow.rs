@@ -8,7 +8,7 @@ use bytes::Bytes;
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::ipc::writer::StreamEncoder;
-use hydro_engine::query::{AnswerPart, ReadAhead};
+use hydro_engine::{AnswerPart, ReadAhead};
 
 pub const ARROW: Format = Format::of(&Spec {
     short: "arrow",

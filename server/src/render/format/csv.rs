@@ -12,8 +12,8 @@ use bytes::Bytes;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::csv::writer::{Terminator, WriterBuilder};
 use datafusion::arrow::datatypes::SchemaRef;
-use hydro_engine::model::Station;
-use hydro_engine::query::AnswerPart;
+use hydro_engine::AnswerPart;
+use hydro_engine::Station;
 use serde_json::Value;
 use std::sync::Arc;
 

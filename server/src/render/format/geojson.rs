@@ -6,7 +6,7 @@ use super::{Answer::*, Encoder, Format, Schema, Spec};
 use crate::render::encode::catalog::write_json;
 use crate::render::encode::{Head, ListShape, TextFormat, json_string};
 use crate::render::resources::StationFeature;
-use hydro_engine::model::Station;
+use hydro_engine::Station;
 use serde_json::{Map, Value, json};
 
 pub const GEOJSON: Format = Format::of(&Spec {

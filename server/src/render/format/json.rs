@@ -12,8 +12,8 @@ use bytes::Bytes;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::json::Writer as JsonWriter;
 use datafusion::arrow::json::writer::{JsonArray, WriterBuilder};
-use hydro_engine::model::Station;
-use hydro_engine::query::AnswerPart;
+use hydro_engine::AnswerPart;
+use hydro_engine::Station;
 use serde_json::{Map, Value};
 
 pub const JSON: Format = Format::of(&Spec {

@@ -36,7 +36,7 @@ use crate::render::encode::sql::SqlText;
 use crate::render::encode::{BatchEncoder, EncodeError, Envelope, TableFormat, TextFormat};
 use crate::render::timefmt::TimeFormatter;
 use datafusion::arrow::datatypes::SchemaRef;
-use hydro_engine::query::ReadAhead;
+use hydro_engine::ReadAhead;
 
 /// Every format, in the order `format=` lists them; an answer's default format is the first
 /// that offers it.

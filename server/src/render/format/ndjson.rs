@@ -11,8 +11,8 @@ use bytes::Bytes;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::json::Writer as JsonWriter;
 use datafusion::arrow::json::writer::{LineDelimited, WriterBuilder};
-use hydro_engine::model::Station;
-use hydro_engine::query::AnswerPart;
+use hydro_engine::AnswerPart;
+use hydro_engine::Station;
 use serde_json::Value;
 
 pub const NDJSON: Format = Format::of(&Spec {

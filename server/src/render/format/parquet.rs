@@ -12,8 +12,8 @@ use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
 use datafusion::parquet::basic::Compression;
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
-use hydro_engine::parquet::assembly::Assembly;
-use hydro_engine::query::{AnswerPart, StoredRowGroup};
+use hydro_engine::ParquetAssembly;
+use hydro_engine::{AnswerPart, StoredRowGroup};
 use std::sync::{Mutex, PoisonError};
 
 pub const PARQUET: Format = Format::of(&Spec {
@@ -53,7 +53,7 @@ pub struct Parquet {
 
 struct Writer {
     schema: SchemaRef,
-    file: Assembly,
+    file: ParquetAssembly,
     /// Rows encoded here, as a file of their own until they make a row group, which is then
     /// copied in like a stored one.
     open: Option<ArrowWriter<Vec<u8>>>,
@@ -93,7 +93,7 @@ impl Writer {
     /// The writer and the file's first bytes. The file's footer is made from that of a file
     /// of the same schema with no rows, written by the parquet crate.
     fn new(schema: SchemaRef) -> Result<(Self, Vec<Bytes>), EncodeError> {
-        let (file, head) = Assembly::new(&empty_file(&schema)?)?;
+        let (file, head) = ParquetAssembly::new(&empty_file(&schema)?)?;
         let writer = Self {
             schema,
             file,

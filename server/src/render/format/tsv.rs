@@ -12,7 +12,7 @@ use bytes::Bytes;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::csv::writer::WriterBuilder;
 use datafusion::arrow::datatypes::SchemaRef;
-use hydro_engine::query::AnswerPart;
+use hydro_engine::AnswerPart;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -156,8 +156,8 @@ mod tests {
     use http::{Method, Request, StatusCode, header};
     use http_body_util::{BodyExt, Full};
     use hydro_engine::Dataset;
-    use hydro_engine::storage::Store;
-    use hydro_engine::write::generate::{GenerateOptions, generate};
+    use hydro_engine::Store;
+    use hydro_engine::{GenerateOptions, generate};
     use serde_json::Value;
     use std::net::{IpAddr, Ipv4Addr};
     use std::sync::Arc;

@@ -20,12 +20,12 @@ use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use futures::StreamExt;
 use http::HeaderMap;
+use hydro_engine::Catalog;
 use hydro_engine::EngineError;
-use hydro_engine::catalog::Catalog;
-use hydro_engine::dataset::manifest::Manifest;
-use hydro_engine::model::zone::Zone;
-use hydro_engine::model::{Parameter, Station};
-use hydro_engine::query::ValuesPlan;
+use hydro_engine::Manifest;
+use hydro_engine::ValuesPlan;
+use hydro_engine::Zone;
+use hydro_engine::{Parameter, Station};
 use maud::{Markup, PreEscaped, html};
 
 /// What every page needs of the service and of the request: the service's address and

@@ -3,25 +3,23 @@
 //! it wrote, kept by a compaction, agreeing with the raw values all along, and small beside
 //! them.
 
+use crate::dataset::read_published;
+use crate::dataset::rollup_years::read_part_years;
+use crate::dataset::rollups::{DayRow, RollupFile, by_station, decode_rollups};
+use crate::model::Characteristic;
+use crate::model::ids::{ParameterId, StationId};
+use crate::model::month::Month;
+use crate::model::zone::Zone;
+use crate::query::Window;
+use crate::query::aggregate::calendar::Interval;
+use crate::query::aggregate::{AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate};
+use crate::storage::Store;
+use crate::write::compact::compact;
+use crate::write::derived::{DerivedChange, is_derived_id};
+use crate::write::generate::{GenerateOptions, generate};
+use crate::write::import::{ImportInput, ImportMode, ImportOptions, import};
+use crate::{Dataset, EngineError};
 use chrono::NaiveDate;
-use hydro_engine::dataset::read_published;
-use hydro_engine::dataset::rollup_years::read_part_years;
-use hydro_engine::dataset::rollups::{DayRow, RollupFile, by_station, decode_rollups};
-use hydro_engine::model::Characteristic;
-use hydro_engine::model::ids::{ParameterId, StationId};
-use hydro_engine::model::month::Month;
-use hydro_engine::model::zone::Zone;
-use hydro_engine::query::Window;
-use hydro_engine::query::aggregate::calendar::Interval;
-use hydro_engine::query::aggregate::{
-    AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate,
-};
-use hydro_engine::storage::Store;
-use hydro_engine::write::compact::compact;
-use hydro_engine::write::derived::{DerivedChange, is_derived_id};
-use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, ImportMode, ImportOptions, import};
-use hydro_engine::{Dataset, EngineError};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -66,7 +64,7 @@ async fn append(root: &Path, rows: &[(&StationId, &ParameterId, &str, f64)]) {
 async fn try_append(
     root: &Path,
     rows: &[(&StationId, &ParameterId, &str, f64)],
-) -> hydro_engine::Result<()> {
+) -> crate::Result<()> {
     let csv = root.join("append.csv");
     let mut text = String::from("stationId,parameterId,timestamp,value,quality\n");
     for (station, parameter, at, value) in rows {

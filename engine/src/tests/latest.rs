@@ -4,19 +4,19 @@
 //! could not know is found in the values; `recent=1` of a series that ends before its
 //! station's last year finds its newest month whatever years of the station were decoded.
 
+use crate::Dataset;
+use crate::model::Latest;
+use crate::model::ids::Series;
+use crate::query::spec::{ReadAhead, ValuesQuery, Window};
+use crate::query::{AnswerPart, ManyQuery};
+use crate::storage::Store;
+use crate::write::compact::compact;
+use crate::write::generate::{GenerateOptions, generate};
+use crate::write::import::{ImportInput, ImportMode, ImportOptions, import};
 use chrono::NaiveDate;
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use futures::TryStreamExt;
-use hydro_engine::Dataset;
-use hydro_engine::model::Latest;
-use hydro_engine::model::ids::Series;
-use hydro_engine::query::spec::{ReadAhead, ValuesQuery, Window};
-use hydro_engine::query::{AnswerPart, ManyQuery};
-use hydro_engine::storage::Store;
-use hydro_engine::write::compact::compact;
-use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, ImportMode, ImportOptions, import};
 use std::path::{Path, PathBuf};
 
 /// Every series of `dataset`.

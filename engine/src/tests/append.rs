@@ -4,15 +4,15 @@
 //! append to a copy of the archive whose manifest does not name its newest months, which
 //! takes the path that decodes every file (as for versions written before them).
 
+use crate::dataset::catalog_file::{Interner, decode_parameters};
+use crate::dataset::files_table::decode_files;
+use crate::dataset::manifest::{Manifest, ValueFile};
+use crate::dataset::{Dataset, read_manifest};
+use crate::model::Parameter;
+use crate::storage::Store;
+use crate::write::generate::{GenerateOptions, generate};
+use crate::write::import::{ImportInput, ImportMode, ImportOptions, Imported, import};
 use chrono::NaiveDate;
-use hydro_engine::dataset::catalog_file::{Interner, decode_parameters};
-use hydro_engine::dataset::files_table::decode_files;
-use hydro_engine::dataset::manifest::{Manifest, ValueFile};
-use hydro_engine::dataset::{Dataset, read_manifest};
-use hydro_engine::model::Parameter;
-use hydro_engine::storage::Store;
-use hydro_engine::write::generate::{GenerateOptions, generate};
-use hydro_engine::write::import::{ImportInput, ImportMode, ImportOptions, Imported, import};
 use std::path::Path;
 
 /// Enough stations of daily values for a files table of several row groups (~8 Ki rows
@@ -36,7 +36,7 @@ async fn append(root: &Path, rows: &str) -> u64 {
     try_append(root, rows).await.unwrap().files_copied
 }
 
-async fn try_append(root: &Path, rows: &str) -> hydro_engine::error::Result<Imported> {
+async fn try_append(root: &Path, rows: &str) -> crate::error::Result<Imported> {
     let values = root.with_extension("csv");
     std::fs::write(
         &values,
@@ -54,7 +54,7 @@ async fn try_append(root: &Path, rows: &str) -> hydro_engine::error::Result<Impo
     import_into(root, &input).await
 }
 
-async fn import_into(root: &Path, input: &ImportInput) -> hydro_engine::error::Result<Imported> {
+async fn import_into(root: &Path, input: &ImportInput) -> crate::error::Result<Imported> {
     let options = ImportOptions {
         spill_dir: root.parent().unwrap().to_path_buf(),
         ..ImportOptions::default()
@@ -320,7 +320,7 @@ async fn a_version_opened_beside_another_shares_the_stations_an_append_left_as_t
 /// Both catalogs list the same stations in the same order, each with the same parameters and
 /// characteristics, and find the same stations.
 fn assert_same_catalog(a: &Dataset, b: &Dataset) {
-    use hydro_engine::catalog::StationFilter;
+    use crate::catalog::StationFilter;
     assert_eq!(a.catalog.stations(), b.catalog.stations());
     for s in a.catalog.stations() {
         assert_eq!(a.catalog.parameters(&s.id), b.catalog.parameters(&s.id));

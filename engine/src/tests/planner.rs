@@ -1,20 +1,21 @@
 //! The planner against a brute-force reading of the same Parquet files, over many random
 //! windows, orders and pages; pruning proven from DataFusion's scan metrics.
 
+use crate::Dataset;
+use crate::model::duration::IsoDuration;
+use crate::model::ids::{ParameterId, StationId};
+use crate::model::month::Month;
+use crate::query::AnswerPart;
+use crate::query::plan::ScanMetrics;
+use crate::query::plan::{HowRead, PlannedMonth};
+use crate::query::{ReadAhead, SortKey, ValueColumn, ValuesQuery, Window};
+use crate::storage::Store;
+use crate::write::generate::{GenerateOptions, generate};
 use chrono::NaiveDate;
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{Float64Type, Int32Type, TimestampMicrosecondType};
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use futures::{StreamExt, TryStreamExt};
-use hydro_engine::Dataset;
-use hydro_engine::model::duration::IsoDuration;
-use hydro_engine::model::ids::{ParameterId, StationId};
-use hydro_engine::model::month::Month;
-use hydro_engine::query::AnswerPart;
-use hydro_engine::query::plan::{HowRead, PlannedMonth};
-use hydro_engine::query::{ReadAhead, ScanMetrics, SortKey, ValueColumn, ValuesQuery, Window};
-use hydro_engine::storage::Store;
-use hydro_engine::write::generate::{GenerateOptions, generate};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
@@ -433,7 +434,7 @@ async fn pruning_reads_only_the_window() {
     );
     // A month is two pages: only the one holding the day is read.
     assert!(
-        m.page_rows_pruned > 0 && m.page_rows_matched <= hydro_engine::dataset::layout::PAGE_ROWS,
+        m.page_rows_pruned > 0 && m.page_rows_matched <= crate::dataset::layout::PAGE_ROWS,
         "page index pruned the other page of the month: {m:?}"
     );
 
@@ -543,20 +544,20 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
     let before = f.dataset.manifest.clone();
     // A writer that writes files but never publishes (the process died).
     let store = Store::dir(&f.root).unwrap().object_store();
-    let writer = hydro_engine::write::writer::DatasetWriter::begin(
+    let writer = crate::write::writer::DatasetWriter::begin(
         Arc::clone(&store),
-        hydro_engine::dataset::manifest::PublishKind::Append,
+        crate::dataset::manifest::PublishKind::Append,
     )
     .await
     .unwrap();
     let station = f.dataset.catalog.stations()[0].id.clone();
-    let mut chunk = vec![hydro_engine::write::writer::SeriesChunk {
+    let mut chunk = vec![crate::write::writer::SeriesChunk {
         parameter: "water-level-15min".parse().unwrap(),
         timestamps: vec![0, 1],
         values: vec![1.0, 2.0],
         quality: vec!["good", "good"],
     }];
-    let encoded = hydro_engine::write::writer::encode_month(&mut chunk).unwrap();
+    let encoded = crate::write::writer::encode_month(&mut chunk).unwrap();
     writer
         .write_month(&station, "1970-01".parse().unwrap(), encoded)
         .await
@@ -576,11 +577,11 @@ async fn a_crashed_import_leaves_the_published_dataset_intact() {
             .all(|f| f.month.to_string() != "1970-01")
     );
     // Vacuum removes the orphan (it belongs to no version).
-    let retention = hydro_engine::write::vacuum::Retention {
+    let retention = crate::write::vacuum::Retention {
         grace: chrono::Duration::hours(1),
         versions: 1,
     };
-    let vacuumed = hydro_engine::write::vacuum::vacuum(&store, retention)
+    let vacuumed = crate::write::vacuum::vacuum(&store, retention)
         .await
         .unwrap();
     assert_eq!(vacuumed.deleted_files, 1);

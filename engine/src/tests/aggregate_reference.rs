@@ -3,20 +3,18 @@
 //! year buckets, zones with and without DST, a window that cuts months, and a quality filter;
 //! buckets summed from daily rollups as well as from raw values.
 
+use crate::Dataset;
+use crate::model::ids::Series;
+use crate::model::zone::Zone;
+use crate::query::Window;
+use crate::query::aggregate::calendar::Interval;
+use crate::query::aggregate::statistic::Statistic;
+use crate::query::aggregate::{AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate};
+use crate::storage::Store;
+use crate::write::generate::{GenerateOptions, generate};
 use chrono::NaiveDate;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, TimestampMicrosecondType};
-use hydro_engine::Dataset;
-use hydro_engine::model::ids::Series;
-use hydro_engine::model::zone::Zone;
-use hydro_engine::query::Window;
-use hydro_engine::query::aggregate::calendar::Interval;
-use hydro_engine::query::aggregate::statistic::Statistic;
-use hydro_engine::query::aggregate::{
-    AggregateQuery, AggregateSpec, BucketColumn, SeriesToAggregate,
-};
-use hydro_engine::storage::Store;
-use hydro_engine::write::generate::{GenerateOptions, generate};
 use std::sync::Arc;
 
 const HOUR: i64 = 3_600_000_000;
