@@ -247,6 +247,15 @@ fn test_modules(code: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// Whether a module is a file of tests (`tests.rs`, `…_tests.rs`, or under a `tests` folder):
+/// like an inline `mod tests`, what it uses is no edge (a test of `sql` may write its archive
+/// with the importer).
+fn is_test_file(module: &Module) -> bool {
+    module
+        .iter()
+        .any(|part| part == "tests" || part.ends_with("_tests"))
+}
+
 /// The `crate::`/`super::` paths of a file outside its unit tests, each with how many inline
 /// modules enclose it.
 fn named_paths(code: &[u8]) -> Vec<(Vec<String>, u8)> {
@@ -303,6 +312,9 @@ fn graph(src: &Path) -> BTreeMap<Module, BTreeMap<Module, String>> {
     let mut edges = BTreeMap::new();
     for file in &files {
         let me = module_of(src, file);
+        if is_test_file(&me) {
+            continue;
+        }
         let code = code_only(&std::fs::read_to_string(file).unwrap());
         let mut out = BTreeMap::new();
         for (path, mut inline) in named_paths(&code) {

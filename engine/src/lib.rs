@@ -55,8 +55,8 @@ pub use model::month::Month;
 pub use model::property::property as observed_property;
 pub use model::zone::Zone;
 pub use model::{
-    Characteristic, CharacteristicType, Coordinates, GaugeZero, Micros, Parameter, Period, Station,
-    StationType, normalize_state,
+    Characteristic, CharacteristicType, Coordinates, GaugeZero, Latest, Micros, Parameter, Period,
+    Station, StationType, normalize_state,
 };
 
 // The store, and the catalog in memory.

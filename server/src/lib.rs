@@ -17,6 +17,8 @@
 //! - [`follow`]: switching the version served to a newer one published in the store, without a
 //!   restart.
 //! - [`api`]: the endpoints: routes, typed requests, one module per resource.
+//! - [`ogc`]: OGC API – Features under `/ogc`: the catalog as collections of features for GIS
+//!   clients.
 //! - [`service`]: a request's way through the server: limits, access, conditional requests,
 //!   the answer store, the endpoint, and the common headers on the way out.
 //! - [`listener`]: accepting connections, timeouts, graceful shutdown.
@@ -29,6 +31,7 @@ pub mod flight;
 pub mod follow;
 pub mod http;
 pub mod listener;
+pub mod ogc;
 pub mod render;
 pub mod service;
 pub mod state;

@@ -7,7 +7,8 @@
 //! 4. `version`: the version that answers, `asOf`'s or the one served.
 //! 5. `conditional`: the answer's tag; `If-None-Match` answered before any query.
 //! 6. `stored`: the answer sent again from the answer store, whole or by ranges.
-//! 7. the endpoint ([`crate::api::route`]), which makes the reply.
+//! 7. the endpoint ([`crate::api::route`], or [`crate::ogc::route`] under `/ogc`), which makes
+//!    the reply.
 //! 8. `finish`: the reply coded, with its caching headers, kept in the store as it streams.
 //!
 //! Around them, [`handle`] counts the request, adds CORS to whatever went out, and writes the
@@ -26,6 +27,7 @@ use crate::http::body::{Body, BoxError};
 use crate::http::cors;
 use crate::http::error::ApiError;
 use crate::http::request_log::Arrived;
+use crate::render::reply::Reply;
 use crate::state::AppState;
 use bytes::Bytes;
 use conditional::{Validators, not_modified};
@@ -113,7 +115,7 @@ where
         path: asked.path,
         posted: asked.post,
     };
-    let reply = api::route(&ctx, &asked.segments).await?;
+    let reply = route(&ctx, &asked).await?;
     if let Some(tag) = validators.unmodified_reply(&reply) {
         return not_modified(state, &version, tag, asked.post);
     }
@@ -135,7 +137,7 @@ where
         }
         // Larger than the store, or failed while made: the whole answer, made again, and no
         // ranges offered for it.
-        let reply = api::route(&ctx, &asked.segments).await?;
+        let reply = route(&ctx, &asked).await?;
         let mut r = finish::finish(state, &version, reply, headers, etag, asked.head, false);
         r.headers_mut().remove(header::ACCEPT_RANGES);
         return Ok(r);
@@ -144,4 +146,12 @@ where
     Ok(finish::finish(
         state, &version, reply, headers, etag, asked.head, may_store,
     ))
+}
+
+/// The endpoint's reply, on the surface the path is of.
+async fn route(ctx: &api::Ctx<'_>, asked: &request::Asked<'_>) -> Result<Reply, ApiError> {
+    match asked.surface {
+        request::Surface::V1 => api::route(ctx, &asked.segments).await,
+        request::Surface::Ogc => crate::ogc::route(ctx, &asked.segments).await,
+    }
 }

@@ -29,10 +29,20 @@ pub(super) struct Admitted {
     pub post: bool,
 }
 
+/// Which API a path is of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Surface {
+    /// The Hydrological Data API, under `/v1`.
+    V1,
+    /// OGC API – Features, under `/ogc`.
+    Ogc,
+}
+
 /// A request to the API, read.
 pub(super) struct Asked<'r> {
     pub path: &'r str,
-    /// The decoded path segments after `/v1`.
+    pub surface: Surface,
+    /// The decoded path segments after `/v1` or `/ogc`.
     pub segments: Vec<String>,
     pub query: RawQuery,
     pub head: bool,
@@ -50,7 +60,11 @@ where
     B::Error: Into<BoxError>,
 {
     let path = req.uri.path();
-    let segments = api_segments(path).ok_or_else(|| {
+    let (surface, segments) = match ogc_segments(path) {
+        Some(segments) => (Surface::Ogc, Some(segments)),
+        None => (Surface::V1, api_segments(path)),
+    };
+    let segments = segments.ok_or_else(|| {
         ApiError::NotFound(format!(
             "no resource at {}",
             crate::api::params::shorten(path)
@@ -76,6 +90,7 @@ where
     }
     Ok(Asked {
         path,
+        surface,
         segments,
         query,
         head: admitted.head,
@@ -85,7 +100,16 @@ where
 
 /// The decoded path segments after `/v1`, or None for paths outside the API.
 pub(super) fn api_segments(path: &str) -> Option<Vec<String>> {
-    let rest = path.strip_prefix("/v1")?;
+    segments_under(path, "/v1")
+}
+
+/// The decoded path segments after `/ogc`, or None for paths outside it.
+fn ogc_segments(path: &str) -> Option<Vec<String>> {
+    segments_under(path, "/ogc")
+}
+
+fn segments_under(path: &str, prefix: &str) -> Option<Vec<String>> {
+    let rest = path.strip_prefix(prefix)?;
     if !rest.is_empty() && !rest.starts_with('/') {
         return None;
     }
