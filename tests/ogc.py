@@ -9,6 +9,8 @@ usage: ogc.py V1_BASE_URL
 - GDAL's OAPIF driver (through pyogrio): the layers it finds, every station read as a layer;
 - the answers against `/v1`: every station, series and newest value, with its coordinates;
   `bbox`, `datetime` and property filters against the same selection made by hand;
+- coordinate systems (Part 2): features and `bbox` in EPSG:4326 (latitude first) and
+  ETRS89 / UTM 32N and 33N, against pyproj (PROJ);
 - bad requests: 400 problems naming the parameter, 404 for what does not exist.
 """
 import datetime as dt
@@ -20,6 +22,7 @@ import urllib.parse
 import urllib.request
 
 import pyogrio
+import pyproj
 import pyogrio.raw
 from openapi_spec_validator import validate
 from owslib.ogcapi.features import Features
@@ -74,6 +77,7 @@ def check_landing_and_owslib():
     classes = w.conformance()["conformsTo"]
     for c in ("core", "geojson", "oas30"):
         assert f"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/{c}" in classes, c
+    assert "http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs" in classes
     api = w.api()
     assert api["openapi"].startswith("3.0"), api.get("openapi")
     assert "/collections/stations/items" in api["paths"]
@@ -185,7 +189,58 @@ def check_bad_requests():
     print("bad requests: 400 naming the parameter, 404, a clamped limit said")
 
 
+EPSG = "http://www.opengis.net/def/crs/EPSG/0/"
+
+
+def check_crs():
+    want = {s["id"]: s for s in v1_stations()}
+    collection, _ = get(OGC + "/collections/stations")
+    assert collection["crs"] == ["http://www.opengis.net/def/crs/OGC/1.3/CRS84", EPSG + "4326",
+                                 EPSG + "25832", EPSG + "25833"], collection["crs"]
+    q = urllib.parse.quote
+    page, headers = get(f"{OGC}/collections/stations/items?limit=100&crs={q(EPSG + '4326')}")
+    assert headers["Content-Crs"] == f"<{EPSG}4326>", headers["Content-Crs"]
+    for f in page["features"]:
+        s = want[f["id"]]
+        assert f["geometry"]["coordinates"] == [s["coordinates"]["lat"], s["coordinates"]["lon"]], "latitude first"
+    for code in (25832, 25833):
+        to_utm = pyproj.Transformer.from_crs("EPSG:4326", f"EPSG:{code}", always_xy=True)
+        page, headers = get(f"{OGC}/collections/stations/items?limit=100&crs={q(EPSG + str(code))}")
+        assert headers["Content-Crs"] == f"<{EPSG}{code}>"
+        utm = {}
+        for f in page["features"]:
+            s = want[f["id"]]
+            e, n = to_utm.transform(s["coordinates"]["lon"], s["coordinates"]["lat"])
+            x, y = f["geometry"]["coordinates"]
+            assert abs(x - e) < 0.01 and abs(y - n) < 0.01, (code, f["id"], x, y, e, n)
+            utm[f["id"]] = (e, n)
+        one, headers = get(f"{OGC}/collections/stations/items/{page['features'][0]['id']}?crs={q(EPSG + str(code))}")
+        assert one["geometry"] == page["features"][0]["geometry"] and str(code) in headers["Content-Crs"]
+        # A box in the grid: the middle of the stations' eastings and northings.
+        es, ns = sorted(e for e, _ in utm.values()), sorted(n for _, n in utm.values())
+        box = (es[3], ns[3], es[-4], ns[-4])
+        inside = {i for i, (e, n) in utm.items() if box[0] <= e <= box[2] and box[1] <= n <= box[3]}
+        got = {f["id"] for f in all_items("stations", "&bbox=" + ",".join(map(str, box))
+                                          + "&bbox-crs=" + q(EPSG + str(code)))}
+        assert got == inside and 0 < len(got) < len(want), (code, len(got), len(inside))
+    # The same box in CRS84 and, latitude first, in EPSG:4326.
+    lons = sorted(s["coordinates"]["lon"] for s in want.values())
+    lats = sorted(s["coordinates"]["lat"] for s in want.values())
+    box84 = f"{lons[2]},{lats[2]},{lons[-3]},{lats[-3]}"
+    box4326 = f"{lats[2]},{lons[2]},{lats[-3]},{lons[-3]}"
+    a = {f["id"] for f in all_items("stations", "&bbox=" + box84)}
+    b = {f["id"] for f in all_items("stations", f"&bbox={box4326}&bbox-crs={q(EPSG + '4326')}")}
+    assert a == b and a, (len(a), len(b))
+    for query, name in [(f"crs={q(EPSG + '3857')}", "crs"), ("crs=EPSG:25832", "crs"),
+                        (f"bbox=1,2,3,4&bbox-crs={q(EPSG + '31467')}", "bbox-crs"),
+                        (f"bbox=400000,5600000,300000,5700000&bbox-crs={q(EPSG + '25832')}", "bbox")]:
+        code, body = problem(f"{OGC}/collections/stations/items?{query}")
+        assert code == 400 and name in json.dumps(body), (query, code, body)
+    print("crs: EPSG:4326 latitude first, UTM 32N and 33N as PROJ has them, bbox-crs")
+
+
 check_landing_and_owslib()
 check_against_v1()
 check_gdal()
+check_crs()
 check_bad_requests()

@@ -1,5 +1,6 @@
 //! OGC API – Features under `/ogc`, opened by OWSLib and GDAL's OAPIF driver and checked
-//! against `/v1`: see `tests/ogc.py`. `.ci/run` installs them; without them this test fails.
+//! against `/v1` and, for coordinate systems, PROJ (pyproj): see `tests/ogc.py`. `.ci/run`
+//! installs them; without them this test fails.
 
 mod common;
 
@@ -18,9 +19,9 @@ fn gis_clients_open_the_ogc_api() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "ogc.py failed (pip install owslib pyogrio):\n{stdout}\n{stderr}"
+        "ogc.py failed (pip install owslib pyogrio pyproj):\n{stdout}\n{stderr}"
     );
-    for part in ["owslib:", "against /v1:", "gdal:", "bad requests:"] {
+    for part in ["owslib:", "against /v1:", "gdal:", "crs:", "bad requests:"] {
         assert!(stdout.contains(part), "{part}\n{stdout}");
     }
 }

@@ -46,6 +46,7 @@ pub use datafusion::physical_plan::SendableRecordBatchStream;
 pub use error::{EngineError, ErrorKind, Result};
 
 // The catalog's resources, ids and the forms of time and duration the API takes.
+pub use model::coords::{UTM_EPSG, Utm};
 pub use model::duration::{DurationError, IsoDuration};
 pub use model::ids::{CharacteristicId, ParameterId, Series, StationId};
 pub use model::instant::{

@@ -1,6 +1,7 @@
 //! Gauss-Krüger (DHDN, EPSG 31466–31469) to WGS 84 with the standard's seven-parameter
 //! Helmert transformation (TOWGS84 598.1, 73.7, 418.2, 0.202, 0.045, -2.455, 6.7; error
-//! 0.5–1.5 m), computed by proj4rs.
+//! 0.5–1.5 m), and WGS 84 to and from ETRS89 / UTM (EPSG 25832, 25833: the German states' own
+//! grid; ETRS89 is taken as WGS 84, which it is within a metre in Europe), computed by proj4rs.
 
 use proj4rs::proj::Proj;
 
@@ -48,6 +49,42 @@ pub(crate) fn gauss_krueger_to_wgs84(
     Ok((lat, lon))
 }
 
+/// The ETRS89 / UTM zones the German states' data is in: 32N (EPSG 25832) and 33N (25833).
+pub const UTM_EPSG: [u16; 2] = [25832, 25833];
+
+/// WGS 84 and one ETRS89 / UTM zone, both ways; made once for many points.
+pub struct Utm {
+    utm: Proj,
+    wgs84: Proj,
+}
+
+impl Utm {
+    /// The zone of EPSG code `epsg` (one of [`UTM_EPSG`]).
+    pub fn of(epsg: u16) -> Result<Self, String> {
+        if !UTM_EPSG.contains(&epsg) {
+            return Err(format!(
+                "EPSG {epsg} is not ETRS89 / UTM 32N or 33N (25832, 25833)"
+            ));
+        }
+        let utm = Proj::from_proj_string(&format!(
+            "+proj=utm +zone={} +ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m +no_defs",
+            epsg - 25800
+        ))
+        .map_err(|e| format!("projection: {e}"))?;
+        let wgs84 = Proj::from_proj_string("+proj=longlat +datum=WGS84 +no_defs")
+            .map_err(|e| format!("projection: {e}"))?;
+        Ok(Self { utm, wgs84 })
+    }
+
+    /// Easting and northing in metres of a WGS 84 longitude and latitude in degrees.
+    pub fn forward(&self, lon: f64, lat: f64) -> Result<(f64, f64), String> {
+        let mut point = (lon.to_radians(), lat.to_radians(), 0.0);
+        proj4rs::transform::transform(&self.wgs84, &self.utm, &mut point)
+            .map_err(|e| format!("projection: {e}"))?;
+        Ok((point.0, point.1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,6 +104,24 @@ mod tests {
             checked += 1;
         }
         assert_eq!(checked, 24);
+    }
+
+    /// Points in UTM 32N and 33N as PROJ 9.5.1 gives them (pyproj 3.7.2,
+    /// `Transformer.from_crs("EPSG:4326", "EPSG:2583x", always_xy=True)`).
+    #[test]
+    fn utm_matches_proj() {
+        let cases = [
+            (25832, 6.963, 50.937, 356_877.226, 5_644_794.897),
+            (25833, 13.4, 52.5, 391_390.731, 5_817_855.241),
+        ];
+        for (epsg, lon, lat, e, n) in cases {
+            let (x, y) = Utm::of(epsg).unwrap().forward(lon, lat).unwrap();
+            assert!(
+                (x - e).abs() < 0.01 && (y - n).abs() < 0.01,
+                "{epsg}: {x} {y}"
+            );
+        }
+        assert!(Utm::of(25831).is_err());
     }
 
     #[test]

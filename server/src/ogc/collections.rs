@@ -3,6 +3,7 @@
 //! parameter's fields and availability; a latest value is a point with the series' newest
 //! value, time, unit and quality.
 
+use super::crs::{CRS84, Crs, Projection};
 use super::{GEOJSON, JSON, link};
 use crate::api::Ctx;
 use crate::api::params::shorten;
@@ -11,9 +12,6 @@ use crate::render::resources::StationDoc;
 use crate::render::timefmt::TimeFormatter;
 use hydro_engine::{Latest, Micros, Parameter, Station};
 use serde_json::{Map, Value, json};
-
-/// CRS84: longitude, latitude in WGS 84, the only coordinates these features have.
-pub const CRS84: &str = "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Collection {
@@ -188,7 +186,7 @@ impl Collection {
             "title": self.title(),
             "description": self.description(),
             "itemType": "feature",
-            "crs": [CRS84],
+            "crs": Crs::offered(),
             "storageCrs": CRS84,
             "extent": {
                 "spatial": { "bbox": [bbox.unwrap_or([-180.0, -90.0, 180.0, 90.0])], "crs": CRS84 },
@@ -297,6 +295,7 @@ impl Collection {
         c: &Candidate<'_>,
         base: &str,
         ctx: &Ctx<'_>,
+        projection: &Projection,
         tf: &mut TimeFormatter,
     ) -> Value {
         let id = self.feature_id(c);
@@ -323,10 +322,9 @@ impl Collection {
         json!({
             "type": "Feature",
             "id": id,
-            "geometry": {
-                "type": "Point",
-                "coordinates": [station.coordinates.lon, station.coordinates.lat],
-            },
+            "geometry": projection
+                .position(station.coordinates.lon, station.coordinates.lat)
+                .map(|position| json!({ "type": "Point", "coordinates": position })),
             "properties": self.properties(c, tf),
             "links": links,
         })

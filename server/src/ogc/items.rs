@@ -2,7 +2,8 @@
 //! properties by name, a page of them (`limit`, `offset`) with `next`/`prev` links and
 //! `numberMatched`/`numberReturned`; and one feature, `…/items/{featureId}`.
 
-use super::collections::{CRS84, Candidate, Collection, utc};
+use super::collections::{Candidate, Collection, utc};
+use super::crs::{Crs, Projection};
 use super::{GEOJSON, JSON, check_parameters, link, unsupported_f};
 use crate::api::Ctx;
 use crate::api::params::shorten;
@@ -23,7 +24,10 @@ struct ItemsQuery {
     /// The `limit` asked for, when it was more than [`MOST_LIMIT`].
     clamped: Option<usize>,
     offset: usize,
-    bbox: Option<[f64; 4]>,
+    /// The box and the system its corners are in (`bbox-crs`).
+    bbox: Option<([f64; 4], Crs)>,
+    /// The system of the features' coordinates (`crs`).
+    crs: Crs,
     datetime: Option<(Micros, Micros)>,
     properties: Vec<(String, String)>,
 }
@@ -36,8 +40,12 @@ pub async fn items(ctx: &Ctx<'_>, collection: Collection, base: &str) -> Result<
         &queryable,
     )?;
     check_f(ctx)?;
-    check_crs(ctx, &["crs", "bbox-crs"])?;
     let q = ItemsQuery::parse(ctx, &queryable)?;
+    let projection = q.crs.projection()?;
+    let bbox = match q.bbox {
+        Some((corners, crs)) => Some((corners, crs.projection()?)),
+        None => None,
+    };
     let catalog = &ctx.version.dataset.catalog;
     let stations = catalog.stations();
     let latest = newest_values(ctx, collection).await?;
@@ -45,7 +53,7 @@ pub async fn items(ctx: &Ctx<'_>, collection: Collection, base: &str) -> Result<
     let mut tf = utc();
     let matched: Vec<&Candidate<'_>> = candidates
         .iter()
-        .filter(|c| q.bbox.is_none_or(|b| inside(&b, c)))
+        .filter(|c| bbox.as_ref().is_none_or(|(b, p)| inside(b, p, c)))
         .filter(|c| {
             q.datetime.is_none_or(|(from, to)| {
                 collection
@@ -61,7 +69,7 @@ pub async fn items(ctx: &Ctx<'_>, collection: Collection, base: &str) -> Result<
         .iter()
         .skip(q.offset)
         .take(q.limit)
-        .map(|c| collection.feature(c, base, ctx, &mut tf))
+        .map(|c| collection.feature(c, base, ctx, &projection, &mut tf))
         .collect();
     let url = format!("{base}/collections/{}/items", collection.id());
     let mut links = vec![
@@ -93,7 +101,7 @@ pub async fn items(ctx: &Ctx<'_>, collection: Collection, base: &str) -> Result<
         "features": page,
         "links": links,
     });
-    let mut headers = crs_header();
+    let mut headers = crs_header(q.crs);
     if let Some(asked) = q.clamped {
         answer["limitApplied"] = json!(q.limit);
         let note = format!("limit {asked} is more than {MOST_LIMIT}; {MOST_LIMIT} applied");
@@ -112,7 +120,7 @@ pub async fn item(
 ) -> Result<Reply, ApiError> {
     check_parameters(ctx, &["crs"], &[])?;
     check_f(ctx)?;
-    check_crs(ctx, &["crs"])?;
+    let crs = Crs::parse("crs", ctx.query.get("crs")?)?;
     let not_found = || {
         ApiError::NotFound(format!(
             "no feature '{}' in {}",
@@ -146,11 +154,11 @@ pub async fn item(
         parameter,
         latest: latest.as_ref(),
     };
-    let feature = collection.feature(&candidate, base, ctx, &mut utc());
+    let feature = collection.feature(&candidate, base, ctx, &crs.projection()?, &mut utc());
     Ok(built_as(
         feature.to_string().into_bytes(),
         GEOJSON,
-        HeaderMap::new(),
+        crs_header(crs),
     ))
 }
 
@@ -182,31 +190,12 @@ async fn newest_values(
         .map_err(|e| crate::api::context::fault(ctx.state, e))
 }
 
-/// `crs` and `bbox-crs` (OGC API – Features, Part 2) may name CRS84, the only coordinates
-/// offered.
-fn check_crs(ctx: &Ctx<'_>, names: &[&str]) -> Result<(), ApiError> {
-    for name in names {
-        match ctx.query.get(name)? {
-            None => {}
-            Some(crs) if crs == CRS84 || crs == format!("[{CRS84}]") => {}
-            Some(other) => {
-                return Err(ApiError::param(
-                    name,
-                    format!("'{}' is not offered; give {CRS84}", shorten(other)),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `Content-Crs` of every feature answer: CRS84.
-fn crs_header() -> HeaderMap {
+/// `Content-Crs` of a feature answer: the system its coordinates are in.
+fn crs_header(crs: Crs) -> HeaderMap {
     let mut h = HeaderMap::new();
-    h.insert(
-        "content-crs",
-        HeaderValue::from_static("<http://www.opengis.net/def/crs/OGC/1.3/CRS84>"),
-    );
+    if let Ok(v) = HeaderValue::from_str(&format!("<{}>", crs.uri())) {
+        h.insert("content-crs", v);
+    }
     h
 }
 
@@ -240,41 +229,57 @@ impl ItemsQuery {
             .filter(|(k, _)| queryable.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let bbox_crs = Crs::parse("bbox-crs", q.get("bbox-crs")?)?;
         Ok(Self {
             limit: asked.min(MOST_LIMIT),
             clamped: (asked > MOST_LIMIT).then_some(asked),
             offset: count("offset")?.unwrap_or(0),
-            bbox: q.get("bbox")?.map(parse_bbox).transpose()?,
+            bbox: q
+                .get("bbox")?
+                .map(|v| parse_bbox(v, bbox_crs).map(|corners| (corners, bbox_crs)))
+                .transpose()?,
+            crs: Crs::parse("crs", q.get("crs")?)?,
             datetime: q.get("datetime")?.map(parse_datetime).transpose()?,
             properties,
         })
     }
 }
 
-/// `minLon,minLat,maxLon,maxLat` in CRS84, or with heights (`minLon,minLat,minZ,maxLon,
-/// maxLat,maxZ`, the heights ignored: the points have none).
-fn parse_bbox(v: &str) -> Result<[f64; 4], ApiError> {
+/// The box's lower and upper corners in the axis order of `crs` (CRS84: `minLon,minLat,
+/// maxLon,maxLat`; EPSG:4326: latitude first; UTM: eastings and northings), or with heights
+/// (six numbers, the heights ignored: the points have none).
+fn parse_bbox(v: &str, crs: Crs) -> Result<[f64; 4], ApiError> {
     let bad = |why: &str| ApiError::param("bbox", format!("'{}' {why}", shorten(v)));
     let numbers: Vec<f64> = v
         .split(',')
         .map(|n| n.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
         .collect::<Option<_>>()
         .ok_or_else(|| bad("is not a list of numbers"))?;
-    let [min_lon, min_lat, max_lon, max_lat] = match numbers.as_slice() {
+    let corners = match numbers.as_slice() {
         [a, b, c, d] => [*a, *b, *c, *d],
         [a, b, _, d, e, _] => [*a, *b, *d, *e],
-        _ => return Err(bad("needs 4 numbers (minLon,minLat,maxLon,maxLat) or 6")),
+        _ => return Err(bad("needs 4 numbers (two corners) or 6 (with heights)")),
     };
-    if !(-90.0..=90.0).contains(&min_lat) || !(-90.0..=90.0).contains(&max_lat) {
+    let (lon, lat) = match crs {
+        Crs::Crs84 => ([corners[0], corners[2]], [corners[1], corners[3]]),
+        Crs::Epsg4326 => ([corners[1], corners[3]], [corners[0], corners[2]]),
+        Crs::Utm(_) => {
+            if corners[0] > corners[2] || corners[1] > corners[3] {
+                return Err(bad("has a lower corner above or right of its upper one"));
+            }
+            return Ok(corners);
+        }
+    };
+    if lat.iter().any(|l| !(-90.0..=90.0).contains(l)) {
         return Err(bad("has a latitude outside -90..90"));
     }
-    if !(-180.0..=180.0).contains(&min_lon) || !(-180.0..=180.0).contains(&max_lon) {
+    if lon.iter().any(|l| !(-180.0..=180.0).contains(l)) {
         return Err(bad("has a longitude outside -180..180"));
     }
-    if min_lat > max_lat {
+    if lat[0] > lat[1] {
         return Err(bad("has its southern edge north of its northern one"));
     }
-    Ok([min_lon, min_lat, max_lon, max_lat])
+    Ok(corners)
 }
 
 /// An instant or an interval (`a/b`, open with `..` or nothing on either side), RFC 3339
@@ -314,15 +319,25 @@ fn parse_datetime(v: &str) -> Result<(Micros, Micros), ApiError> {
     Ok((from, to))
 }
 
-fn inside(b: &[f64; 4], c: &Candidate<'_>) -> bool {
-    let (lon, lat) = (c.station.coordinates.lon, c.station.coordinates.lat);
-    let lon_ok = if b[0] <= b[2] {
-        (b[0]..=b[2]).contains(&lon)
-    } else {
-        // Across the antimeridian.
-        lon >= b[0] || lon <= b[2]
+/// Whether the candidate's point lies in the box, both in the box's system (a CRS84 or
+/// EPSG:4326 box whose western edge is east of its eastern one crosses the antimeridian).
+fn inside(b: &[f64; 4], projection: &Projection, c: &Candidate<'_>) -> bool {
+    let Some([x, y]) = projection.position(c.station.coordinates.lon, c.station.coordinates.lat)
+    else {
+        return false;
     };
-    lon_ok && (b[1]..=b[3]).contains(&lat)
+    let within = |v: f64, lo: f64, hi: f64, wraps: bool| {
+        if lo <= hi {
+            (lo..=hi).contains(&v)
+        } else {
+            wraps && (v >= lo || v <= hi)
+        }
+    };
+    match projection {
+        Projection::LonLat => within(x, b[0], b[2], true) && within(y, b[1], b[3], false),
+        Projection::LatLon => within(x, b[0], b[2], false) && within(y, b[1], b[3], true),
+        Projection::Utm(_) => within(x, b[0], b[2], false) && within(y, b[1], b[3], false),
+    }
 }
 
 /// Whether every filter `name=value` holds: the property's text equals the value (several

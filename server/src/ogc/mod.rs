@@ -1,16 +1,18 @@
-//! OGC API – Features (Part 1: core, GeoJSON, OpenAPI 3.0) under `/ogc`: the surface GIS
-//! clients open (QGIS, GDAL's `OAPIF` driver, OWSLib). The same catalog as `/v1`, as three
-//! collections of point features: `stations`, `series` (a station's parameter, with its
-//! availability) and `latest` (each series' newest value: a live map layer). The request's way
-//! is `/v1`'s (access, versions, conditional requests, caching, CORS, compression); only the
-//! routes, the parameters and the documents are OGC's.
+//! OGC API – Features (Part 1: core, GeoJSON, OpenAPI 3.0; Part 2: coordinate systems) under
+//! `/ogc`: the surface GIS clients open (QGIS, GDAL's `OAPIF` driver, OWSLib). The same catalog
+//! as `/v1`, as three collections of point features: `stations`, `series` (a station's
+//! parameter, with its availability) and `latest` (each series' newest value: a live map
+//! layer). The request's way is `/v1`'s (access, versions, conditional requests, caching, CORS,
+//! compression); only the routes, the parameters and the documents are OGC's.
 //!
+//! - `crs`: the coordinate systems features and `bbox` may be in (Part 2).
 //! - `collections`: what each collection holds, its features built from the catalog, its
 //!   extent and its queryable properties.
 //! - `items`: `limit`, `offset`, `bbox`, `datetime` and property filters, and the page.
 //! - `openapi`: the OpenAPI 3.0 document at `/ogc/api`.
 
 mod collections;
+mod crs;
 mod items;
 mod openapi;
 
@@ -27,6 +29,7 @@ const CONFORMANCE: &[&str] = &[
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
+    "http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
 ];
 
 const JSON: &str = "application/json";

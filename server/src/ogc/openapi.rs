@@ -2,6 +2,7 @@
 //! that clients that read it (QGIS, OWSLib) find the collections and what `items` takes.
 
 use super::collections::Collection;
+use super::crs::Crs;
 use serde_json::{Value, json};
 
 pub fn document(base: &str) -> Value {
@@ -20,6 +21,8 @@ pub fn document(base: &str) -> Value {
             json!({ "$ref": "#/components/parameters/offset" }),
             json!({ "$ref": "#/components/parameters/bbox" }),
             json!({ "$ref": "#/components/parameters/datetime" }),
+            json!({ "$ref": "#/components/parameters/crs" }),
+            json!({ "$ref": "#/components/parameters/bbox-crs" }),
         ];
         for (name, kind) in c.queryable() {
             items_parameters.push(json!({ "name": name, "in": "query", "required": false,
@@ -33,7 +36,7 @@ pub fn document(base: &str) -> Value {
         paths.insert(format!("/collections/{id}/queryables"), json!({ "get": { "operationId": format!("queryables_{id}"), "summary": format!("What items of {id} filters on"), "responses": { "200": { "description": "a JSON Schema", "content": { "application/schema+json": { "schema": { "type": "object" } } } } } } }));
         paths.insert(format!("/collections/{id}/items"), json!({ "get": { "operationId": format!("items_{id}"), "summary": format!("The features of {id}"), "parameters": items_parameters, "responses": features } }));
         paths.insert(format!("/collections/{id}/items/{{featureId}}"), json!({ "get": { "operationId": format!("item_{id}"), "summary": format!("A feature of {id}"),
-            "parameters": [ { "name": "featureId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+            "parameters": [ { "name": "featureId", "in": "path", "required": true, "schema": { "type": "string" } }, { "$ref": "#/components/parameters/crs" } ],
             "responses": { "200": { "description": "the feature", "content": { "application/geo+json": { "schema": { "type": "object" } } } }, "404": { "description": "no such feature" } } } }));
     }
     json!({
@@ -51,6 +54,10 @@ pub fn document(base: &str) -> Value {
                 "schema": { "type": "array", "minItems": 4, "maxItems": 6, "items": { "type": "number" } } },
             "datetime": { "name": "datetime", "in": "query", "required": false, "style": "form", "explode": false,
                 "schema": { "type": "string" } },
+            "crs": { "name": "crs", "in": "query", "required": false,
+                "schema": { "type": "string", "format": "uri", "enum": Crs::offered() } },
+            "bbox-crs": { "name": "bbox-crs", "in": "query", "required": false,
+                "schema": { "type": "string", "format": "uri", "enum": Crs::offered() } },
         } },
     })
 }
