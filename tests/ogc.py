@@ -11,6 +11,7 @@ usage: ogc.py V1_BASE_URL
   `bbox`, `datetime` and property filters against the same selection made by hand;
 - coordinate systems (Part 2): features and `bbox` in EPSG:4326 (latitude first) and
   ETRS89 / UTM 32N and 33N, against pyproj (PROJ);
+- pages for people (`f=html`, a browser's `Accept`);
 - bad requests: 400 problems naming the parameter, 404 for what does not exist.
 """
 import datetime as dt
@@ -241,8 +242,35 @@ def check_crs():
     print("crs: EPSG:4326 latitude first, UTM 32N and 33N as PROJ has them, bbox-crs")
 
 
+def page(url, accept=None):
+    req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    with urllib.request.urlopen(req) as r:
+        assert r.headers["Content-Type"].startswith("text/html"), (url, r.headers["Content-Type"])
+        return r.read().decode()
+
+
+def check_html():
+    landing = page(OGC + "?f=html")
+    assert "service-desc" in landing and "/ogc/collections?f=html" in landing, landing[:400]
+    browser = page(OGC, "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+    assert browser == landing, "a browser's Accept gets the page"
+    collections = page(OGC + "/collections?f=html")
+    for name in ("Stations", "Series", "Latest values"):
+        assert name in collections, name
+    first, _ = get(OGC + "/collections/stations/items?limit=5")
+    items = page(OGC + "/collections/stations/items?limit=5&f=html")
+    for f in first["features"]:
+        assert f">{f['id']}</a>" in items, f["id"]
+    assert 'rel="next"' in items and "offset=5" in items and "f=html" in items
+    one = page(f"{OGC}/collections/series/items/{urllib.parse.quote(all_items('series')[0]['id'])}?f=html")
+    assert "observedProperty" in one and "periodStart" in one
+    assert "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/html" in get(OGC + "/conformance")[0]["conformsTo"]
+    print("html: landing, collections, a page of features with its pager, a feature")
+
+
 check_landing_and_owslib()
 check_against_v1()
 check_gdal()
 check_crs()
+check_html()
 check_bad_requests()

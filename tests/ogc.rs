@@ -21,7 +21,14 @@ fn gis_clients_open_the_ogc_api() {
         out.status.success(),
         "ogc.py failed (pip install owslib pyogrio pyproj):\n{stdout}\n{stderr}"
     );
-    for part in ["owslib:", "against /v1:", "gdal:", "crs:", "bad requests:"] {
+    for part in [
+        "owslib:",
+        "against /v1:",
+        "gdal:",
+        "crs:",
+        "html:",
+        "bad requests:",
+    ] {
         assert!(stdout.contains(part), "{part}\n{stdout}");
     }
 }

@@ -55,7 +55,7 @@ impl Collection {
             })
     }
 
-    fn title(self) -> &'static str {
+    pub fn title(self) -> &'static str {
         match self {
             Self::Stations => "Stations",
             Self::Series => "Series",

@@ -4,7 +4,7 @@
 
 use super::collections::{Candidate, Collection, utc};
 use super::crs::{Crs, Projection};
-use super::{GEOJSON, JSON, check_parameters, link, unsupported_f};
+use super::{GEOJSON, JSON, as_json, check_parameters, html, link, wants_html};
 use crate::api::Ctx;
 use crate::api::params::shorten;
 use crate::http::error::ApiError;
@@ -39,7 +39,7 @@ pub async fn items(ctx: &Ctx<'_>, collection: Collection, base: &str) -> Result<
         &["limit", "offset", "bbox", "datetime", "crs", "bbox-crs"],
         &queryable,
     )?;
-    check_f(ctx)?;
+    let page_asked = wants_html(ctx)?;
     let q = ItemsQuery::parse(ctx, &queryable)?;
     let projection = q.crs.projection()?;
     let bbox = match q.bbox {
@@ -101,6 +101,10 @@ pub async fn items(ctx: &Ctx<'_>, collection: Collection, base: &str) -> Result<
         "features": page,
         "links": links,
     });
+    if page_asked {
+        let title = format!("{}: features", collection.title());
+        return Ok(html::document_page(&title, &answer, &as_json(ctx)));
+    }
     let mut headers = crs_header(q.crs);
     if let Some(asked) = q.clamped {
         answer["limitApplied"] = json!(q.limit);
@@ -119,7 +123,7 @@ pub async fn item(
     id: &str,
 ) -> Result<Reply, ApiError> {
     check_parameters(ctx, &["crs"], &[])?;
-    check_f(ctx)?;
+    let page_asked = wants_html(ctx)?;
     let crs = Crs::parse("crs", ctx.query.get("crs")?)?;
     let not_found = || {
         ApiError::NotFound(format!(
@@ -155,6 +159,10 @@ pub async fn item(
         latest: latest.as_ref(),
     };
     let feature = collection.feature(&candidate, base, ctx, &crs.projection()?, &mut utc());
+    if page_asked {
+        let title = format!("{}: {id}", collection.title());
+        return Ok(html::document_page(&title, &feature, &as_json(ctx)));
+    }
     Ok(built_as(
         feature.to_string().into_bytes(),
         GEOJSON,
@@ -197,14 +205,6 @@ fn crs_header(crs: Crs) -> HeaderMap {
         h.insert("content-crs", v);
     }
     h
-}
-
-/// Features are GeoJSON: `f=json` and `f=geojson` name it.
-fn check_f(ctx: &Ctx<'_>) -> Result<(), ApiError> {
-    match ctx.query.get("f")? {
-        None | Some("json" | "geojson") => Ok(()),
-        Some(other) => Err(unsupported_f(other, "json or geojson")),
-    }
 }
 
 impl ItemsQuery {

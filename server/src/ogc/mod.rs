@@ -10,9 +10,11 @@
 //!   extent and its queryable properties.
 //! - `items`: `limit`, `offset`, `bbox`, `datetime` and property filters, and the page.
 //! - `openapi`: the OpenAPI 3.0 document at `/ogc/api`.
+//! - `html`: every document but the OpenAPI one as a page (`f=html`, or a browser's `Accept`).
 
 mod collections;
 mod crs;
+mod html;
 mod items;
 mod openapi;
 
@@ -28,6 +30,7 @@ use serde_json::{Value, json};
 const CONFORMANCE: &[&str] = &[
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+    "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/html",
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
     "http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
 ];
@@ -40,14 +43,24 @@ const OPENAPI: &str = "application/vnd.oai.openapi+json;version=3.0";
 pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError> {
     let seg: Vec<&str> = segments.iter().map(String::as_str).collect();
     match seg.as_slice() {
-        [] => document(ctx, &[], landing(ctx)),
-        ["conformance"] => document(ctx, &[], json!({ "conformsTo": CONFORMANCE })),
+        [] => document(ctx, "Hydro API: OGC API – Features", landing(ctx)),
+        ["conformance"] => document(
+            ctx,
+            "Conformance classes",
+            json!({ "conformsTo": CONFORMANCE }),
+        ),
         ["api"] => {
-            let answer = document(ctx, &[], openapi::document(&base(ctx)))?;
-            Ok(Reply {
-                content_type: OPENAPI.into(),
-                ..answer
-            })
+            check_parameters(ctx, &[], &[])?;
+            match ctx.query.get("f")? {
+                None | Some("json") => {}
+                Some(other) => return Err(unsupported_f(other, "json")),
+            }
+            let answer = openapi::document(&base(ctx));
+            Ok(built_as(
+                answer.to_string().into_bytes(),
+                OPENAPI,
+                HeaderMap::new(),
+            ))
         }
         ["collections"] => {
             let list: Vec<Value> = Collection::ALL
@@ -59,17 +72,21 @@ pub async fn route(ctx: &Ctx<'_>, segments: &[String]) -> Result<Reply, ApiError
                 "links": [link(&url, "self", JSON, "the collections")],
                 "collections": list,
             });
-            document(ctx, &[], answer)
+            document(ctx, "Collections", answer)
         }
         ["collections", name] => {
             let collection = Collection::named(name)?;
-            document(ctx, &[], collection.describe(ctx, &base(ctx))?)
+            let answer = collection.describe(ctx, &base(ctx))?;
+            document(ctx, collection.title(), answer)
         }
         ["collections", name, "queryables"] => {
             let collection = Collection::named(name)?;
             let answer = collection.queryables(&base(ctx));
-            let mut reply = document(ctx, &[], answer)?;
-            reply.content_type = "application/schema+json".into();
+            let page = wants_html(ctx)?;
+            let mut reply = document(ctx, collection.title(), answer)?;
+            if !page {
+                reply.content_type = "application/schema+json".into();
+            }
             Ok(reply)
         }
         ["collections", name, "items"] => {
@@ -114,19 +131,53 @@ fn link(href: &str, rel: &str, media_type: &str, title: &str) -> Value {
     json!({ "href": href, "rel": rel, "type": media_type, "title": title })
 }
 
-/// A JSON document of this surface, after its parameters were checked: `f` (`json`) and those
-/// `allowed` besides.
-fn document(ctx: &Ctx<'_>, allowed: &[&str], answer: Value) -> Result<Reply, ApiError> {
-    check_parameters(ctx, allowed, &[])?;
-    match ctx.query.get("f")? {
-        None | Some("json") => {}
-        Some(other) => return Err(unsupported_f(other, "json")),
+/// A document of this surface after its parameters were checked: as JSON, or as a page titled
+/// `title` when the client asks for one.
+fn document(ctx: &Ctx<'_>, title: &str, answer: Value) -> Result<Reply, ApiError> {
+    check_parameters(ctx, &[], &[])?;
+    if wants_html(ctx)? {
+        return Ok(html::document_page(title, &answer, &as_json(ctx)));
     }
     Ok(built_as(
         answer.to_string().into_bytes(),
         JSON,
         HeaderMap::new(),
     ))
+}
+
+/// Whether the answer is a page: `f=html`, or no `f` and an `Accept` that names `text/html`
+/// (a browser's; GIS clients and scripts ask for JSON). `f` must be `json`, `geojson` (where
+/// features are answered) or `html`.
+fn wants_html(ctx: &Ctx<'_>) -> Result<bool, ApiError> {
+    match ctx.query.get("f")? {
+        Some("html") => Ok(true),
+        Some("json" | "geojson") => Ok(false),
+        Some(other) => Err(unsupported_f(other, "json, geojson or html")),
+        None => Ok(ctx
+            .headers
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("text/html"))),
+    }
+}
+
+/// The request's URL (relative) with `f=json`: the page's document as data.
+fn as_json(ctx: &Ctx<'_>) -> String {
+    let mut query: Vec<String> = ctx
+        .query
+        .pairs
+        .iter()
+        .filter(|(k, _)| k != "f")
+        .map(|(k, v)| {
+            let e = |s: &str| {
+                percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
+                    .to_string()
+            };
+            format!("{}={}", e(k), e(v))
+        })
+        .collect();
+    query.push("f=json".into());
+    format!("{}?{}", ctx.path, query.join("&"))
 }
 
 fn unsupported_f(given: &str, offered: &str) -> ApiError {
